@@ -1,0 +1,113 @@
+// blurtool's entry point: parses the command line, runs the job, and turns every failure into
+// one line on stderr and an exit status: 0 done, 1 a file or the device failed, 2 usage error.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/options.h"
+#include "core/bench.h"
+#include "core/box_blur.h"
+#include "core/cl_runtime.h"
+#include "core/error.h"
+#include "core/image_io.h"
+
+namespace fs = std::filesystem;
+using namespace blurtool;
+
+namespace {
+
+void print_devices(std::ostream& out) {
+  char line[512];
+  std::snprintf(line, sizeof line, "%-3s %-28s %-40s %-5s %4s %10s %10s %6s %s\n", "#",
+                "platform", "device", "type", "CUs", "global MiB", "local KiB", "images",
+                "max image");
+  out << line;
+  for (const DeviceInfo& d : list_devices()) {
+    std::string max_image = d.image_support ? std::to_string(d.image2d_max_width) + "x" +
+                                                  std::to_string(d.image2d_max_height)
+                                            : "-";
+    std::snprintf(line, sizeof line, "%-3d %-28.28s %-40.40s %-5s %4u %10llu %10llu %6s %s\n",
+                  d.index, d.platform.c_str(), d.name.c_str(), d.type_name().c_str(),
+                  d.compute_units, static_cast<unsigned long long>(d.global_mem >> 20),
+                  static_cast<unsigned long long>(d.local_mem >> 10),
+                  d.image_support ? "yes" : "no", max_image.c_str());
+    out << line;
+  }
+}
+
+// Refuses an output that is the input itself (same path, or another name for the same file).
+void check_not_same_file(const std::string& input, const std::string& output) {
+  std::error_code ec;
+  bool same = fs::absolute(input, ec) == fs::absolute(output, ec) ||
+              (fs::exists(output, ec) && fs::equivalent(input, output, ec));
+  if (same)
+    throw UsageError("output '" + output + "' is the input file; refusing to overwrite it");
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+int run(const CliOptions& o) {
+  output_format_for(o.output);  // an unknown output extension is refused before any work
+  check_not_same_file(o.input, o.output);
+
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> warnings;
+  Image image = load_image(o.input, &warnings);
+  const double decode_ms = ms_since(start);
+  for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
+
+  Runtime runtime(select_device(o.device));
+  BoxFilter filter(runtime, o.box_params, image.width, image.height);
+  FilterRun result = run_filter(runtime, filter, to_rgba(image), o.bench_runs);
+
+  start = std::chrono::steady_clock::now();
+  save_image(from_rgba(result.output, image.channels), o.output, o.quality);
+  const double encode_ms = ms_since(start);
+
+  if (o.bench_runs > 0) {
+    BenchReport report = make_report(runtime, filter, result, o.bench_runs);
+    report.host_ms = {{"decode", decode_ms},
+                      {"upload", result.upload_ms},
+                      {"download", result.download_ms},
+                      {"encode", encode_ms}};
+    print_report(report, o.bench_format, std::cout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    CliOptions o = parse_options(argc, argv);
+    if (o.help) {
+      std::cout << o.help_text;
+      return 0;
+    }
+    if (o.version) {
+      std::cout << "blurtool " << BLURTOOL_VERSION << "\n";
+      return 0;
+    }
+    if (o.list_devices) {
+      print_devices(std::cout);
+      return 0;
+    }
+    return run(o);
+  } catch (const UsageError& e) {
+    std::cerr << "blurtool: " << e.what() << " (see blurtool --help)\n";
+    return 2;
+  } catch (const Error& e) {
+    std::cerr << "blurtool: " << e.what() << "\n";
+    return 1;
+  } catch (const cl::Error& e) {
+    std::cerr << "blurtool: OpenCL: " << describe_cl_error(e) << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "blurtool: " << e.what() << "\n";
+    return 1;
+  }
+}

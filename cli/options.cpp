@@ -1,0 +1,129 @@
+// Option declarations (each with its unit, range and default) and their parsing, on cxxopts.
+#include "cli/options.h"
+
+#include <cxxopts.hpp>
+#include <vector>
+
+#include "core/error.h"
+
+namespace blurtool {
+
+namespace {
+
+// A whole decimal integer in [lo, hi], or a UsageError naming the option and the range.
+int parse_int(const std::string& text, const std::string& option, long lo, long hi,
+              const std::string& what) {
+  size_t used = 0;
+  long value = 0;
+  bool ok = !text.empty();
+  try {
+    value = std::stol(text, &used, 10);
+  } catch (const std::exception&) {
+    ok = false;
+  }
+  if (!ok || used != text.size() || value < lo || value > hi) {
+    throw UsageError(option + " '" + text + "': " + what + " must be an integer from " +
+                     std::to_string(lo) + " to " + std::to_string(hi));
+  }
+  return static_cast<int>(value);
+}
+
+}  // namespace
+
+CliOptions parse_options(int argc, const char* const* argv) {
+  // "--bench N" (N a count) means "--bench=N": cxxopts only takes an optional value with '='.
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i + 1 < args.size(); ++i) {
+    const std::string& next = args[i + 1];
+    if (args[i] == "--bench" && !next.empty() &&
+        next.find_first_not_of("0123456789") == std::string::npos) {
+      args[i] += "=" + next;
+      args.erase(args.begin() + static_cast<long>(i) + 1);
+    }
+  }
+  std::vector<const char*> cargs;
+  for (const std::string& a : args) cargs.push_back(a.c_str());
+
+  const std::string unrolls = "1, 2, 4, 8, 12, 16, 24, 32";
+  cxxopts::Options spec("blurtool", "Blur and analyse images on any OpenCL device, and measure "
+                                    "each GPU algorithm.\n");
+  spec.custom_help("[options] --box R INPUT OUTPUT");
+  spec.positional_help("");
+  // clang-format off
+  spec.add_options("Box blur")
+      ("box", "box filter of radius R pixels (0.." + std::to_string(kMaxBoxRadius) +
+              "): mean of the (2R+1)x(2R+1) window", cxxopts::value<std::string>(), "R")
+      ("variant", "schedule: " + names_of(box_variant_table()) + "",
+       cxxopts::value<std::string>()->default_value("auto"), "NAME")
+      ("intermediate", "format between the two passes: " + names_of(intermediate_table()) +
+                       "",
+       cxxopts::value<std::string>()->default_value("rgba32f"), "FMT")
+      ("unroll", "pixels per loop iteration of 'unrolled' and 'scan': " + unrolls +
+                 "", cxxopts::value<std::string>()->default_value("8"), "N")
+      ("edge", "pixels outside the image: " + names_of(edge_mode_table()) + "",
+       cxxopts::value<std::string>()->default_value("clamp"), "MODE");
+  spec.add_options("Output")
+      ("quality", "JPEG quality 1..100; the format follows OUTPUT's extension "
+                  "(.png, .jpg, .jpeg)", cxxopts::value<std::string>()->default_value("95"), "Q");
+  spec.add_options("Devices")
+      ("list-devices", "list every OpenCL device with its index and exit")
+      ("device", "device index or case-insensitive part of its platform or device name "
+                 "(default: $BLURTOOL_DEVICE, else the first GPU, else the first CPU)",
+       cxxopts::value<std::string>(), "N|TEXT");
+  spec.add_options("Benchmark")
+      ("bench", "time the kernels N times (default 10) after a warm-up: median, min, max "
+                "kernel time and GB/s, the device's bandwidth floor, host times",
+       cxxopts::value<std::string>()->implicit_value("10"), "N")
+      ("bench-format", "benchmark output: table, csv or json",
+       cxxopts::value<std::string>()->default_value("table"), "FMT");
+  spec.add_options("General")
+      ("h,help", "print this help and exit")
+      ("version", "print the version and exit")
+      ("files", "INPUT OUTPUT", cxxopts::value<std::vector<std::string>>());
+  // clang-format on
+  spec.parse_positional({"files"});
+
+  cxxopts::ParseResult parsed;
+  try {
+    parsed = spec.parse(static_cast<int>(cargs.size()), cargs.data());
+  } catch (const cxxopts::exceptions::exception& e) {
+    throw UsageError(e.what());
+  }
+
+  CliOptions o;
+  o.help_text = spec.help({"Box blur", "Output", "Devices", "Benchmark", "General"});
+  o.help = parsed.count("help") > 0;
+  o.version = parsed.count("version") > 0;
+  o.list_devices = parsed.count("list-devices") > 0;
+  if (o.help || o.version || o.list_devices) return o;
+
+  if (parsed.count("device")) o.device = parsed["device"].as<std::string>();
+  o.box = parsed.count("box") > 0;
+  if (!o.box) throw UsageError("no operation given: use --box R (see blurtool --help)");
+  BoxParams& b = o.box_params;
+  b.radius = parse_int(parsed["box"].as<std::string>(), "--box", 0, kMaxBoxRadius, "the radius");
+  b.variant = parse_named(box_variant_table(), parsed["variant"].as<std::string>(), "--variant");
+  b.intermediate =
+      parse_named(intermediate_table(), parsed["intermediate"].as<std::string>(), "--intermediate");
+  b.edge = parse_named(edge_mode_table(), parsed["edge"].as<std::string>(), "--edge");
+  b.unroll = parse_int(parsed["unroll"].as<std::string>(), "--unroll", 1, 32, "the unroll factor");
+  validate(b);
+  o.quality = parse_int(parsed["quality"].as<std::string>(), "--quality", 1, 100, "the quality");
+  if (parsed.count("bench"))
+    o.bench_runs = parse_int(parsed["bench"].as<std::string>(), "--bench", 1, 100000, "the run count");
+  o.bench_format = parsed["bench-format"].as<std::string>();
+  if (o.bench_format != "table" && o.bench_format != "csv" && o.bench_format != "json")
+    throw UsageError("--bench-format '" + o.bench_format + "': choose table, csv or json");
+
+  std::vector<std::string> files;
+  if (parsed.count("files")) files = parsed["files"].as<std::vector<std::string>>();
+  if (files.size() != 2) {
+    throw UsageError("expected an INPUT and an OUTPUT file, got " + std::to_string(files.size()) +
+                     " file argument" + (files.size() == 1 ? "" : "s"));
+  }
+  o.input = files[0];
+  o.output = files[1];
+  return o;
+}
+
+}  // namespace blurtool

@@ -1,0 +1,30 @@
+// Command-line options of blurtool: parsed once into CliOptions, every value range-checked,
+// every error a blurtool::UsageError naming the option.
+#pragma once
+
+#include <string>
+
+#include "core/box_blur.h"
+
+namespace blurtool {
+
+/// Everything the command line asks for.
+struct CliOptions {
+  bool help = false;
+  bool version = false;
+  bool list_devices = false;
+  std::string help_text;
+  std::string device;  ///< --device: index or name substring; empty: BLURTOOL_DEVICE or default
+  bool box = false;
+  BoxParams box_params;
+  int quality = 95;    ///< JPEG quality, 1..100
+  int bench_runs = 0;  ///< 0: no benchmark
+  std::string bench_format = "table";
+  std::string input, output;
+};
+
+/// Parses argv. Throws blurtool::UsageError for unknown options, bad values and a wrong number
+/// of file arguments.
+CliOptions parse_options(int argc, const char* const* argv);
+
+}  // namespace blurtool

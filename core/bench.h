@@ -1,0 +1,56 @@
+// Benchmark reports for --bench: kernel times from OpenCL profiling events (median, min, max
+// over repetitions after a warm-up), effective bandwidth, the device's bandwidth floor measured
+// in the same run, and the host wall times around them. Printed as a table, CSV or JSON.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/filter.h"
+
+namespace blurtool {
+
+/// Median, minimum and maximum of a set of times (milliseconds).
+struct Stats {
+  double median = 0, min = 0, max = 0;
+};
+
+/// Stats of `values` (the median of an even count is the mean of the middle two).
+Stats summarize(std::vector<double> values);
+
+/// One timed item: a kernel, the sum of all kernels, or the floor copy.
+struct BenchRow {
+  std::string name;
+  Stats ms;
+  std::uint64_t bytes = 0;  ///< bytes read plus written once
+  /// Effective bandwidth of the median time, GB/s (1e9 bytes per second).
+  double gbps() const { return ms.median > 0 ? bytes / (ms.median * 1e6) : 0; }
+};
+
+/// Everything --bench prints.
+struct BenchReport {
+  std::string device;
+  std::string schedule;  ///< Filter::describe()
+  int width = 0, height = 0, runs = 0;
+  std::vector<BenchRow> kernels;  ///< one per pass
+  BenchRow total;                 ///< all passes of one repetition together
+  BenchRow floor;                 ///< clEnqueueCopyBuffer of the image's bytes (in + out)
+  std::vector<std::pair<std::string, double>> host_ms;  ///< decode, upload, download, encode
+};
+
+/// Median time of copying `bytes` between two device buffers (clEnqueueCopyBuffer), after a
+/// warm-up, over `runs` repetitions: reads `bytes` and writes `bytes`, so it is the least time
+/// any kernel that reads an image of that size once and writes one once can take.
+Stats measure_copy(Runtime& runtime, std::uint64_t bytes, int runs);
+
+/// Builds the report of a run_filter() call made with `runs` repetitions, measuring the floor
+/// for an RGBA8 image of the run's size on the same device.
+BenchReport make_report(Runtime& runtime, Filter& filter, const FilterRun& run, int runs);
+
+/// Prints `report` as "table", "csv" or "json". Throws blurtool::UsageError for another format.
+void print_report(const BenchReport& report, const std::string& format, std::ostream& out);
+
+}  // namespace blurtool

@@ -1,0 +1,258 @@
+// Host side of the box filter schedules (see box_blur.h and kernels/box.cl).
+#include "core/box_blur.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace blurtool {
+
+const std::vector<Named<BoxVariant>>& box_variant_table() {
+  static const std::vector<Named<BoxVariant>> table = {
+      {BoxVariant::automatic, "auto", "the default for the device class (unrolled x8)"},
+      {BoxVariant::single, "single", "one pass, every work-item reads its whole window"},
+      {BoxVariant::single_linear, "single-linear", "one pass, 2x2 pixels per bilinear fetch"},
+      {BoxVariant::double_pass, "double", "horizontal then vertical pass via an intermediate"},
+      {BoxVariant::double_linear, "double-linear", "two passes, 2 pixels per bilinear fetch"},
+      {BoxVariant::accumulated, "accumulated", "running sums, one work-item per row, then column"},
+      {BoxVariant::unrolled, "unrolled", "accumulated, --unroll N pixels per loop iteration"},
+      {BoxVariant::scan, "scan", "running-sum rows, prefix-sum columns in local memory (MPS)"},
+  };
+  return table;
+}
+
+const std::vector<Named<Intermediate>>& intermediate_table() {
+  static const std::vector<Named<Intermediate>> table = {
+      {Intermediate::rgba8, "rgba8", "8-bit normalised: the row mean rounded to a level"},
+      {Intermediate::rgba16f, "rgba16f", "half float: the row mean, 11 significant bits"},
+      {Intermediate::rgba32f, "rgba32f", "float: the exact row sum (default; exact result)"},
+  };
+  return table;
+}
+
+int intermediate_bytes(Intermediate format) {
+  switch (format) {
+    case Intermediate::rgba8:
+      return 4;
+    case Intermediate::rgba16f:
+      return 8;
+    case Intermediate::rgba32f:
+      return 16;
+  }
+  return 16;
+}
+
+const std::vector<int>& box_unroll_choices() {
+  static const std::vector<int> choices = {1, 2, 4, 8, 12, 16, 24, 32};
+  return choices;
+}
+
+bool box_is_two_pass(BoxVariant variant) {
+  return variant != BoxVariant::single && variant != BoxVariant::single_linear;
+}
+
+void validate(const BoxParams& params) {
+  if (params.radius < 0 || params.radius > kMaxBoxRadius) {
+    throw UsageError("--box " + std::to_string(params.radius) +
+                     ": the radius must be an integer from 0 to " + std::to_string(kMaxBoxRadius) +
+                     " pixels");
+  }
+  const auto& choices = box_unroll_choices();
+  if (std::find(choices.begin(), choices.end(), params.unroll) == choices.end()) {
+    throw UsageError("--unroll " + std::to_string(params.unroll) +
+                     ": must be one of 1, 2, 4, 8, 12, 16, 24, 32");
+  }
+}
+
+BoxVariant resolve_box_variant(BoxVariant variant, const DeviceInfo&) {
+  return variant == BoxVariant::automatic ? BoxVariant::unrolled : variant;
+}
+
+namespace {
+
+// How the intermediate image stores the row sums, and how the vertical pass turns them back
+// into exact integers (see the header of kernels/box.cl).
+struct Scaling {
+  float hscale;          // intermediate value = row sum * hscale
+  float qscale;          // integer read back = rint(intermediate value * qscale)
+  unsigned long long d;  // result = (column sum of integers + d/2) / d
+};
+
+Scaling scaling_for(Intermediate format, int radius, bool two_pass) {
+  const unsigned long long n = 2ULL * radius + 1;
+  if (!two_pass) return {1.0f, 1.0f, n * n};
+  switch (format) {
+    case Intermediate::rgba8:
+      return {1.0f / (255.0f * static_cast<float>(n)), 255.0f, n};
+    case Intermediate::rgba16f:
+      return {1.0f / static_cast<float>(n), 256.0f, 256 * n};
+    case Intermediate::rgba32f:
+      break;
+  }
+  return {1.0f, 1.0f, n * n};
+}
+
+cl_channel_type channel_type(Intermediate format) {
+  switch (format) {
+    case Intermediate::rgba8:
+      return CL_UNORM_INT8;
+    case Intermediate::rgba16f:
+      return CL_HALF_FLOAT;
+    case Intermediate::rgba32f:
+      break;
+  }
+  return CL_FLOAT;
+}
+
+// Work-items per work-group of the row-per-work-item and column-per-work-item passes: 32, as
+// MPS's MIBox_Horizontal (one SIMD group), fewer if the kernel cannot run that many.
+cl::NDRange local_size_1d(const cl::Kernel& kernel, const cl::Device& device) {
+  size_t limit = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device);
+  return cl::NDRange(std::min<size_t>(32, limit));
+}
+
+constexpr int kScanCols = 16, kScanLanes = 16;  // kernels/box.cl SCAN_COLS, SCAN_LANES
+
+}  // namespace
+
+BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int height)
+    : runtime_(runtime), params_(params), width_(width), height_(height) {
+  validate(params_);
+  params_.variant = resolve_box_variant(params_.variant, runtime.device());
+  const BoxVariant v = params_.variant;
+  const bool two_pass = box_is_two_pass(v);
+
+  // 32-bit sums hold 256 (2R+1)^2 up to R = 2047; beyond that the kernels use 64-bit sums.
+  const unsigned long long n = 2ULL * params_.radius + 1;
+  wide_sum_ = 256ULL * n * n >= (1ULL << 32);
+  const int unroll = v == BoxVariant::accumulated ? 1 : params_.unroll;
+  std::string options = "-DUNROLL=" + std::to_string(unroll) +
+                        " -DSCAN_COLS=" + std::to_string(kScanCols) +
+                        " -DSCAN_LANES=" + std::to_string(kScanLanes);
+  if (wide_sum_) options += " -DWIDE_SUM";
+
+  std::vector<std::string> names;
+  switch (v) {
+    case BoxVariant::single:
+      names = {"box_single"};
+      break;
+    case BoxVariant::single_linear:
+      names = {"box_single_linear"};
+      break;
+    case BoxVariant::double_pass:
+      names = {"box_rows_direct", "box_cols_direct"};
+      break;
+    case BoxVariant::double_linear:
+      names = {"box_rows_linear", "box_cols_linear"};
+      break;
+    case BoxVariant::accumulated:
+    case BoxVariant::unrolled:
+      names = {"box_rows_running", "box_cols_running"};
+      break;
+    case BoxVariant::scan:
+      names = {"box_rows_running", "box_cols_scan"};
+      break;
+    case BoxVariant::automatic:
+      break;
+  }
+  const std::uint64_t pixels = static_cast<std::uint64_t>(width) * height;
+  const std::uint64_t inter = pixels * intermediate_bytes(params_.intermediate);
+  for (size_t i = 0; i < names.size(); ++i) {
+    kernels_.push_back(runtime.kernel("box", names[i], options));
+    std::uint64_t bytes = !two_pass ? 8 * pixels : (i == 0 ? 4 * pixels + inter : inter + 4 * pixels);
+    passes_.push_back({names[i], bytes});
+  }
+  if (two_pass)
+    intermediate_ = make_image(runtime, width, height, channel_type(params_.intermediate));
+}
+
+std::string BoxFilter::describe() const {
+  std::string text = "box r=" + std::to_string(params_.radius) + " " +
+                     name_of(box_variant_table(), params_.variant);
+  if (params_.variant == BoxVariant::unrolled || params_.variant == BoxVariant::scan)
+    text += " x" + std::to_string(params_.unroll);
+  if (box_is_two_pass(params_.variant))
+    text += std::string(" ") + name_of(intermediate_table(), params_.intermediate);
+  return text + " edge=" + name_of(edge_mode_table(), params_.edge);
+}
+
+std::vector<cl::Event> BoxFilter::enqueue(const cl::Image2D& src, const cl::Image2D& dst) {
+  const bool two_pass = box_is_two_pass(params_.variant);
+  const Scaling s = scaling_for(params_.intermediate, params_.radius, two_pass);
+  const cl::Device& device = runtime_.device().device;
+  cl::CommandQueue& queue = runtime_.queue();
+  const cl_int radius = params_.radius, edge = static_cast<cl_int>(params_.edge);
+
+  auto set_divisor = [&](cl::Kernel& k, cl_uint index) {
+    if (wide_sum_)
+      k.setArg(index, static_cast<cl_ulong>(s.d));
+    else
+      k.setArg(index, static_cast<cl_uint>(s.d));
+  };
+
+  std::vector<cl::Event> events(kernels_.size());
+  if (!two_pass) {
+    cl::Kernel& k = kernels_[0];
+    k.setArg(0, src);
+    k.setArg(1, dst);
+    k.setArg(2, radius);
+    k.setArg(3, edge);
+    set_divisor(k, 4);
+    cl::NDRange local = local_size_2d(k, device);
+    queue.enqueueNDRangeKernel(k, cl::NullRange, global_size_2d(width_, height_, local), local,
+                               nullptr, &events[0]);
+    return events;
+  }
+
+  cl::Kernel& rows = kernels_[0];
+  rows.setArg(0, src);
+  rows.setArg(1, intermediate_);
+  rows.setArg(2, radius);
+  rows.setArg(3, edge);
+  rows.setArg(4, s.hscale);
+  cl::Kernel& cols = kernels_[1];
+  cols.setArg(0, intermediate_);
+  cols.setArg(1, dst);
+  cols.setArg(2, radius);
+  cols.setArg(3, edge);
+  cols.setArg(4, s.qscale);
+  set_divisor(cols, 5);
+
+  const BoxVariant v = params_.variant;
+  if (v == BoxVariant::double_pass || v == BoxVariant::double_linear) {
+    for (size_t i = 0; i < 2; ++i) {
+      cl::NDRange local = local_size_2d(kernels_[i], device);
+      queue.enqueueNDRangeKernel(kernels_[i], cl::NullRange,
+                                 global_size_2d(width_, height_, local), local, nullptr,
+                                 &events[i]);
+    }
+    return events;
+  }
+
+  cl::NDRange row_local = local_size_1d(rows, device);
+  queue.enqueueNDRangeKernel(rows, cl::NullRange, cl::NDRange(round_up(height_, row_local[0])),
+                             row_local, nullptr, &events[0]);
+  if (v == BoxVariant::scan) {
+    size_t limit = cols.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device);
+    if (limit < static_cast<size_t>(kScanCols * kScanLanes)) {
+      throw Error("variant scan needs work-groups of " + std::to_string(kScanCols * kScanLanes) +
+                  " work-items; device '" + runtime_.device().name + "' runs at most " +
+                  std::to_string(limit) + " for this kernel");
+    }
+    queue.enqueueNDRangeKernel(cols, cl::NullRange,
+                               cl::NDRange(round_up(width_, kScanCols), kScanLanes),
+                               cl::NDRange(kScanCols, kScanLanes), nullptr, &events[1]);
+  } else {
+    cl::NDRange col_local = local_size_1d(cols, device);
+    queue.enqueueNDRangeKernel(cols, cl::NullRange, cl::NDRange(round_up(width_, col_local[0])),
+                               col_local, nullptr, &events[1]);
+  }
+  return events;
+}
+
+Image box_blur(Runtime& runtime, const Image& rgba, const BoxParams& params) {
+  BoxFilter filter(runtime, params, rgba.width, rgba.height);
+  return run_filter(runtime, filter, rgba).output;
+}
+
+}  // namespace blurtool

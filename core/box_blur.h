@@ -1,0 +1,94 @@
+// The box filter on an OpenCL device: every schedule of the box-blur write-up
+// (../shared/reference/002, "Reverse Engineering Metal Performance Shaders Box Blur"), each
+// computing the meaning defined by box_blur_reference() in core/box_reference.h.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/cl_runtime.h"
+#include "core/edge_mode.h"
+#include "core/filter.h"
+#include "core/named.h"
+
+namespace blurtool {
+
+/// Schedules of the box filter (--variant). See kernels/box.cl for what each costs.
+enum class BoxVariant {
+  automatic,      ///< chosen per device class
+  single,         ///< one pass, (2R+1)^2 reads per pixel
+  single_linear,  ///< one pass, (R+1)^2 bilinear fetches of 2x2 pixels
+  double_pass,    ///< horizontal then vertical pass, 2R+1 reads each
+  double_linear,  ///< the same with R+1 bilinear fetches of 2 pixels each
+  accumulated,    ///< running sums, one work-item per row then per column
+  unrolled,       ///< accumulated, --unroll N pixels per loop iteration
+  scan,           ///< running-sum rows, then MPS-style cooperative prefix-sum columns
+};
+
+/// Name table: auto, single, single-linear, double, double-linear, accumulated, unrolled, scan.
+const std::vector<Named<BoxVariant>>& box_variant_table();
+
+/// Format of the image between the two passes (--intermediate).
+enum class Intermediate { rgba8, rgba16f, rgba32f };
+
+/// Name table: rgba8, rgba16f, rgba32f.
+const std::vector<Named<Intermediate>>& intermediate_table();
+
+/// Bytes per pixel of an intermediate format (4, 8, 16).
+int intermediate_bytes(Intermediate format);
+
+/// Unroll factors `unrolled` accepts, as the write-up measured them.
+const std::vector<int>& box_unroll_choices();
+
+/// Largest radius accepted: sums stay exact (the rgba32f intermediate holds 255 (2R+1) exactly).
+constexpr int kMaxBoxRadius = 16383;
+
+/// What to compute and how.
+struct BoxParams {
+  int radius = 0;  ///< pixels, 0..kMaxBoxRadius
+  BoxVariant variant = BoxVariant::automatic;
+  Intermediate intermediate = Intermediate::rgba32f;  ///< two-pass variants only
+  EdgeMode edge = EdgeMode::clamp;
+  int unroll = 8;  ///< pixels per iteration of `unrolled` (one of box_unroll_choices())
+};
+
+/// Whether a variant has two passes and so an intermediate image.
+bool box_is_two_pass(BoxVariant variant);
+
+/// Checks ranges. Throws blurtool::UsageError naming the option at fault (--box, --unroll).
+void validate(const BoxParams& params);
+
+/// The variant `auto` stands for on `device`: `unrolled` (x8) until `blurtool tune` exists;
+/// other variants are returned unchanged.
+BoxVariant resolve_box_variant(BoxVariant variant, const DeviceInfo& device);
+
+/// A box filter schedule for `width` x `height` RGBA8 images on one device: builds (or takes
+/// from the cache) its program and allocates its intermediate image.
+/// Throws blurtool::UsageError for invalid parameters, blurtool::Error for device limits or a
+/// failed kernel build, cl::Error for other OpenCL failures.
+class BoxFilter : public Filter {
+ public:
+  BoxFilter(Runtime& runtime, const BoxParams& params, int width, int height);
+
+  std::string describe() const override;
+  const std::vector<PassInfo>& passes() const override { return passes_; }
+  std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
+
+  /// The parameters with `auto` resolved.
+  const BoxParams& params() const { return params_; }
+
+ private:
+  Runtime& runtime_;
+  BoxParams params_;
+  int width_, height_;
+  bool wide_sum_ = false;
+  std::vector<PassInfo> passes_;
+  std::vector<cl::Kernel> kernels_;
+  cl::Image2D intermediate_;
+};
+
+/// Box-filters RGBA8 host image `rgba` on the runtime's device; returns RGBA8.
+/// Errors as BoxFilter and run_filter.
+Image box_blur(Runtime& runtime, const Image& rgba, const BoxParams& params);
+
+}  // namespace blurtool

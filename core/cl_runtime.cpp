@@ -1,0 +1,248 @@
+// OpenCL device discovery, selection, context, queue and program cache (see cl_runtime.h).
+#include "core/cl_runtime.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/kernel_sources.h"
+
+namespace blurtool {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\0' || std::isspace(static_cast<unsigned char>(s.back()))))
+    s.pop_back();
+  size_t start = 0;
+  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
+  return s.substr(start);
+}
+
+constexpr cl_int kPlatformNotFound = -1001;  // CL_PLATFORM_NOT_FOUND_KHR (cl_khr_icd)
+
+const char* kNoPlatformHint =
+    "no OpenCL platform found (CL_PLATFORM_NOT_FOUND_KHR, -1001): install pocl-opencl-icd "
+    "for the CPU, or the GPU vendor's OpenCL driver";
+
+}  // namespace
+
+std::string cl_error_name(cl_int code) {
+#define BLURTOOL_CL_ERROR(name) \
+  case name:                    \
+    return #name;
+  switch (code) {
+    BLURTOOL_CL_ERROR(CL_SUCCESS)
+    BLURTOOL_CL_ERROR(CL_DEVICE_NOT_FOUND)
+    BLURTOOL_CL_ERROR(CL_DEVICE_NOT_AVAILABLE)
+    BLURTOOL_CL_ERROR(CL_COMPILER_NOT_AVAILABLE)
+    BLURTOOL_CL_ERROR(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    BLURTOOL_CL_ERROR(CL_OUT_OF_RESOURCES)
+    BLURTOOL_CL_ERROR(CL_OUT_OF_HOST_MEMORY)
+    BLURTOOL_CL_ERROR(CL_PROFILING_INFO_NOT_AVAILABLE)
+    BLURTOOL_CL_ERROR(CL_MEM_COPY_OVERLAP)
+    BLURTOOL_CL_ERROR(CL_IMAGE_FORMAT_MISMATCH)
+    BLURTOOL_CL_ERROR(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+    BLURTOOL_CL_ERROR(CL_BUILD_PROGRAM_FAILURE)
+    BLURTOOL_CL_ERROR(CL_MAP_FAILURE)
+    BLURTOOL_CL_ERROR(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+    BLURTOOL_CL_ERROR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    BLURTOOL_CL_ERROR(CL_COMPILE_PROGRAM_FAILURE)
+    BLURTOOL_CL_ERROR(CL_LINKER_NOT_AVAILABLE)
+    BLURTOOL_CL_ERROR(CL_LINK_PROGRAM_FAILURE)
+    BLURTOOL_CL_ERROR(CL_DEVICE_PARTITION_FAILED)
+    BLURTOOL_CL_ERROR(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+    BLURTOOL_CL_ERROR(CL_INVALID_VALUE)
+    BLURTOOL_CL_ERROR(CL_INVALID_DEVICE_TYPE)
+    BLURTOOL_CL_ERROR(CL_INVALID_PLATFORM)
+    BLURTOOL_CL_ERROR(CL_INVALID_DEVICE)
+    BLURTOOL_CL_ERROR(CL_INVALID_CONTEXT)
+    BLURTOOL_CL_ERROR(CL_INVALID_QUEUE_PROPERTIES)
+    BLURTOOL_CL_ERROR(CL_INVALID_COMMAND_QUEUE)
+    BLURTOOL_CL_ERROR(CL_INVALID_HOST_PTR)
+    BLURTOOL_CL_ERROR(CL_INVALID_MEM_OBJECT)
+    BLURTOOL_CL_ERROR(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+    BLURTOOL_CL_ERROR(CL_INVALID_IMAGE_SIZE)
+    BLURTOOL_CL_ERROR(CL_INVALID_SAMPLER)
+    BLURTOOL_CL_ERROR(CL_INVALID_BINARY)
+    BLURTOOL_CL_ERROR(CL_INVALID_BUILD_OPTIONS)
+    BLURTOOL_CL_ERROR(CL_INVALID_PROGRAM)
+    BLURTOOL_CL_ERROR(CL_INVALID_PROGRAM_EXECUTABLE)
+    BLURTOOL_CL_ERROR(CL_INVALID_KERNEL_NAME)
+    BLURTOOL_CL_ERROR(CL_INVALID_KERNEL_DEFINITION)
+    BLURTOOL_CL_ERROR(CL_INVALID_KERNEL)
+    BLURTOOL_CL_ERROR(CL_INVALID_ARG_INDEX)
+    BLURTOOL_CL_ERROR(CL_INVALID_ARG_VALUE)
+    BLURTOOL_CL_ERROR(CL_INVALID_ARG_SIZE)
+    BLURTOOL_CL_ERROR(CL_INVALID_KERNEL_ARGS)
+    BLURTOOL_CL_ERROR(CL_INVALID_WORK_DIMENSION)
+    BLURTOOL_CL_ERROR(CL_INVALID_WORK_GROUP_SIZE)
+    BLURTOOL_CL_ERROR(CL_INVALID_WORK_ITEM_SIZE)
+    BLURTOOL_CL_ERROR(CL_INVALID_GLOBAL_OFFSET)
+    BLURTOOL_CL_ERROR(CL_INVALID_EVENT_WAIT_LIST)
+    BLURTOOL_CL_ERROR(CL_INVALID_EVENT)
+    BLURTOOL_CL_ERROR(CL_INVALID_OPERATION)
+    BLURTOOL_CL_ERROR(CL_INVALID_GL_OBJECT)
+    BLURTOOL_CL_ERROR(CL_INVALID_BUFFER_SIZE)
+    BLURTOOL_CL_ERROR(CL_INVALID_MIP_LEVEL)
+    BLURTOOL_CL_ERROR(CL_INVALID_GLOBAL_WORK_SIZE)
+    BLURTOOL_CL_ERROR(CL_INVALID_PROPERTY)
+    BLURTOOL_CL_ERROR(CL_INVALID_IMAGE_DESCRIPTOR)
+    BLURTOOL_CL_ERROR(CL_INVALID_COMPILER_OPTIONS)
+    BLURTOOL_CL_ERROR(CL_INVALID_LINKER_OPTIONS)
+    BLURTOOL_CL_ERROR(CL_INVALID_DEVICE_PARTITION_COUNT)
+    case kPlatformNotFound:
+      return "CL_PLATFORM_NOT_FOUND_KHR";
+    default:
+      return "CL_UNKNOWN_ERROR";
+  }
+#undef BLURTOOL_CL_ERROR
+}
+
+std::string describe_cl_error(const cl::Error& error) {
+  if (error.err() == kPlatformNotFound) return kNoPlatformHint;
+  std::ostringstream out;
+  out << error.what() << " failed: " << cl_error_name(error.err()) << " (" << error.err() << ")";
+  return out.str();
+}
+
+std::string DeviceInfo::type_name() const {
+  if (type & CL_DEVICE_TYPE_GPU) return "GPU";
+  if (type & CL_DEVICE_TYPE_CPU) return "CPU";
+  if (type & CL_DEVICE_TYPE_ACCELERATOR) return "accelerator";
+  return "other";
+}
+
+std::vector<DeviceInfo> list_devices() {
+  std::vector<cl::Platform> platforms;
+  try {
+    cl::Platform::get(&platforms);
+  } catch (const cl::Error& e) {
+    if (e.err() == kPlatformNotFound) throw Error(kNoPlatformHint);
+    throw Error(describe_cl_error(e));
+  }
+  if (platforms.empty()) throw Error(kNoPlatformHint);
+
+  std::vector<DeviceInfo> result;
+  for (const cl::Platform& platform : platforms) {
+    std::vector<cl::Device> devices;
+    try {
+      platform.getDevices(CL_DEVICE_TYPE_ALL, &devices);
+    } catch (const cl::Error& e) {
+      if (e.err() == CL_DEVICE_NOT_FOUND) continue;  // a platform with no device is no error
+      throw;
+    }
+    for (const cl::Device& d : devices) {
+      DeviceInfo info;
+      info.index = static_cast<int>(result.size());
+      info.platform = trim(platform.getInfo<CL_PLATFORM_NAME>());
+      info.name = trim(d.getInfo<CL_DEVICE_NAME>());
+      info.version = trim(d.getInfo<CL_DEVICE_VERSION>());
+      info.driver = trim(d.getInfo<CL_DRIVER_VERSION>());
+      info.type = d.getInfo<CL_DEVICE_TYPE>();
+      info.compute_units = d.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>();
+      info.global_mem = d.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>();
+      info.local_mem = d.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>();
+      info.max_alloc = d.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
+      info.max_work_group = d.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>();
+      info.image_support = d.getInfo<CL_DEVICE_IMAGE_SUPPORT>() == CL_TRUE;
+      if (info.image_support) {
+        info.image2d_max_width = d.getInfo<CL_DEVICE_IMAGE2D_MAX_WIDTH>();
+        info.image2d_max_height = d.getInfo<CL_DEVICE_IMAGE2D_MAX_HEIGHT>();
+      }
+      info.device = d;
+      result.push_back(std::move(info));
+    }
+  }
+  return result;
+}
+
+DeviceInfo select_device(const std::string& spec_arg) {
+  std::string spec = spec_arg;
+  std::string source = "--device";
+  if (spec.empty()) {
+    const char* env = std::getenv("BLURTOOL_DEVICE");
+    if (env && *env) {
+      spec = env;
+      source = "BLURTOOL_DEVICE";
+    }
+  }
+  std::vector<DeviceInfo> devices = list_devices();
+  if (devices.empty()) {
+    throw Error(
+        "no OpenCL device found: install pocl-opencl-icd for the CPU, or the GPU vendor's "
+        "OpenCL driver");
+  }
+  if (spec.empty()) {
+    for (cl_device_type wanted : {CL_DEVICE_TYPE_GPU, CL_DEVICE_TYPE_CPU}) {
+      for (const DeviceInfo& d : devices)
+        if (d.type & wanted) return d;
+    }
+    return devices.front();
+  }
+  if (std::all_of(spec.begin(), spec.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    size_t index = std::stoul(spec);
+    if (index >= devices.size()) {
+      throw UsageError(source + " " + spec + ": no such device index (devices 0.." +
+                       std::to_string(devices.size() - 1) + "; see --list-devices)");
+    }
+    return devices[index];
+  }
+  const std::string needle = lower(spec);
+  for (const DeviceInfo& d : devices) {
+    if (lower(d.platform + " " + d.name).find(needle) != std::string::npos) return d;
+  }
+  throw UsageError(source + " '" + spec +
+                   "': no OpenCL device or platform name contains it (see --list-devices)");
+}
+
+Runtime::Runtime(DeviceInfo device)
+    : device_(std::move(device)),
+      context_(device_.device),
+      queue_(context_, device_.device, CL_QUEUE_PROFILING_ENABLE) {}
+
+cl::Program& Runtime::program(const std::string& family, const std::string& options) {
+  auto key = std::make_pair(family, options);
+  auto found = programs_.find(key);
+  if (found != programs_.end()) return found->second;
+
+  const auto& sources = kernel_sources();
+  auto source = sources.find(family);
+  if (source == sources.end()) throw Error("no embedded kernel family '" + family + "'");
+
+  cl::Program program(context_, source->second);
+  try {
+    program.build({device_.device}, options.c_str());
+  } catch (const cl::BuildError& e) {
+    std::string log;
+    for (const auto& entry : e.getBuildLog()) log += entry.second;
+    throw Error("building kernels/" + family + ".cl failed on " + device_.name +
+                " with options '" + options + "':\n" + log);
+  } catch (const cl::Error& e) {
+    std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_.device);
+    throw Error("building kernels/" + family + ".cl failed on " + device_.name +
+                " with options '" + options + "': " + describe_cl_error(e) + "\n" + log);
+  }
+  return programs_.emplace(key, program).first->second;
+}
+
+cl::Kernel Runtime::kernel(const std::string& family, const std::string& name,
+                           const std::string& options) {
+  return cl::Kernel(program(family, options), name.c_str());
+}
+
+double event_ms(const cl::Event& event) {
+  cl_ulong start = event.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+  cl_ulong end = event.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+  return static_cast<double>(end - start) * 1e-6;
+}
+
+}  // namespace blurtool

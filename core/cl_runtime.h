@@ -1,0 +1,99 @@
+// The OpenCL runtime: device discovery and selection, one context and profiling queue, and the
+// compiled-program cache.
+//
+// Every OpenCL call goes through the Khronos C++ bindings with exceptions enabled, so a failing
+// call throws cl::Error carrying the call's name; describe_cl_error() turns that into a line
+// such as "clCreateImage failed: CL_INVALID_IMAGE_SIZE (-40)". Programs are built from the
+// sources embedded from kernels/*.cl and cached in memory, keyed by family and build options
+// (the CLBlast approach); a failed build throws blurtool::Error with the build log and options.
+#pragma once
+
+#define CL_HPP_TARGET_OPENCL_VERSION 120
+#define CL_HPP_MINIMUM_OPENCL_VERSION 120
+#define CL_HPP_ENABLE_EXCEPTIONS
+#include <CL/opencl.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace blurtool {
+
+/// The name of an OpenCL error code, e.g. -40 -> "CL_INVALID_IMAGE_SIZE"; "CL_UNKNOWN_ERROR"
+/// for codes outside the Khronos and common extension tables.
+std::string cl_error_name(cl_int code);
+
+/// One line for a failed OpenCL call: "<call> failed: <NAME> (<code>)", plus a hint for the
+/// codes a user can act on (no platform: install pocl-opencl-icd or a GPU driver).
+std::string describe_cl_error(const cl::Error& error);
+
+/// What blurtool reports and uses about one OpenCL device.
+struct DeviceInfo {
+  int index = 0;              ///< position in the list printed by --list-devices
+  std::string platform;       ///< platform name
+  std::string name;           ///< device name
+  std::string version;        ///< CL_DEVICE_VERSION
+  std::string driver;         ///< CL_DRIVER_VERSION
+  cl_device_type type = 0;    ///< CL_DEVICE_TYPE_GPU, _CPU, _ACCELERATOR, ...
+  cl_uint compute_units = 0;
+  cl_ulong global_mem = 0;    ///< bytes
+  cl_ulong local_mem = 0;     ///< bytes
+  cl_ulong max_alloc = 0;     ///< bytes, CL_DEVICE_MAX_MEM_ALLOC_SIZE
+  size_t max_work_group = 0;  ///< CL_DEVICE_MAX_WORK_GROUP_SIZE
+  bool image_support = false;
+  size_t image2d_max_width = 0;   ///< pixels
+  size_t image2d_max_height = 0;  ///< pixels
+  cl::Device device;
+
+  /// "GPU", "CPU", "accelerator" or "other".
+  std::string type_name() const;
+};
+
+/// Every device of every platform, in platform then device order.
+/// Throws blurtool::Error when no OpenCL platform is installed (error -1001).
+std::vector<DeviceInfo> list_devices();
+
+/// Picks a device: `spec` is an index into list_devices() or a case-insensitive substring of
+/// "platform device"; an empty spec falls back to the environment variable BLURTOOL_DEVICE, and
+/// then to the first GPU, else the first CPU, else the first device.
+/// Throws blurtool::UsageError when `spec` matches nothing, blurtool::Error when there is no
+/// device at all.
+DeviceInfo select_device(const std::string& spec);
+
+/// A context and an in-order profiling command queue on one device, with a program cache.
+class Runtime {
+ public:
+  /// Opens `device` (see select_device). Throws cl::Error if the context or queue fail.
+  explicit Runtime(DeviceInfo device);
+
+  const DeviceInfo& device() const { return device_; }
+  cl::Context& context() { return context_; }
+  /// In-order queue created with CL_QUEUE_PROFILING_ENABLE.
+  cl::CommandQueue& queue() { return queue_; }
+
+  /// The program for kernel family `family` (kernels/<family>.cl) built with `options`
+  /// (-D definitions), compiled once per process. Throws blurtool::Error with the build log
+  /// and the options on a failed build, or if no such family is embedded.
+  cl::Program& program(const std::string& family, const std::string& options);
+
+  /// A new kernel object `name` from program(family, options).
+  cl::Kernel kernel(const std::string& family, const std::string& name,
+                    const std::string& options);
+
+ private:
+  DeviceInfo device_;
+  cl::Context context_;
+  cl::CommandQueue queue_;
+  std::map<std::pair<std::string, std::string>, cl::Program> programs_;
+};
+
+/// Kernel execution time of a finished event, in milliseconds, from its profiling counters
+/// (CL_PROFILING_COMMAND_START to _END).
+double event_ms(const cl::Event& event);
+
+/// Rounds `n` up to a multiple of `m` (global sizes for padded NDRanges).
+inline size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+}  // namespace blurtool

@@ -1,0 +1,76 @@
+// Shared device-image plumbing and the timed filter runner (see filter.h).
+#include "core/filter.h"
+
+#include <chrono>
+
+#include "core/error.h"
+
+namespace blurtool {
+
+namespace {
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+}  // namespace
+
+cl::Image2D make_image(Runtime& runtime, int width, int height, cl_channel_type type,
+                       cl_mem_flags flags) {
+  const DeviceInfo& d = runtime.device();
+  if (!d.image_support)
+    throw Error("device '" + d.name + "' has no image support; choose another with --device");
+  if (static_cast<size_t>(width) > d.image2d_max_width ||
+      static_cast<size_t>(height) > d.image2d_max_height) {
+    throw Error("image of " + std::to_string(width) + "x" + std::to_string(height) +
+                " pixels exceeds the largest image device '" + d.name + "' supports (" +
+                std::to_string(d.image2d_max_width) + "x" + std::to_string(d.image2d_max_height) +
+                "); choose another with --device");
+  }
+  return cl::Image2D(runtime.context(), flags, cl::ImageFormat(CL_RGBA, type), width, height);
+}
+
+cl::NDRange local_size_2d(const cl::Kernel& kernel, const cl::Device& device) {
+  size_t limit = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device);
+  size_t x = 16, y = 16;
+  while (x * y > limit) {
+    if (y >= x && y > 1) y /= 2;
+    else x /= 2;
+  }
+  return cl::NDRange(x, y);
+}
+
+cl::NDRange global_size_2d(int width, int height, const cl::NDRange& local) {
+  return cl::NDRange(round_up(width, local[0]), round_up(height, local[1]));
+}
+
+FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs) {
+  if (rgba.channels != 4) throw Error("run_filter: expected an RGBA image");
+  const int w = rgba.width, h = rgba.height;
+  cl::Image2D src = make_image(runtime, w, h, CL_UNORM_INT8, CL_MEM_READ_ONLY);
+  cl::Image2D dst = make_image(runtime, w, h, CL_UNORM_INT8, CL_MEM_WRITE_ONLY);
+  cl::CommandQueue& queue = runtime.queue();
+  const cl::array<size_t, 3> origin = {0, 0, 0};
+  const cl::array<size_t, 3> region = {static_cast<size_t>(w), static_cast<size_t>(h), 1};
+
+  FilterRun run;
+  auto start = std::chrono::steady_clock::now();
+  queue.enqueueWriteImage(src, CL_TRUE, origin, region, 0, 0, rgba.pixels.data());
+  run.upload_ms = ms_since(start);
+
+  run.pass_ms.resize(filter.passes().size());
+  const int repetitions = runs > 0 ? runs + 1 : 1;  // the first of several is the warm-up
+  for (int rep = 0; rep < repetitions; ++rep) {
+    std::vector<cl::Event> events = filter.enqueue(src, dst);
+    queue.finish();
+    if (runs > 0 && rep == 0) continue;
+    for (size_t p = 0; p < events.size(); ++p) run.pass_ms[p].push_back(event_ms(events[p]));
+  }
+
+  run.output = rgba;
+  start = std::chrono::steady_clock::now();
+  queue.enqueueReadImage(dst, CL_TRUE, origin, region, 0, 0, run.output.pixels.data());
+  run.download_ms = ms_since(start);
+  return run;
+}
+
+}  // namespace blurtool

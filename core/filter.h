@@ -1,0 +1,62 @@
+// What every device filter (box, Gaussian, ...) shares: its passes, how it is enqueued on
+// device-resident RGBA8 images, and one runner that uploads, runs (optionally many times, for
+// benchmarks) and downloads, timing each kernel with profiling events.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/cl_runtime.h"
+#include "core/image_io.h"
+
+namespace blurtool {
+
+/// One kernel launch of a schedule and the bytes it must move at least: every pixel it reads
+/// and writes once (compulsory traffic; cache re-reads are not counted).
+struct PassInfo {
+  std::string kernel;
+  std::uint64_t bytes = 0;
+};
+
+/// A filter schedule bound to one device and image size, with its intermediate images.
+class Filter {
+ public:
+  virtual ~Filter() = default;
+  /// One line naming the schedule and its parameters, e.g. "box r=30 unrolled x8 rgba32f clamp".
+  virtual std::string describe() const = 0;
+  /// The kernels enqueue() launches, in order.
+  virtual const std::vector<PassInfo>& passes() const = 0;
+  /// Enqueues every pass, reading `src` and writing `dst` (RGBA8 images of the size given at
+  /// construction) on the runtime's queue; returns one profiling event per pass.
+  virtual std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) = 0;
+};
+
+/// Timings of one run_filter() call: kernel times per pass per repetition (milliseconds, from
+/// profiling events), and host wall times of the upload and download (milliseconds).
+struct FilterRun {
+  Image output;                              ///< RGBA8, the input's size
+  std::vector<std::vector<double>> pass_ms;  ///< [pass][repetition]
+  double upload_ms = 0;
+  double download_ms = 0;
+};
+
+/// Runs `filter` on host image `rgba` (4 channels): upload, then once, or with runs > 0 one
+/// warm-up plus `runs` timed repetitions, then download. Throws blurtool::Error if the image
+/// exceeds the device's image limits, cl::Error on a failing OpenCL call.
+FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs = 0);
+
+/// A device RGBA image of `width` x `height` pixels in `format` (CL_RGBA channel order).
+/// Throws blurtool::Error naming the device and its limits if it has no image support or the
+/// size exceeds CL_DEVICE_IMAGE2D_MAX_WIDTH/HEIGHT.
+cl::Image2D make_image(Runtime& runtime, int width, int height, cl_channel_type type,
+                       cl_mem_flags flags = CL_MEM_READ_WRITE);
+
+/// A 2-D local size for a per-pixel kernel: 16x16, halved while the kernel or device cannot
+/// run it (CL_KERNEL_WORK_GROUP_SIZE).
+cl::NDRange local_size_2d(const cl::Kernel& kernel, const cl::Device& device);
+
+/// Global size covering width x height with `local`.
+cl::NDRange global_size_2d(int width, int height, const cl::NDRange& local);
+
+}  // namespace blurtool

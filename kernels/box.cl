@@ -1,0 +1,312 @@
+// Box filter kernels: every schedule from the box-blur write-up (../shared/reference/002), for
+// one meaning: the mean of the (2R+1)x(2R+1) window, 8-bit result rounded half up.
+//
+// Images are RGBA. The input and output are CL_UNORM_INT8; the intermediate image of the
+// two-pass schedules is rgba8 (CL_UNORM_INT8), rgba16f (CL_HALF_FLOAT) or rgba32f (CL_FLOAT).
+// All sums are kept as exact integers so no schedule drifts, whatever the row length:
+//   - input pixels are read as their 8-bit integer values (0..255);
+//   - the horizontal pass writes H = hsum * hscale, where hsum is the exact integer row-window
+//     sum and hscale is 1 (rgba32f: H is the exact sum), 1/(2R+1) (rgba16f: the row mean on a
+//     0..255 scale) or 1/(255 (2R+1)) (rgba8: the row mean, normalised);
+//   - the vertical pass turns each H it reads back into an integer q = rint(H * qscale)
+//     (qscale 1, 256, 255) and sums those exactly; the result is (sum + D/2) / D with
+//     D = (2R+1)^2, 256 (2R+1) or 2R+1: the mean rounded half up.
+// With rgba32f the result is therefore bit-exact; with rgba16f and rgba8 the only error is the
+// rounding of H when it is stored (at most 1/16 and 1/2 of a level before the final rounding).
+//
+// Compile-time parameters (-D), with their defaults:
+#ifndef UNROLL
+#define UNROLL 8  // pixels per loop iteration in the running-sum passes (write-up: x1..x32)
+#endif
+#ifndef SCAN_COLS
+#define SCAN_COLS 16  // columns per work-group in the scan pass (MPS: 16)
+#endif
+#ifndef SCAN_LANES
+#define SCAN_LANES 16  // work-items cooperating on one column in the scan pass (MPS: 16)
+#endif
+// WIDE_SUM: 64-bit window sums, needed when 256 (2R+1)^2 no longer fits in 32 bits (R > 2047).
+#ifdef WIDE_SUM
+typedef ulong sum_t;
+typedef ulong4 sum4;
+#define convert_sum4 convert_ulong4
+#else
+typedef uint sum_t;
+typedef uint4 sum4;
+#define convert_sum4 convert_uint4
+#endif
+
+// Edge modes, as core/edge_mode.h.
+#define EDGE_CLAMP 0
+#define EDGE_MIRROR 1
+#define EDGE_ZERO 2
+
+// Bilinear fetches for the -linear schedules: pixel coordinates, zero outside the image.
+constant sampler_t bilinear = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_LINEAR;
+
+// The pixel that coordinate i on an axis of n pixels reads: [0, n), or -1 for zero. Mirror
+// repeats the edge pixel and is periodic (cba|abc|cba), so any radius works. Same as the host's
+// edge_index() in core/edge_mode.h.
+inline int edge_index(int i, int n, int edge) {
+  if (i >= 0 && i < n) return i;
+  if (edge == EDGE_CLAMP) return clamp(i, 0, n - 1);
+  if (edge == EDGE_ZERO) return -1;
+  int period = 2 * n;
+  int m = i % period;
+  if (m < 0) m += period;
+  return m < n ? m : period - 1 - m;
+}
+
+// 8-bit values of pixel (x, y) of an RGBA8 image, both coordinates already inside the image.
+inline uint4 load_u8(read_only image2d_t img, int x, int y) {
+  return convert_uint4_rte(read_imagef(img, (int2)(x, y)) * 255.0f);
+}
+
+// Input pixel at column x (any integer) of row y (inside), through the edge mode.
+inline uint4 load_row(read_only image2d_t img, int x, int y, int w, int edge) {
+  int xx = edge_index(x, w, edge);
+  return xx < 0 ? (uint4)(0) : load_u8(img, xx, y);
+}
+
+// Intermediate value at row y (any integer) of column x (inside), as the integer q.
+inline sum4 load_q(read_only image2d_t tmp, int x, int y, int h, int edge, float qscale) {
+  int yy = edge_index(y, h, edge);
+  return yy < 0 ? (sum4)(0) : convert_sum4(convert_uint4_rte(read_imagef(tmp, (int2)(x, yy)) * qscale));
+}
+
+inline void store_intermediate(write_only image2d_t tmp, int x, int y, uint4 hsum, float hscale) {
+  write_imagef(tmp, (int2)(x, y), convert_float4(hsum) * hscale);
+}
+
+// Writes the window mean sum / divisor, rounded half up, as 8-bit values.
+inline void store_mean(write_only image2d_t dst, int x, int y, sum4 sum, sum_t divisor) {
+  sum4 mean = (sum + divisor / 2) / divisor;
+  write_imagef(dst, (int2)(x, y), convert_float4(mean) * (1.0f / 255.0f));
+}
+
+// Linear-sampling coordinates. Taps i and i+1 (edge-mapped to m(i), m(i+1), which are equal or
+// neighbours in every mode) are averaged by one bilinear fetch at the midpoint of their centres;
+// a single tap i is fetched at its centre. For the zero mode the raw coordinates are used and the
+// sampler's CLK_ADDRESS_CLAMP supplies the zeros.
+inline float pair_coord(int i, int n, int edge) {
+  if (edge == EDGE_ZERO) return (float)i + 1.0f;
+  return 0.5f * (float)(edge_index(i, n, edge) + edge_index(i + 1, n, edge)) + 0.5f;
+}
+inline float tap_coord(int i, int n, int edge) {
+  if (edge == EDGE_ZERO) return (float)i + 0.5f;
+  return (float)edge_index(i, n, edge) + 0.5f;
+}
+// The window [c-R, c+R] on one axis is covered by R pairs starting at c-R+2j (j < R) and the
+// single tap c+R (j == R): R+1 fetches instead of 2R+1.
+inline float window_coord(int c, int j, int radius, int n, int edge) {
+  int i = c - radius + 2 * j;
+  return j < radius ? pair_coord(i, n, edge) : tap_coord(i, n, edge);
+}
+
+// ---------------------------------------------------------------------------------------------
+// single: one pass, one work-item per pixel reading its whole (2R+1)^2 window. Cost grows with
+// R^2; no intermediate image.
+kernel void box_single(read_only image2d_t src, write_only image2d_t dst, int radius, int edge,
+                       sum_t divisor) {
+  int x = get_global_id(0), y = get_global_id(1);
+  int w = get_image_width(src), h = get_image_height(src);
+  if (x >= w || y >= h) return;
+  sum4 sum = 0;
+  for (int dy = -radius; dy <= radius; ++dy) {
+    int yy = edge_index(y + dy, h, edge);
+    if (yy < 0) continue;
+    for (int dx = -radius; dx <= radius; ++dx) {
+      int xx = edge_index(x + dx, w, edge);
+      if (xx >= 0) sum += convert_sum4(load_u8(src, xx, yy));
+    }
+  }
+  store_mean(dst, x, y, sum, divisor);
+}
+
+// single-linear: one pass, each bilinear fetch averaging a 2x2 quad: (R+1)^2 fetches. The fetch
+// times the number of taps it covers (4, 2 or 1) times 255 is an integer sum of 8-bit values;
+// rounding it removes the sampler's arithmetic error as long as that stays under half a level.
+kernel void box_single_linear(read_only image2d_t src, write_only image2d_t dst, int radius,
+                              int edge, sum_t divisor) {
+  int x = get_global_id(0), y = get_global_id(1);
+  int w = get_image_width(src), h = get_image_height(src);
+  if (x >= w || y >= h) return;
+  sum4 sum = 0;
+  for (int j = 0; j <= radius; ++j) {
+    float cy = window_coord(y, j, radius, h, edge);
+    float ty = j < radius ? 2.0f : 1.0f;
+    for (int i = 0; i <= radius; ++i) {
+      float cx = window_coord(x, i, radius, w, edge);
+      float taps = (i < radius ? 2.0f : 1.0f) * ty;
+      float4 v = read_imagef(src, bilinear, (float2)(cx, cy));
+      sum += convert_sum4(convert_uint4_rte(v * (255.0f * taps)));
+    }
+  }
+  store_mean(dst, x, y, sum, divisor);
+}
+
+// ---------------------------------------------------------------------------------------------
+// double: horizontal pass then vertical pass, one work-item per pixel each, 2R+1 reads each.
+kernel void box_rows_direct(read_only image2d_t src, write_only image2d_t tmp, int radius,
+                            int edge, float hscale) {
+  int x = get_global_id(0), y = get_global_id(1);
+  int w = get_image_width(src), h = get_image_height(src);
+  if (x >= w || y >= h) return;
+  uint4 sum = 0;
+  for (int dx = -radius; dx <= radius; ++dx) sum += load_row(src, x + dx, y, w, edge);
+  store_intermediate(tmp, x, y, sum, hscale);
+}
+
+kernel void box_cols_direct(read_only image2d_t tmp, write_only image2d_t dst, int radius,
+                            int edge, float qscale, sum_t divisor) {
+  int x = get_global_id(0), y = get_global_id(1);
+  int w = get_image_width(tmp), h = get_image_height(tmp);
+  if (x >= w || y >= h) return;
+  sum4 sum = 0;
+  for (int dy = -radius; dy <= radius; ++dy) sum += load_q(tmp, x, y + dy, h, edge, qscale);
+  store_mean(dst, x, y, sum, divisor);
+}
+
+// double-linear: the same two passes, each fetch averaging two neighbours: R+1 fetches a pass.
+kernel void box_rows_linear(read_only image2d_t src, write_only image2d_t tmp, int radius,
+                            int edge, float hscale) {
+  int x = get_global_id(0), y = get_global_id(1);
+  int w = get_image_width(src), h = get_image_height(src);
+  if (x >= w || y >= h) return;
+  float cy = (float)y + 0.5f;
+  uint4 sum = 0;
+  for (int i = 0; i <= radius; ++i) {
+    float cx = window_coord(x, i, radius, w, edge);
+    float taps = i < radius ? 2.0f : 1.0f;
+    sum += convert_uint4_rte(read_imagef(src, bilinear, (float2)(cx, cy)) * (255.0f * taps));
+  }
+  store_intermediate(tmp, x, y, sum, hscale);
+}
+
+kernel void box_cols_linear(read_only image2d_t tmp, write_only image2d_t dst, int radius,
+                            int edge, float qscale, sum_t divisor) {
+  int x = get_global_id(0), y = get_global_id(1);
+  int w = get_image_width(tmp), h = get_image_height(tmp);
+  if (x >= w || y >= h) return;
+  float cx = (float)x + 0.5f;
+  sum4 sum = 0;
+  for (int j = 0; j <= radius; ++j) {
+    float cy = window_coord(y, j, radius, h, edge);
+    float taps = j < radius ? 2.0f : 1.0f;
+    sum += convert_sum4(
+        convert_uint4_rte(read_imagef(tmp, bilinear, (float2)(cx, cy)) * (qscale * taps)));
+  }
+  store_mean(dst, x, y, sum, divisor);
+}
+
+// ---------------------------------------------------------------------------------------------
+// accumulated / unrolled: running sums (sliding window). One work-item walks a whole row (then
+// a whole column): the window sum moves by adding the pixel that enters and subtracting the one
+// that leaves, so each pixel is read twice and the cost does not depend on R (after the first
+// window, 2R+1 reads). UNROLL pixels are loaded per iteration before they are summed and
+// written, so that loads and stores are issued together (the write-up's fast_double_pass_xN);
+// the last w % UNROLL pixels are finished one at a time. Integer sums wrap modulo 2^32 (or
+// 2^64) but the window sum itself always fits, so the result is exact.
+kernel void box_rows_running(read_only image2d_t src, write_only image2d_t tmp, int radius,
+                             int edge, float hscale) {
+  int y = get_global_id(0);
+  int w = get_image_width(src), h = get_image_height(src);
+  if (y >= h) return;
+  uint4 sum = 0;  // window of x = -1: [-R-1, R-1]
+  for (int k = -radius - 1; k < radius; ++k) sum += load_row(src, k, y, w, edge);
+  int x = 0;
+#if UNROLL > 1
+  for (; x + UNROLL <= w; x += UNROLL) {
+    uint4 enter[UNROLL], leave[UNROLL];
+#pragma unroll
+    for (int i = 0; i < UNROLL; ++i) {
+      enter[i] = load_row(src, x + i + radius, y, w, edge);
+      leave[i] = load_row(src, x + i - radius - 1, y, w, edge);
+    }
+#pragma unroll
+    for (int i = 0; i < UNROLL; ++i) {
+      sum += enter[i] - leave[i];
+      store_intermediate(tmp, x + i, y, sum, hscale);
+    }
+  }
+#endif
+  for (; x < w; ++x) {
+    sum += load_row(src, x + radius, y, w, edge) - load_row(src, x - radius - 1, y, w, edge);
+    store_intermediate(tmp, x, y, sum, hscale);
+  }
+}
+
+kernel void box_cols_running(read_only image2d_t tmp, write_only image2d_t dst, int radius,
+                             int edge, float qscale, sum_t divisor) {
+  int x = get_global_id(0);
+  int w = get_image_width(tmp), h = get_image_height(tmp);
+  if (x >= w) return;
+  sum4 sum = 0;  // window of y = -1
+  for (int k = -radius - 1; k < radius; ++k) sum += load_q(tmp, x, k, h, edge, qscale);
+  int y = 0;
+#if UNROLL > 1
+  for (; y + UNROLL <= h; y += UNROLL) {
+    sum4 enter[UNROLL], leave[UNROLL];
+#pragma unroll
+    for (int i = 0; i < UNROLL; ++i) {
+      enter[i] = load_q(tmp, x, y + i + radius, h, edge, qscale);
+      leave[i] = load_q(tmp, x, y + i - radius - 1, h, edge, qscale);
+    }
+#pragma unroll
+    for (int i = 0; i < UNROLL; ++i) {
+      sum += enter[i] - leave[i];
+      store_mean(dst, x, y + i, sum, divisor);
+    }
+  }
+#endif
+  for (; y < h; ++y) {
+    sum += load_q(tmp, x, y + radius, h, edge, qscale) -
+           load_q(tmp, x, y - radius - 1, h, edge, qscale);
+    store_mean(dst, x, y, sum, divisor);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// scan: the vertical pass as Metal Performance Shaders lays it out (MIBox_Vertical_Scan): a
+// work-group of SCAN_COLS x SCAN_LANES work-items owns SCAN_COLS neighbouring columns (reads of
+// a row are contiguous); the SCAN_LANES work-items of a column take SCAN_LANES consecutive rows
+// at a time. Each computes the change of the window sum at its row, d(y) = q(y+R) - q(y-R-1);
+// an inclusive prefix sum of d over the lanes in local memory (Hillis-Steele, log2(SCAN_LANES)
+// steps) plus the window sum carried from the previous rows gives every lane its window sum.
+// The first window is summed by all lanes together. Pairs with box_rows_running.
+kernel void box_cols_scan(read_only image2d_t tmp, write_only image2d_t dst, int radius, int edge,
+                          float qscale, sum_t divisor) {
+  local sum4 part[SCAN_LANES][SCAN_COLS];
+  const int lx = get_local_id(0), lane = get_local_id(1);
+  const int x = get_group_id(0) * SCAN_COLS + lx;
+  const int w = get_image_width(tmp), h = get_image_height(tmp);
+  const bool column = x < w;
+
+  sum4 first = 0;  // this lane's share of the window of y = -1: [-R-1, R-1]
+  if (column)
+    for (int k = -radius - 1 + lane; k < radius; k += SCAN_LANES)
+      first += load_q(tmp, x, k, h, edge, qscale);
+  part[lane][lx] = first;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  sum4 carry = 0;
+  for (int i = 0; i < SCAN_LANES; ++i) carry += part[i][lx];
+  barrier(CLK_LOCAL_MEM_FENCE);
+
+  for (int y0 = 0; y0 < h; y0 += SCAN_LANES) {
+    const int y = y0 + lane;
+    sum4 d = 0;
+    if (column && y < h)
+      d = load_q(tmp, x, y + radius, h, edge, qscale) -
+          load_q(tmp, x, y - radius - 1, h, edge, qscale);
+    part[lane][lx] = d;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int offset = 1; offset < SCAN_LANES; offset <<= 1) {
+      sum4 left = lane >= offset ? part[lane - offset][lx] : (sum4)(0);
+      barrier(CLK_LOCAL_MEM_FENCE);
+      part[lane][lx] += left;
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (column && y < h) store_mean(dst, x, y, carry + part[lane][lx], divisor);
+    carry += part[SCAN_LANES - 1][lx];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
