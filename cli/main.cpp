@@ -19,9 +19,8 @@ namespace {
 
 void print_devices(std::ostream& out) {
   char line[512];
-  std::snprintf(line, sizeof line, "%-3s %-28s %-40s %-5s %4s %10s %10s %6s %s\n", "#",
-                "platform", "device", "type", "CUs", "global MiB", "local KiB", "images",
-                "max image");
+  std::snprintf(line, sizeof line, "%-3s %-28s %-40s %-5s %4s %10s %10s %6s %s\n", "#", "platform",
+                "device", "type", "CUs", "global MiB", "local KiB", "images", "max image");
   out << line;
   for (const DeviceInfo& d : list_devices()) {
     std::string max_image = d.image_support ? std::to_string(d.image2d_max_width) + "x" +
@@ -41,8 +40,7 @@ void check_not_same_file(const std::string& input, const std::string& output) {
   std::error_code ec;
   bool same = fs::absolute(input, ec) == fs::absolute(output, ec) ||
               (fs::exists(output, ec) && fs::equivalent(input, output, ec));
-  if (same)
-    throw UsageError("output '" + output + "' is the input file; refusing to overwrite it");
+  if (same) throw UsageError("output '" + output + "' is the input file; refusing to overwrite it");
 }
 
 double ms_since(std::chrono::steady_clock::time_point start) {

@@ -45,8 +45,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
   for (const std::string& a : args) cargs.push_back(a.c_str());
 
   const std::string unrolls = "1, 2, 4, 8, 12, 16, 24, 32";
-  cxxopts::Options spec("blurtool", "Blur and analyse images on any OpenCL device, and measure "
-                                    "each GPU algorithm.\n");
+  cxxopts::Options spec("blurtool",
+                        "Blur and analyse images on any OpenCL device, and measure "
+                        "each GPU algorithm.\n");
   spec.custom_help("[options] --box R INPUT OUTPUT");
   spec.positional_help("");
   // clang-format off
@@ -99,7 +100,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
 
   if (parsed.count("device")) o.device = parsed["device"].as<std::string>();
   o.box = parsed.count("box") > 0;
-  if (!o.box) throw UsageError("no operation given: use --box R (see blurtool --help)");
+  if (!o.box) throw UsageError("no operation given: use --box R");
   BoxParams& b = o.box_params;
   b.radius = parse_int(parsed["box"].as<std::string>(), "--box", 0, kMaxBoxRadius, "the radius");
   b.variant = parse_named(box_variant_table(), parsed["variant"].as<std::string>(), "--variant");
@@ -110,7 +111,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
   validate(b);
   o.quality = parse_int(parsed["quality"].as<std::string>(), "--quality", 1, 100, "the quality");
   if (parsed.count("bench"))
-    o.bench_runs = parse_int(parsed["bench"].as<std::string>(), "--bench", 1, 100000, "the run count");
+    o.bench_runs =
+        parse_int(parsed["bench"].as<std::string>(), "--bench", 1, 100000, "the run count");
   o.bench_format = parsed["bench-format"].as<std::string>();
   if (o.bench_format != "table" && o.bench_format != "csv" && o.bench_format != "json")
     throw UsageError("--bench-format '" + o.bench_format + "': choose table, csv or json");

@@ -68,16 +68,17 @@ void print_table(const BenchReport& r, std::ostream& out) {
                 "min ms", "max ms", "MB moved", "GB/s");
   out << line;
   auto row = [&](const BenchRow& b) {
-    std::snprintf(line, sizeof line, "  %-24s %10.3f %10.3f %10.3f %10.1f %9.1f\n",
-                  b.name.c_str(), b.ms.median, b.ms.min, b.ms.max, b.bytes / 1e6, b.gbps());
+    std::snprintf(line, sizeof line, "  %-24s %10.3f %10.3f %10.3f %10.1f %9.1f\n", b.name.c_str(),
+                  b.ms.median, b.ms.min, b.ms.max, b.bytes / 1e6, b.gbps());
     out << line;
   };
   for (const BenchRow& b : r.kernels) row(b);
   row(r.total);
   row(r.floor);
-  std::snprintf(line, sizeof line, "  all kernels / floor: %.2fx (floor: read and write the image once at %.1f GB/s)\n",
-                r.floor.ms.median > 0 ? r.total.ms.median / r.floor.ms.median : 0.0,
-                r.floor.gbps());
+  std::snprintf(
+      line, sizeof line,
+      "  all kernels / floor: %.2fx (floor: read and write the image once at %.1f GB/s)\n",
+      r.floor.ms.median > 0 ? r.total.ms.median / r.floor.ms.median : 0.0, r.floor.gbps());
   out << line;
   out << "host wall time:";
   for (const auto& [name, ms] : r.host_ms) {
@@ -90,8 +91,8 @@ void print_table(const BenchReport& r, std::ostream& out) {
 void print_csv(const BenchReport& r, std::ostream& out) {
   out << "kind,name,median_ms,min_ms,max_ms,bytes,gbps\n";
   auto row = [&](const char* kind, const BenchRow& b) {
-    out << kind << "," << b.name << "," << b.ms.median << "," << b.ms.min << "," << b.ms.max
-        << "," << b.bytes << "," << b.gbps() << "\n";
+    out << kind << "," << b.name << "," << b.ms.median << "," << b.ms.min << "," << b.ms.max << ","
+        << b.bytes << "," << b.gbps() << "\n";
   };
   for (const BenchRow& b : r.kernels) row("kernel", b);
   row("total", r.total);
@@ -100,7 +101,7 @@ void print_csv(const BenchReport& r, std::ostream& out) {
 }
 
 nlohmann::json row_json(const BenchRow& b) {
-  return {{"name", b.name},   {"median_ms", b.ms.median}, {"min_ms", b.ms.min},
+  return {{"name", b.name},     {"median_ms", b.ms.median}, {"min_ms", b.ms.min},
           {"max_ms", b.ms.max}, {"bytes", b.bytes},         {"gbps", b.gbps()}};
 }
 

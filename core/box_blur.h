@@ -58,8 +58,8 @@ bool box_is_two_pass(BoxVariant variant);
 /// Checks ranges. Throws blurtool::UsageError naming the option at fault (--box, --unroll).
 void validate(const BoxParams& params);
 
-/// The variant `auto` stands for on `device`: `unrolled` (x8) until `blurtool tune` exists;
-/// other variants are returned unchanged.
+/// The variant `auto` stands for on `device`: `scan` on GPUs, `unrolled` (x8) on other devices,
+/// until `blurtool tune` exists; other variants are returned unchanged.
 BoxVariant resolve_box_variant(BoxVariant variant, const DeviceInfo& device);
 
 /// A box filter schedule for `width` x `height` RGBA8 images on one device: builds (or takes

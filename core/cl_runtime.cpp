@@ -224,12 +224,12 @@ cl::Program& Runtime::program(const std::string& family, const std::string& opti
   } catch (const cl::BuildError& e) {
     std::string log;
     for (const auto& entry : e.getBuildLog()) log += entry.second;
-    throw Error("building kernels/" + family + ".cl failed on " + device_.name +
-                " with options '" + options + "':\n" + log);
+    throw Error("building kernels/" + family + ".cl failed on " + device_.name + " with options '" +
+                options + "':\n" + log);
   } catch (const cl::Error& e) {
     std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_.device);
-    throw Error("building kernels/" + family + ".cl failed on " + device_.name +
-                " with options '" + options + "': " + describe_cl_error(e) + "\n" + log);
+    throw Error("building kernels/" + family + ".cl failed on " + device_.name + " with options '" +
+                options + "': " + describe_cl_error(e) + "\n" + log);
   }
   return programs_.emplace(key, program).first->second;
 }

@@ -12,7 +12,6 @@
 #define CL_HPP_MINIMUM_OPENCL_VERSION 120
 #define CL_HPP_ENABLE_EXCEPTIONS
 #include <CL/opencl.hpp>
-
 #include <cstdint>
 #include <map>
 #include <string>
@@ -31,12 +30,12 @@ std::string describe_cl_error(const cl::Error& error);
 
 /// What blurtool reports and uses about one OpenCL device.
 struct DeviceInfo {
-  int index = 0;              ///< position in the list printed by --list-devices
-  std::string platform;       ///< platform name
-  std::string name;           ///< device name
-  std::string version;        ///< CL_DEVICE_VERSION
-  std::string driver;         ///< CL_DRIVER_VERSION
-  cl_device_type type = 0;    ///< CL_DEVICE_TYPE_GPU, _CPU, _ACCELERATOR, ...
+  int index = 0;            ///< position in the list printed by --list-devices
+  std::string platform;     ///< platform name
+  std::string name;         ///< device name
+  std::string version;      ///< CL_DEVICE_VERSION
+  std::string driver;       ///< CL_DRIVER_VERSION
+  cl_device_type type = 0;  ///< CL_DEVICE_TYPE_GPU, _CPU, _ACCELERATOR, ...
   cl_uint compute_units = 0;
   cl_ulong global_mem = 0;    ///< bytes
   cl_ulong local_mem = 0;     ///< bytes
@@ -79,8 +78,7 @@ class Runtime {
   cl::Program& program(const std::string& family, const std::string& options);
 
   /// A new kernel object `name` from program(family, options).
-  cl::Kernel kernel(const std::string& family, const std::string& name,
-                    const std::string& options);
+  cl::Kernel kernel(const std::string& family, const std::string& name, const std::string& options);
 
  private:
   DeviceInfo device_;
@@ -94,6 +92,8 @@ class Runtime {
 double event_ms(const cl::Event& event);
 
 /// Rounds `n` up to a multiple of `m` (global sizes for padded NDRanges).
-inline size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+inline size_t round_up(size_t n, size_t m) {
+  return (n + m - 1) / m * m;
+}
 
 }  // namespace blurtool

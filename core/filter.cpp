@@ -33,8 +33,10 @@ cl::NDRange local_size_2d(const cl::Kernel& kernel, const cl::Device& device) {
   size_t limit = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device);
   size_t x = 16, y = 16;
   while (x * y > limit) {
-    if (y >= x && y > 1) y /= 2;
-    else x /= 2;
+    if (y >= x && y > 1)
+      y /= 2;
+    else
+      x /= 2;
   }
   return cl::NDRange(x, y);
 }

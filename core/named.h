@@ -40,11 +40,12 @@ const char* name_of(const std::vector<Named<E>>& table, E value) {
   return "?";
 }
 
-/// All names of a table joined by "|", for help texts.
+/// All names of a table joined by ", ", for help texts (so they wrap between names).
 template <class E>
 std::string names_of(const std::vector<Named<E>>& table) {
   std::string names;
-  for (const Named<E>& entry : table) names += (names.empty() ? "" : "|") + std::string(entry.name);
+  for (const Named<E>& entry : table)
+    names += (names.empty() ? "" : ", ") + std::string(entry.name);
   return names;
 }
 

@@ -91,8 +91,7 @@ TEST_P(BoxVariantTest, MatchesReferenceEverywhere) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllVariants, BoxVariantTest,
-                         ::testing::ValuesIn([] {
+INSTANTIATE_TEST_SUITE_P(AllVariants, BoxVariantTest, ::testing::ValuesIn([] {
                            std::vector<BoxVariant> all;
                            for (const auto& v : box_variant_table()) all.push_back(v.value);
                            return all;
@@ -153,9 +152,9 @@ TEST(BoxRunningSums, WideSumsForHugeRadii) {
     p.radius = 2100;
     p.variant = v;
     p.edge = EdgeMode::mirror;
-    EXPECT_EQ(max_error(box_blur(runtime(), input, p),
-                        box_blur_reference(input, 2100, EdgeMode::mirror)),
-              0)
+    EXPECT_EQ(
+        max_error(box_blur(runtime(), input, p), box_blur_reference(input, 2100, EdgeMode::mirror)),
+        0)
         << name_of(box_variant_table(), v);
   }
 }
@@ -177,11 +176,14 @@ TEST(BoxReference, KnownValues) {
   // 3x1 image 0, 10, 255 (one channel), radius 1, clamp: the 3x3 window repeats the single
   // row three times, so the means are the row means: 10/3 -> 3, 265/3 -> 88, 520/3 -> 173.
   Image img{3, 1, 1, {0, 10, 255}};
-  EXPECT_EQ(box_blur_reference(img, 1, EdgeMode::clamp).pixels, (std::vector<std::uint8_t>{3, 88, 173}));
+  EXPECT_EQ(box_blur_reference(img, 1, EdgeMode::clamp).pixels,
+            (std::vector<std::uint8_t>{3, 88, 173}));
   // zero edge: window sums 10, 265, 265 over 9 -> 1.1->1, 29.4->29, 29.4->29
-  EXPECT_EQ(box_blur_reference(img, 1, EdgeMode::zero).pixels, (std::vector<std::uint8_t>{1, 29, 29}));
+  EXPECT_EQ(box_blur_reference(img, 1, EdgeMode::zero).pixels,
+            (std::vector<std::uint8_t>{1, 29, 29}));
   // mirror repeats the edge pixel: same as clamp for radius 1
-  EXPECT_EQ(box_blur_reference(img, 1, EdgeMode::mirror).pixels, (std::vector<std::uint8_t>{3, 88, 173}));
+  EXPECT_EQ(box_blur_reference(img, 1, EdgeMode::mirror).pixels,
+            (std::vector<std::uint8_t>{3, 88, 173}));
   // Zero edge divides by the full window: a 2x2 image of 9s, radius 1: every 3x3 window holds
   // the four 9s, 36 / 9 = 4. (A window has an odd pixel count, so a mean is never a half.)
   Image flat{2, 2, 1, {9, 9, 9, 9}};
