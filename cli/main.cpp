@@ -4,12 +4,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "cli/options.h"
 #include "core/bench.h"
 #include "core/box_blur.h"
 #include "core/cl_runtime.h"
 #include "core/error.h"
+#include "core/gauss_blur.h"
 #include "core/image_io.h"
 
 namespace fs = std::filesystem;
@@ -59,15 +61,30 @@ int run(const CliOptions& o) {
   for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
 
   Runtime runtime(select_device(o.device));
-  BoxFilter filter(runtime, o.box_params, image.width, image.height);
-  FilterRun result = run_filter(runtime, filter, to_rgba(image), o.bench_runs);
+  // The operation's filter with a given work-group size (the sweep builds one per size).
+  auto make_filter = [&](WorkGroup wg) -> std::unique_ptr<Filter> {
+    if (o.operation == CliOptions::Operation::box)
+      return std::make_unique<BoxFilter>(runtime, o.box_params, image.width, image.height);
+    GaussParams params = o.gauss_params;
+    if (!wg.is_default()) params.wg = wg;
+    return std::make_unique<GaussFilter>(runtime, params, image.width, image.height);
+  };
+  std::unique_ptr<Filter> filter = make_filter(WorkGroup{});
+  const Image rgba = to_rgba(image);
+  FilterRun result = run_filter(runtime, *filter, rgba, o.bench_runs);
 
   start = std::chrono::steady_clock::now();
   save_image(from_rgba(result.output, image.channels), o.output, o.quality);
   const double encode_ms = ms_since(start);
 
   if (o.bench_runs > 0) {
-    BenchReport report = make_report(runtime, filter, result, o.bench_runs);
+    BenchReport report = make_report(runtime, *filter, result, o.bench_runs);
+    if (o.sweep_wg) {
+      const bool rows = gauss_row_work_group(static_cast<GaussFilter&>(*filter).params().variant);
+      print_sweep(report, sweep_work_groups(runtime, rgba, rows, make_filter, o.bench_runs),
+                  o.bench_format, std::cout);
+      return 0;
+    }
     report.host_ms = {{"decode", decode_ms},
                       {"upload", result.upload_ms},
                       {"download", result.download_ms},

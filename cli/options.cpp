@@ -1,6 +1,7 @@
 // Option declarations (each with its unit, range and default) and their parsing, on cxxopts.
 #include "cli/options.h"
 
+#include <cmath>
 #include <cxxopts.hpp>
 #include <vector>
 
@@ -28,6 +29,29 @@ int parse_int(const std::string& text, const std::string& option, long lo, long 
   return static_cast<int>(value);
 }
 
+// A decimal number above 0, or a UsageError naming the option.
+double parse_positive(const std::string& text, const std::string& option, const std::string& what) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !(value > 0) || !std::isfinite(value))
+    throw UsageError(option + " '" + text + "': " + what + " must be a number above 0");
+  return value;
+}
+
+// "WxH" with both parts whole numbers from 1 to 4096.
+WorkGroup parse_work_group(const std::string& text) {
+  const size_t x = text.find('x');
+  if (x == std::string::npos)
+    throw UsageError("--wg '" + text + "': expected WxH, e.g. 16x16 or 64x1");
+  return {parse_int(text.substr(0, x), "--wg", 1, 4096, "the width"),
+          parse_int(text.substr(x + 1), "--wg", 1, 4096, "the height")};
+}
+
 }  // namespace
 
 CliOptions parse_options(int argc, const char* const* argv) {
@@ -48,21 +72,30 @@ CliOptions parse_options(int argc, const char* const* argv) {
   cxxopts::Options spec("blurtool",
                         "Blur and analyse images on any OpenCL device, and measure "
                         "each GPU algorithm.\n");
-  spec.custom_help("[options] --box R INPUT OUTPUT");
+  spec.custom_help("[options] (--box R | --gauss SIGMA) INPUT OUTPUT");
   spec.positional_help("");
   // clang-format off
   spec.add_options("Box blur")
       ("box", "box filter of radius R pixels (0.." + std::to_string(kMaxBoxRadius) +
               "): mean of the (2R+1)x(2R+1) window", cxxopts::value<std::string>(), "R")
-      ("variant", "schedule: " + names_of(box_variant_table()) + "",
+      ("variant", "schedule: " + names_of(box_variant_table()) + " (box); " +
+                  names_of(gauss_variant_table()) + " (Gaussian)",
        cxxopts::value<std::string>()->default_value("auto"), "NAME")
-      ("intermediate", "format between the two passes: " + names_of(intermediate_table()) +
-                       "",
+      ("intermediate", "format between the two passes (box and Gaussian): " +
+                       names_of(intermediate_table()),
        cxxopts::value<std::string>()->default_value("rgba32f"), "FMT")
       ("unroll", "pixels per loop iteration of 'unrolled' and 'scan': " + unrolls +
                  "", cxxopts::value<std::string>()->default_value("8"), "N")
-      ("edge", "pixels outside the image: " + names_of(edge_mode_table()) + "",
+      ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),
        cxxopts::value<std::string>()->default_value("clamp"), "MODE");
+  spec.add_options("Gaussian blur")
+      ("gauss", "Gaussian blur of standard deviation SIGMA pixels (> 0)",
+       cxxopts::value<std::string>(), "SIGMA")
+      ("radius", "Gaussian taps on each side, 0.." + std::to_string(kMaxGaussRadius) +
+                 " pixels (default: ceil(3 SIGMA)); weights renormalised after truncation",
+       cxxopts::value<std::string>(), "R")
+      ("wg", "work-group size WxH of the Gaussian kernels (default 16x16; Gx1 for "
+             "separable-local, default 64x1)", cxxopts::value<std::string>(), "WxH");
   spec.add_options("Output")
       ("quality", "JPEG quality 1..100; the format follows OUTPUT's extension "
                   "(.png, .jpg, .jpeg)", cxxopts::value<std::string>()->default_value("95"), "Q");
@@ -75,6 +108,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
       ("bench", "time the kernels N times (default 10) after a warm-up: median, min, max "
                 "kernel time and GB/s, the device's bandwidth floor, host times",
        cxxopts::value<std::string>()->implicit_value("10"), "N")
+      ("sweep-wg", "with --bench and --gauss: one row per work-group size the device "
+                   "accepts (4x4..32x32, or 4x1..256x1 for separable-local)")
       ("bench-format", "benchmark output: table, csv or json",
        cxxopts::value<std::string>()->default_value("table"), "FMT");
   spec.add_options("General")
@@ -92,23 +127,50 @@ CliOptions parse_options(int argc, const char* const* argv) {
   }
 
   CliOptions o;
-  o.help_text = spec.help({"Box blur", "Output", "Devices", "Benchmark", "General"});
+  o.help_text =
+      spec.help({"Box blur", "Gaussian blur", "Output", "Devices", "Benchmark", "General"});
   o.help = parsed.count("help") > 0;
   o.version = parsed.count("version") > 0;
   o.list_devices = parsed.count("list-devices") > 0;
   if (o.help || o.version || o.list_devices) return o;
 
   if (parsed.count("device")) o.device = parsed["device"].as<std::string>();
-  o.box = parsed.count("box") > 0;
-  if (!o.box) throw UsageError("no operation given: use --box R");
-  BoxParams& b = o.box_params;
-  b.radius = parse_int(parsed["box"].as<std::string>(), "--box", 0, kMaxBoxRadius, "the radius");
-  b.variant = parse_named(box_variant_table(), parsed["variant"].as<std::string>(), "--variant");
-  b.intermediate =
+  const bool box = parsed.count("box") > 0, gauss = parsed.count("gauss") > 0;
+  if (box && gauss) throw UsageError("--box and --gauss: choose one operation");
+  if (!box && !gauss) throw UsageError("no operation given: use --box R or --gauss SIGMA");
+  const std::string variant = parsed["variant"].as<std::string>();
+  const Intermediate intermediate =
       parse_named(intermediate_table(), parsed["intermediate"].as<std::string>(), "--intermediate");
-  b.edge = parse_named(edge_mode_table(), parsed["edge"].as<std::string>(), "--edge");
-  b.unroll = parse_int(parsed["unroll"].as<std::string>(), "--unroll", 1, 32, "the unroll factor");
-  validate(b);
+  const EdgeMode edge = parse_named(edge_mode_table(), parsed["edge"].as<std::string>(), "--edge");
+  if (box) {
+    for (const char* gauss_only : {"radius", "wg", "sweep-wg"})
+      if (parsed.count(gauss_only))
+        throw UsageError(
+            std::string("--") + gauss_only + " goes with --gauss, not --box" +
+            (std::string(gauss_only) == "radius" ? " (the box radius is --box R)" : ""));
+    o.operation = CliOptions::Operation::box;
+    BoxParams& b = o.box_params;
+    b.radius = parse_int(parsed["box"].as<std::string>(), "--box", 0, kMaxBoxRadius, "the radius");
+    b.variant = parse_named(box_variant_table(), variant, "--variant");
+    b.intermediate = intermediate;
+    b.edge = edge;
+    b.unroll =
+        parse_int(parsed["unroll"].as<std::string>(), "--unroll", 1, 32, "the unroll factor");
+    validate(b);
+  } else {
+    o.operation = CliOptions::Operation::gauss;
+    GaussParams& g = o.gauss_params;
+    g.sigma = parse_positive(parsed["gauss"].as<std::string>(), "--gauss", "sigma");
+    if (parsed.count("radius"))
+      g.radius = parse_int(parsed["radius"].as<std::string>(), "--radius", 0, kMaxGaussRadius,
+                           "the radius");
+    g.variant = parse_named(gauss_variant_table(), variant, "--variant");
+    g.intermediate = intermediate;
+    g.edge = edge;
+    if (parsed.count("wg")) g.wg = parse_work_group(parsed["wg"].as<std::string>());
+    validate(g);
+    o.sweep_wg = parsed.count("sweep-wg") > 0;
+  }
   o.quality = parse_int(parsed["quality"].as<std::string>(), "--quality", 1, 100, "the quality");
   if (parsed.count("bench"))
     o.bench_runs =

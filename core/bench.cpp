@@ -36,7 +36,8 @@ Stats measure_copy(Runtime& runtime, std::uint64_t bytes, int runs) {
   return summarize(ms);
 }
 
-BenchReport make_report(Runtime& runtime, Filter& filter, const FilterRun& run, int runs) {
+BenchReport make_report(Runtime& runtime, Filter& filter, const FilterRun& run, int runs,
+                        bool measure_floor) {
   BenchReport r;
   r.device = runtime.device().name + " (" + runtime.device().platform + ", " +
              runtime.device().type_name() + ")";
@@ -52,7 +53,8 @@ BenchReport make_report(Runtime& runtime, Filter& filter, const FilterRun& run, 
   }
   const std::uint64_t image_bytes = 4ULL * r.width * r.height;
   r.total = {"all kernels", summarize(totals), 2 * image_bytes};
-  r.floor = {"floor (device copy)", measure_copy(runtime, image_bytes, runs), 2 * image_bytes};
+  r.floor = {"floor (device copy)", Stats{}, 2 * image_bytes};
+  if (measure_floor) r.floor.ms = measure_copy(runtime, image_bytes, runs);
   return r;
 }
 
@@ -133,6 +135,106 @@ void print_report(const BenchReport& report, const std::string& format, std::ost
     print_json(report, out);
   else
     throw UsageError("--bench-format '" + format + "': choose table, csv or json");
+}
+
+std::vector<WorkGroup> sweep_sizes(bool row_segments) {
+  std::vector<WorkGroup> sizes;
+  if (row_segments) {
+    for (int g = 4; g <= 256; g *= 2) sizes.push_back({g, 1});
+  } else {
+    for (int x = 4; x <= 32; x *= 2)
+      for (int y = 4; y <= 32; y *= 2) sizes.push_back({x, y});
+  }
+  return sizes;
+}
+
+std::vector<SweepRow> sweep_work_groups(
+    Runtime& runtime, const Image& rgba, bool row_segments,
+    const std::function<std::unique_ptr<Filter>(WorkGroup)>& make, int runs) {
+  std::vector<SweepRow> rows;
+  for (const WorkGroup& wg : sweep_sizes(row_segments)) {
+    SweepRow row;
+    row.wg = wg;
+    try {
+      std::unique_ptr<Filter> filter = make(wg);
+      FilterRun run = run_filter(runtime, *filter, rgba, runs);
+      BenchReport r = make_report(runtime, *filter, run, runs, false);
+      row.kernels = r.kernels;
+      row.total = r.total;
+    } catch (const UsageError& e) {
+      row.skipped = e.what();
+    } catch (const Error& e) {
+      row.skipped = e.what();
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void print_sweep(const BenchReport& h, const std::vector<SweepRow>& rows, const std::string& format,
+                 std::ostream& out) {
+  if (format == "json") {
+    nlohmann::json j;
+    j["device"] = h.device;
+    j["schedule"] = h.schedule;
+    j["width"] = h.width;
+    j["height"] = h.height;
+    j["runs"] = h.runs;
+    j["floor"] = row_json(h.floor);
+    j["sweep"] = nlohmann::json::array();
+    for (const SweepRow& r : rows) {
+      nlohmann::json e = {{"wg", r.wg.text()}};
+      if (!r.skipped.empty()) {
+        e["skipped"] = r.skipped;
+      } else {
+        e["total"] = row_json(r.total);
+        for (const BenchRow& k : r.kernels) e["kernels"].push_back(row_json(k));
+      }
+      j["sweep"].push_back(e);
+    }
+    out << j.dump(2) << "\n";
+    return;
+  }
+  if (format == "csv") {
+    out << "wg,name,median_ms,min_ms,max_ms,bytes,gbps,skipped\n";
+    for (const SweepRow& r : rows) {
+      if (!r.skipped.empty()) {
+        out << r.wg.text() << ",,,,,,,\"" << r.skipped << "\"\n";
+        continue;
+      }
+      std::vector<BenchRow> lines = r.kernels;
+      lines.push_back(r.total);
+      for (const BenchRow& b : lines)
+        out << r.wg.text() << "," << b.name << "," << b.ms.median << "," << b.ms.min << ","
+            << b.ms.max << "," << b.bytes << "," << b.gbps() << ",\n";
+    }
+    return;
+  }
+  if (format != "table")
+    throw UsageError("--bench-format '" + format + "': choose table, csv or json");
+  char line[512];
+  out << "device:   " << h.device << "\n";
+  out << "schedule: " << h.schedule << ", " << h.width << "x" << h.height
+      << " RGBA8, work-group sweep, median kernel time of " << h.runs << " runs after 1 warm-up\n";
+  std::snprintf(line, sizeof line, "  %-8s %12s %12s %12s %9s\n", "wg", "pass 1 ms", "pass 2 ms",
+                "total ms", "GB/s");
+  out << line;
+  for (const SweepRow& r : rows) {
+    if (!r.skipped.empty()) {
+      std::snprintf(line, sizeof line, "  %-8s skipped: ", r.wg.text().c_str());
+      out << line << r.skipped << "\n";
+      continue;
+    }
+    char second[32] = "-";
+    if (r.kernels.size() > 1) std::snprintf(second, sizeof second, "%.3f", r.kernels[1].ms.median);
+    std::snprintf(line, sizeof line, "  %-8s %12.3f %12s %12.3f %9.1f\n", r.wg.text().c_str(),
+                  r.kernels[0].ms.median, second, r.total.ms.median, r.total.gbps());
+    out << line;
+  }
+  std::snprintf(line, sizeof line,
+                "  floor (device copy of the image's bytes): %.3f ms, %.1f GB/s\n",
+                h.floor.ms.median, h.floor.gbps());
+  out << line;
 }
 
 }  // namespace blurtool

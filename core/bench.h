@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -46,11 +48,35 @@ struct BenchReport {
 /// any kernel that reads an image of that size once and writes one once can take.
 Stats measure_copy(Runtime& runtime, std::uint64_t bytes, int runs);
 
-/// Builds the report of a run_filter() call made with `runs` repetitions, measuring the floor
-/// for an RGBA8 image of the run's size on the same device.
-BenchReport make_report(Runtime& runtime, Filter& filter, const FilterRun& run, int runs);
+/// Builds the report of a run_filter() call made with `runs` repetitions and, with
+/// `measure_floor`, measures the floor for an RGBA8 image of the run's size on the same device.
+BenchReport make_report(Runtime& runtime, Filter& filter, const FilterRun& run, int runs,
+                        bool measure_floor = true);
 
 /// Prints `report` as "table", "csv" or "json". Throws blurtool::UsageError for another format.
 void print_report(const BenchReport& report, const std::string& format, std::ostream& out);
+
+/// One work-group size of a sweep: its times, or why it was skipped.
+struct SweepRow {
+  WorkGroup wg;
+  std::string skipped;  ///< empty if it ran; otherwise the reason (the limit it exceeds)
+  std::vector<BenchRow> kernels;
+  BenchRow total;
+};
+
+/// The sizes a sweep tries, as in the Gaussian write-up's tables: 2-D tiles WxH for W, H in
+/// {4, 8, 16, 32}; row segments Gx1 for G in {4, 8, ..., 256}.
+std::vector<WorkGroup> sweep_sizes(bool row_segments);
+
+/// Runs `make(wg)`'s filter on `rgba` for every size of sweep_sizes(row_segments), `runs`
+/// times after a warm-up each. A size the device or kernel refuses (make throws UsageError or
+/// Error) is kept as a skipped row with the reason.
+std::vector<SweepRow> sweep_work_groups(
+    Runtime& runtime, const Image& rgba, bool row_segments,
+    const std::function<std::unique_ptr<Filter>(WorkGroup)>& make, int runs);
+
+/// Prints a sweep as "table", "csv" or "json", with the floor measured for the image's size.
+void print_sweep(const BenchReport& header, const std::vector<SweepRow>& rows,
+                 const std::string& format, std::ostream& out);
 
 }  // namespace blurtool

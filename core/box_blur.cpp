@@ -21,27 +21,6 @@ const std::vector<Named<BoxVariant>>& box_variant_table() {
   return table;
 }
 
-const std::vector<Named<Intermediate>>& intermediate_table() {
-  static const std::vector<Named<Intermediate>> table = {
-      {Intermediate::rgba8, "rgba8", "8-bit normalised: the row mean rounded to a level"},
-      {Intermediate::rgba16f, "rgba16f", "half float: the row mean, 11 significant bits"},
-      {Intermediate::rgba32f, "rgba32f", "float: the exact row sum (default; exact result)"},
-  };
-  return table;
-}
-
-int intermediate_bytes(Intermediate format) {
-  switch (format) {
-    case Intermediate::rgba8:
-      return 4;
-    case Intermediate::rgba16f:
-      return 8;
-    case Intermediate::rgba32f:
-      return 16;
-  }
-  return 16;
-}
-
 const std::vector<int>& box_unroll_choices() {
   static const std::vector<int> choices = {1, 2, 4, 8, 12, 16, 24, 32};
   return choices;
@@ -95,18 +74,6 @@ Scaling scaling_for(Intermediate format, int radius, bool two_pass) {
       break;
   }
   return {1.0f, 1.0f, n * n};
-}
-
-cl_channel_type channel_type(Intermediate format) {
-  switch (format) {
-    case Intermediate::rgba8:
-      return CL_UNORM_INT8;
-    case Intermediate::rgba16f:
-      return CL_HALF_FLOAT;
-    case Intermediate::rgba32f:
-      break;
-  }
-  return CL_FLOAT;
 }
 
 // Work-items per work-group of the row-per-work-item and column-per-work-item passes: 32, as
@@ -169,7 +136,8 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
     passes_.push_back({names[i], bytes});
   }
   if (two_pass)
-    intermediate_ = make_image(runtime, width, height, channel_type(params_.intermediate));
+    intermediate_ =
+        make_image(runtime, width, height, intermediate_channel_type(params_.intermediate));
 }
 
 std::string BoxFilter::describe() const {

@@ -9,6 +9,7 @@
 #include "core/cl_runtime.h"
 #include "core/edge_mode.h"
 #include "core/filter.h"
+#include "core/intermediate.h"
 #include "core/named.h"
 
 namespace blurtool {
@@ -27,15 +28,6 @@ enum class BoxVariant {
 
 /// Name table: auto, single, single-linear, double, double-linear, accumulated, unrolled, scan.
 const std::vector<Named<BoxVariant>>& box_variant_table();
-
-/// Format of the image between the two passes (--intermediate).
-enum class Intermediate { rgba8, rgba16f, rgba32f };
-
-/// Name table: rgba8, rgba16f, rgba32f.
-const std::vector<Named<Intermediate>>& intermediate_table();
-
-/// Bytes per pixel of an intermediate format (4, 8, 16).
-int intermediate_bytes(Intermediate format);
 
 /// Unroll factors `unrolled` accepts, as the write-up measured them.
 const std::vector<int>& box_unroll_choices();

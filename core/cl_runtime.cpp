@@ -218,7 +218,11 @@ cl::Program& Runtime::program(const std::string& family, const std::string& opti
   auto source = sources.find(family);
   if (source == sources.end()) throw Error("no embedded kernel family '" + family + "'");
 
-  cl::Program program(context_, source->second);
+  // kernels/common.cl goes first; #line keeps the family's own line numbers in build logs.
+  std::string text = source->second;
+  auto common = sources.find("common");
+  if (family != "common" && common != sources.end()) text = common->second + "\n#line 1\n" + text;
+  cl::Program program(context_, text);
   try {
     program.build({device_.device}, options.c_str());
   } catch (const cl::BuildError& e) {

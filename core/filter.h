@@ -12,6 +12,13 @@
 
 namespace blurtool {
 
+/// A work-group size in work-items (--wg WxH); 0x0 means the schedule's default.
+struct WorkGroup {
+  int x = 0, y = 0;
+  bool is_default() const { return x == 0 && y == 0; }
+  std::string text() const { return std::to_string(x) + "x" + std::to_string(y); }
+};
+
 /// One kernel launch of a schedule and the bytes it must move at least: every pixel it reads
 /// and writes once (compulsory traffic; cache re-reads are not counted).
 struct PassInfo {

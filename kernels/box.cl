@@ -35,26 +35,7 @@ typedef uint4 sum4;
 #define convert_sum4 convert_uint4
 #endif
 
-// Edge modes, as core/edge_mode.h.
-#define EDGE_CLAMP 0
-#define EDGE_MIRROR 1
-#define EDGE_ZERO 2
-
-// Bilinear fetches for the -linear schedules: pixel coordinates, zero outside the image.
-constant sampler_t bilinear = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_LINEAR;
-
-// The pixel that coordinate i on an axis of n pixels reads: [0, n), or -1 for zero. Mirror
-// repeats the edge pixel and is periodic (cba|abc|cba), so any radius works. Same as the host's
-// edge_index() in core/edge_mode.h.
-inline int edge_index(int i, int n, int edge) {
-  if (i >= 0 && i < n) return i;
-  if (edge == EDGE_CLAMP) return clamp(i, 0, n - 1);
-  if (edge == EDGE_ZERO) return -1;
-  int period = 2 * n;
-  int m = i % period;
-  if (m < 0) m += period;
-  return m < n ? m : period - 1 - m;
-}
+// edge_index(), EDGE_* and the bilinear sampler come from kernels/common.cl.
 
 // 8-bit values of pixel (x, y) of an RGBA8 image, both coordinates already inside the image.
 inline uint4 load_u8(read_only image2d_t img, int x, int y) {
@@ -83,23 +64,13 @@ inline void store_mean(write_only image2d_t dst, int x, int y, sum4 sum, sum_t d
   write_imagef(dst, (int2)(x, y), convert_float4(mean) * (1.0f / 255.0f));
 }
 
-// Linear-sampling coordinates. Taps i and i+1 (edge-mapped to m(i), m(i+1), which are equal or
-// neighbours in every mode) are averaged by one bilinear fetch at the midpoint of their centres;
-// a single tap i is fetched at its centre. For the zero mode the raw coordinates are used and the
-// sampler's CLK_ADDRESS_CLAMP supplies the zeros.
-inline float pair_coord(int i, int n, int edge) {
-  if (edge == EDGE_ZERO) return (float)i + 1.0f;
-  return 0.5f * (float)(edge_index(i, n, edge) + edge_index(i + 1, n, edge)) + 0.5f;
-}
-inline float tap_coord(int i, int n, int edge) {
-  if (edge == EDGE_ZERO) return (float)i + 0.5f;
-  return (float)edge_index(i, n, edge) + 0.5f;
-}
+// Linear sampling (linear_coord() in kernels/common.cl): taps i and i+1 are averaged by one
+// bilinear fetch with t = 1/2; a single tap i is a fetch with t = 0, at its centre.
 // The window [c-R, c+R] on one axis is covered by R pairs starting at c-R+2j (j < R) and the
 // single tap c+R (j == R): R+1 fetches instead of 2R+1.
 inline float window_coord(int c, int j, int radius, int n, int edge) {
   int i = c - radius + 2 * j;
-  return j < radius ? pair_coord(i, n, edge) : tap_coord(i, n, edge);
+  return linear_coord(i, j < radius ? 0.5f : 0.0f, n, edge);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,104 @@
+// The Gaussian blur on an OpenCL device: every schedule of the Gaussian write-up
+// (../shared/reference/000, "Efficient Gaussian blur" with fragment and compute shaders), each
+// computing the meaning defined by gauss_blur_reference() in core/gauss_reference.h.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/cl_runtime.h"
+#include "core/edge_mode.h"
+#include "core/filter.h"
+#include "core/intermediate.h"
+#include "core/named.h"
+
+namespace blurtool {
+
+/// Schedules of the Gaussian blur (--variant). See kernels/gauss.cl for what each costs.
+enum class GaussVariant {
+  automatic,         ///< chosen per device class
+  naive,             ///< one pass, (2R+1)^2 image reads per pixel
+  naive_local,       ///< one pass over a tile plus halo staged in local memory
+  separable,         ///< horizontal then vertical pass, 2R+1 reads each
+  separable_linear,  ///< the same, taps paired through the linear filter: 1 + 2 ceil(R/2)
+  separable_local,   ///< each pass stages its row (Gx1) or column (1xG) segment locally
+  fused_local,       ///< one pass: tile in local memory, horizontal pass in local memory
+};
+
+/// Name table: auto, naive, naive-local, separable, separable-linear, separable-local,
+/// fused-local.
+const std::vector<Named<GaussVariant>>& gauss_variant_table();
+
+/// Whether a variant has two passes and so an intermediate image.
+bool gauss_is_two_pass(GaussVariant variant);
+
+/// Whether a variant's work-group is a row segment (--wg Gx1: Gx1 rows, 1xG columns) rather
+/// than a 2-D tile (--wg WxH).
+bool gauss_row_work_group(GaussVariant variant);
+
+/// Largest radius accepted (the weights live in constant memory, 64 KiB on every device).
+constexpr int kMaxGaussRadius = 4096;
+
+/// What to compute and how.
+struct GaussParams {
+  double sigma = 1.0;  ///< pixels, > 0
+  int radius = -1;     ///< pixels; -1: ceil(3 sigma)
+  GaussVariant variant = GaussVariant::automatic;
+  Intermediate intermediate = Intermediate::rgba32f;  ///< two-pass variants only
+  EdgeMode edge = EdgeMode::clamp;
+  WorkGroup wg;  ///< 0x0: 16x16 for 2-D variants, 64x1 for row segments
+};
+
+/// The radius `params` stands for (its own, or ceil(3 sigma)).
+int gauss_radius(const GaussParams& params);
+
+/// Checks ranges. Throws blurtool::UsageError naming the option (--gauss, --radius, --wg).
+void validate(const GaussParams& params);
+
+/// The variant `auto` stands for on `device`; other variants are returned unchanged.
+GaussVariant resolve_gauss_variant(GaussVariant variant, const DeviceInfo& device);
+
+/// One fetch of separable-linear: (1 - t) px(x + lo) + t px(x + lo + 1), times `weight`.
+struct LinearTap {
+  int lo;
+  float t;
+  float weight;
+};
+
+/// The fetches of one separable-linear pass for `weights` (2R+1, from gauss_weights): the
+/// centre alone, then neighbouring taps merged in pairs on each side: 1 + 2 ceil(R/2) fetches.
+std::vector<LinearTap> gauss_linear_taps(const std::vector<double>& weights);
+
+/// A Gaussian schedule for `width` x `height` RGBA8 images on one device: builds (or takes
+/// from the cache) its program, uploads the weights, allocates the intermediate image.
+/// Throws blurtool::UsageError for invalid parameters or a work-group size the device or kernel
+/// cannot run (naming the limit: CL_KERNEL_WORK_GROUP_SIZE or the local memory), blurtool::Error
+/// for device limits or a failed build, cl::Error for other OpenCL failures.
+class GaussFilter : public Filter {
+ public:
+  GaussFilter(Runtime& runtime, const GaussParams& params, int width, int height);
+
+  std::string describe() const override;
+  const std::vector<PassInfo>& passes() const override { return passes_; }
+  std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
+
+  /// The parameters with `auto`, the radius and the work-group size resolved.
+  const GaussParams& params() const { return params_; }
+
+ private:
+  Runtime& runtime_;
+  GaussParams params_;
+  int width_, height_, radius_;
+  std::vector<PassInfo> passes_;
+  std::vector<cl::Kernel> kernels_;
+  std::vector<size_t> local_bytes_;  // per local array argument, in order
+  cl::Buffer weights_;
+  cl_int taps_ = 0;
+  cl::Image2D intermediate_;
+};
+
+/// Gaussian-blurs RGBA8 host image `rgba` on the runtime's device; returns RGBA8.
+/// Errors as GaussFilter and run_filter.
+Image gauss_blur(Runtime& runtime, const Image& rgba, const GaussParams& params);
+
+}  // namespace blurtool

@@ -1,0 +1,55 @@
+// Gaussian weights and the direct 2-D double-precision reference (see gauss_reference.h).
+#include "core/gauss_reference.h"
+
+#include <cmath>
+#include <string>
+
+#include "core/error.h"
+
+namespace blurtool {
+
+int gauss_default_radius(double sigma) {
+  return static_cast<int>(std::ceil(3.0 * sigma));
+}
+
+std::vector<double> gauss_weights(double sigma, int radius) {
+  if (!(sigma > 0) || !std::isfinite(sigma))
+    throw UsageError("--gauss " + std::to_string(sigma) + ": sigma must be a number above 0");
+  if (radius < 0) throw UsageError("--radius " + std::to_string(radius) + ": must be 0 or more");
+  std::vector<double> w(2 * static_cast<size_t>(radius) + 1);
+  double total = 0;
+  for (int i = -radius; i <= radius; ++i) {
+    w[radius + i] = std::exp(-double(i) * i / (2 * sigma * sigma));
+    total += w[radius + i];
+  }
+  for (double& v : w) v /= total;
+  return w;
+}
+
+Image gauss_blur_reference(const Image& image, double sigma, int radius, EdgeMode edge) {
+  const std::vector<double> w = gauss_weights(sigma, radius);
+  Image out = image;
+  std::vector<double> sum(image.channels);
+  for (int y = 0; y < image.height; ++y) {
+    for (int x = 0; x < image.width; ++x) {
+      std::fill(sum.begin(), sum.end(), 0.0);
+      for (int j = -radius; j <= radius; ++j) {
+        const int yy = edge_index(static_cast<long long>(y) + j, image.height, edge);
+        if (yy < 0) continue;
+        for (int i = -radius; i <= radius; ++i) {
+          const int xx = edge_index(static_cast<long long>(x) + i, image.width, edge);
+          if (xx < 0) continue;
+          const double weight = w[radius + j] * w[radius + i];
+          for (int c = 0; c < image.channels; ++c)
+            sum[c] += weight * image.pixels[image.index(xx, yy, c)];
+        }
+      }
+      for (int c = 0; c < image.channels; ++c)
+        out.pixels[image.index(x, y, c)] =
+            static_cast<std::uint8_t>(std::min(255.0, std::floor(sum[c] + 0.5)));
+    }
+  }
+  return out;
+}
+
+}  // namespace blurtool

@@ -1,0 +1,37 @@
+// Definitions shared by every kernel family: edge modes and the bilinear sampler. The host
+// prepends this file to each family's source (with a #line directive, so that build-log line
+// numbers still point into the family's own file).
+
+// Edge modes, as core/edge_mode.h.
+#define EDGE_CLAMP 0
+#define EDGE_MIRROR 1
+#define EDGE_ZERO 2
+
+// Bilinear fetches for the -linear schedules: pixel coordinates, zero outside the image.
+constant sampler_t bilinear = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_LINEAR;
+
+// The pixel that coordinate i on an axis of n pixels reads: [0, n), or -1 for zero. Mirror
+// repeats the edge pixel and is periodic (cba|abc|cba), so any radius works. Same as the host's
+// edge_index() in core/edge_mode.h.
+inline int edge_index(int i, int n, int edge) {
+  if (i >= 0 && i < n) return i;
+  if (edge == EDGE_CLAMP) return clamp(i, 0, n - 1);
+  if (edge == EDGE_ZERO) return -1;
+  int period = 2 * n;
+  int m = i % period;
+  if (m < 0) m += period;
+  return m < n ? m : period - 1 - m;
+}
+
+
+// Coordinate of a bilinear fetch that returns (1 - t) * pixel(lo) + t * pixel(lo + 1) on an
+// axis of n pixels, through the edge mode (the write-up's linear-sampling trick, 000 and 002).
+// The edge-mapped neighbours m(lo), m(lo+1) are equal or adjacent in every mode (possibly in
+// reverse order inside a mirrored region), so one fetch at m(lo) + 0.5 + (m(lo+1) - m(lo)) t
+// does it; for the zero mode the raw coordinate is used and the sampler's CLK_ADDRESS_CLAMP
+// supplies the zeros.
+inline float linear_coord(int lo, float t, int n, int edge) {
+  if (edge == EDGE_ZERO) return (float)lo + 0.5f + t;
+  int a = edge_index(lo, n, edge), b = edge_index(lo + 1, n, edge);
+  return (float)a + 0.5f + (float)(b - a) * t;
+}
