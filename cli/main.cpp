@@ -69,7 +69,25 @@ int run(const CliOptions& o) {
     if (!wg.is_default()) params.wg = wg;
     return std::make_unique<GaussFilter>(runtime, params, image.width, image.height);
   };
-  std::unique_ptr<Filter> filter = make_filter(WorkGroup{});
+  const bool row_segments =
+      o.operation == CliOptions::Operation::gauss &&
+      gauss_row_work_group(resolve_gauss_variant(o.gauss_params.variant, runtime.device()));
+  std::unique_ptr<Filter> filter;
+  try {
+    filter = make_filter(WorkGroup{});
+  } catch (const UsageError&) {
+    // A sweep with no --wg need not start from the default size: if that one does not fit
+    // (local memory for a large radius), the output is made with the first size that does.
+    if (!o.sweep_wg || !o.gauss_params.wg.is_default()) throw;
+    for (const WorkGroup& wg : sweep_sizes(row_segments)) {
+      try {
+        filter = make_filter(wg);
+        break;
+      } catch (const UsageError&) {
+      }
+    }
+    if (!filter) throw;
+  }
   const Image rgba = to_rgba(image);
   FilterRun result = run_filter(runtime, *filter, rgba, o.bench_runs);
 
@@ -80,8 +98,7 @@ int run(const CliOptions& o) {
   if (o.bench_runs > 0) {
     BenchReport report = make_report(runtime, *filter, result, o.bench_runs);
     if (o.sweep_wg) {
-      const bool rows = gauss_row_work_group(static_cast<GaussFilter&>(*filter).params().variant);
-      print_sweep(report, sweep_work_groups(runtime, rgba, rows, make_filter, o.bench_runs),
+      print_sweep(report, sweep_work_groups(runtime, rgba, row_segments, make_filter, o.bench_runs),
                   o.bench_format, std::cout);
       return 0;
     }

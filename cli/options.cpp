@@ -43,13 +43,17 @@ double parse_positive(const std::string& text, const std::string& option, const 
   return value;
 }
 
-// "WxH" with both parts whole numbers from 1 to 4096.
+// "WxH" with both parts whole numbers from 1 to 4096; errors quote the whole value.
 WorkGroup parse_work_group(const std::string& text) {
   const size_t x = text.find('x');
-  if (x == std::string::npos)
-    throw UsageError("--wg '" + text + "': expected WxH, e.g. 16x16 or 64x1");
-  return {parse_int(text.substr(0, x), "--wg", 1, 4096, "the width"),
-          parse_int(text.substr(x + 1), "--wg", 1, 4096, "the height")};
+  try {
+    if (x == std::string::npos) throw UsageError("");
+    return {parse_int(text.substr(0, x), "--wg", 1, 4096, "the width"),
+            parse_int(text.substr(x + 1), "--wg", 1, 4096, "the height")};
+  } catch (const UsageError&) {
+    throw UsageError("--wg '" + text +
+                     "': expected WxH with W and H from 1 to 4096, e.g. 16x16 or 64x1");
+  }
 }
 
 }  // namespace
@@ -158,6 +162,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
         parse_int(parsed["unroll"].as<std::string>(), "--unroll", 1, 32, "the unroll factor");
     validate(b);
   } else {
+    if (parsed.count("unroll")) throw UsageError("--unroll goes with --box, not --gauss");
     o.operation = CliOptions::Operation::gauss;
     GaussParams& g = o.gauss_params;
     g.sigma = parse_positive(parsed["gauss"].as<std::string>(), "--gauss", "sigma");
@@ -175,6 +180,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
   if (parsed.count("bench"))
     o.bench_runs =
         parse_int(parsed["bench"].as<std::string>(), "--bench", 1, 100000, "the run count");
+  else if (o.sweep_wg)
+    o.bench_runs = 10;  // --sweep-wg is a benchmark: --bench's default count
   o.bench_format = parsed["bench-format"].as<std::string>();
   if (o.bench_format != "table" && o.bench_format != "csv" && o.bench_format != "json")
     throw UsageError("--bench-format '" + o.bench_format + "': choose table, csv or json");

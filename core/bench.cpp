@@ -77,6 +77,8 @@ void print_table(const BenchReport& r, std::ostream& out) {
   for (const BenchRow& b : r.kernels) row(b);
   row(r.total);
   row(r.floor);
+  out << "  (MB moved: each pass its input and output once; all kernels and floor: the image "
+         "read once and written once)\n";
   std::snprintf(
       line, sizeof line,
       "  all kernels / floor: %.2fx (floor: read and write the image once at %.1f GB/s)\n",

@@ -9,7 +9,8 @@
 namespace blurtool {
 
 int gauss_default_radius(double sigma) {
-  return static_cast<int>(std::ceil(3.0 * sigma));
+  const double r = std::ceil(3.0 * sigma);
+  return r > 1e9 ? 1000000000 : static_cast<int>(r);  // capped: validate() refuses it by name
 }
 
 std::vector<double> gauss_weights(double sigma, int radius) {
@@ -19,7 +20,10 @@ std::vector<double> gauss_weights(double sigma, int radius) {
   std::vector<double> w(2 * static_cast<size_t>(radius) + 1);
   double total = 0;
   for (int i = -radius; i <= radius; ++i) {
-    w[radius + i] = std::exp(-double(i) * i / (2 * sigma * sigma));
+    // (i / sigma)^2 rather than i^2 / sigma^2: sigma^2 underflows to 0 for sigma < 1e-154,
+    // and 0/0 would make w(0) NaN; this way a tiny sigma gives the identity (w(0) = 1).
+    const double u = i / sigma;
+    w[radius + i] = std::exp(-0.5 * u * u);
     total += w[radius + i];
   }
   for (double& v : w) v /= total;

@@ -162,6 +162,8 @@ TEST(GaussWeights, NormalisedSymmetricAndGaussian) {
   }
   EXPECT_EQ(gauss_default_radius(10.0), 30);
   EXPECT_EQ(gauss_default_radius(0.5), 2);
+  // sigma^2 underflows below 1e-154; the weights must still be the identity, not NaN.
+  EXPECT_EQ(gauss_weights(1e-300, 2), (std::vector<double>{0, 0, 1, 0, 0}));
   EXPECT_THROW(gauss_weights(0.0, 3), UsageError);
   EXPECT_THROW(gauss_weights(-1.0, 3), UsageError);
 }
