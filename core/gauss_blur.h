@@ -16,7 +16,7 @@ namespace blurtool {
 
 /// Schedules of the Gaussian blur (--variant). See kernels/gauss.cl for what each costs.
 enum class GaussVariant {
-  automatic,         ///< chosen per device class
+  automatic,         ///< separable-local until per-device tuning exists
   naive,             ///< one pass, (2R+1)^2 image reads per pixel
   naive_local,       ///< one pass over a tile plus halo staged in local memory
   separable,         ///< horizontal then vertical pass, 2R+1 reads each

@@ -37,9 +37,12 @@ int max_error(const Image& a, const Image& b) {
 
 // Accuracy bounds, in one place (issue 3): within 1 level of the reference with an rgba32f
 // intermediate (and for one-pass variants), within 2 with rgba16f or rgba8. separable-linear's
-// split of each tap pair depends on the device's filtering precision; on PoCL it filters in
-// float, and its worst error measured over this suite is within the same bounds.
+// split of each tap pair depends on the device's filtering precision, which OpenCL leaves open.
+// On a CPU device (PoCL) separable-linear is held to the worst error measured there: 0 with
+// rgba32f, 1 otherwise (on an NVIDIA H100 it measured 1 with every format).
 int tolerance(GaussVariant v, Intermediate f) {
+  if (v == GaussVariant::separable_linear && (runtime().device().type & CL_DEVICE_TYPE_CPU))
+    return f == Intermediate::rgba32f ? 0 : 1;
   return !gauss_is_two_pass(v) || f == Intermediate::rgba32f ? 1 : 2;
 }
 
@@ -62,7 +65,8 @@ const Case kCases[] = {{1, 1, 1.0, 2},   {7, 3, 2.0, 5},     {33, 17, 0.8, 0},
 class GaussVariantTest : public ::testing::TestWithParam<GaussVariant> {};
 
 TEST_P(GaussVariantTest, MatchesReferenceEverywhere) {
-  const GaussVariant v = GetParam();
+  // `auto` is tested as what it stands for on this device (its work-group shape, formats).
+  const GaussVariant v = resolve_gauss_variant(GetParam(), runtime().device());
   std::map<Intermediate, int> worst;  // printed: the measured accuracy of this device
   unsigned seed = 1;
   for (const Case& c : kCases) {
@@ -89,7 +93,7 @@ TEST_P(GaussVariantTest, MatchesReferenceEverywhere) {
     }
   }
   for (const auto& [f, err] : worst)
-    std::cout << "[ accuracy ] " << name_of(gauss_variant_table(), v) << " "
+    std::cout << "[ accuracy ] " << name_of(gauss_variant_table(), GetParam()) << " "
               << (gauss_is_two_pass(v) ? name_of(intermediate_table(), f) : "-") << ": worst error "
               << err << " on " << runtime().device().name << "\n";
 }
