@@ -1,5 +1,6 @@
 // blurtool's entry point: parses the command line, runs the job, and turns every failure into
 // one line on stderr and an exit status: 0 done, 1 a file or the device failed, 2 usage error.
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include "cli/options.h"
 #include "core/bench.h"
 #include "core/box_blur.h"
+#include "core/bright_points.h"
 #include "core/cl_runtime.h"
 #include "core/error.h"
 #include "core/gauss_blur.h"
@@ -50,8 +52,18 @@ double ms_since(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+// Lower-case extension of `path`, with the dot ("" if none).
+std::string extension(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+
 int run(const CliOptions& o) {
-  output_format_for(o.output);  // an unknown output extension is refused before any work
+  const bool bright = o.operation == CliOptions::Operation::bright;
+  const std::string ext = extension(o.output);
+  const bool point_list = bright && (ext == ".csv" || ext == ".json");
+  if (!point_list) output_format_for(o.output);  // unknown extensions are refused before work
   check_not_same_file(o.input, o.output);
 
   auto start = std::chrono::steady_clock::now();
@@ -63,6 +75,8 @@ int run(const CliOptions& o) {
   Runtime runtime(select_device(o.device));
   // The operation's filter with a given work-group size (the sweep builds one per size).
   auto make_filter = [&](WorkGroup wg) -> std::unique_ptr<Filter> {
+    if (bright)
+      return std::make_unique<BrightFinder>(runtime, o.bright_params, image.width, image.height);
     if (o.operation == CliOptions::Operation::box)
       return std::make_unique<BoxFilter>(runtime, o.box_params, image.width, image.height);
     GaussParams params = o.gauss_params;
@@ -92,7 +106,19 @@ int run(const CliOptions& o) {
   FilterRun result = run_filter(runtime, *filter, rgba, o.bench_runs);
 
   start = std::chrono::steady_clock::now();
-  save_image(from_rgba(result.output, image.channels), o.output, o.quality);
+  if (bright) {
+    const std::vector<BrightPoint> points = static_cast<BrightFinder&>(*filter).points();
+    if (point_list) {
+      const std::string text =
+          ext == ".csv" ? bright_points_csv(points) : bright_points_json(points);
+      write_file_atomic(o.output, std::vector<std::uint8_t>(text.begin(), text.end()));
+    } else {
+      const Image glow = draw_glow(runtime, rgba, points, o.bright_params);
+      save_image(from_rgba(glow, image.channels), o.output, o.quality);
+    }
+  } else {
+    save_image(from_rgba(result.output, image.channels), o.output, o.quality);
+  }
   const double encode_ms = ms_since(start);
 
   if (o.bench_runs > 0) {

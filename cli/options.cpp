@@ -76,14 +76,15 @@ CliOptions parse_options(int argc, const char* const* argv) {
   cxxopts::Options spec("blurtool",
                         "Blur and analyse images on any OpenCL device, and measure "
                         "each GPU algorithm.\n");
-  spec.custom_help("[options] (--box R | --gauss SIGMA) INPUT OUTPUT");
+  spec.custom_help("[options] (--box R | --gauss SIGMA | --bright T) INPUT OUTPUT");
   spec.positional_help("");
   // clang-format off
   spec.add_options("Box blur")
       ("box", "box filter of radius R pixels (0.." + std::to_string(kMaxBoxRadius) +
               "): mean of the (2R+1)x(2R+1) window", cxxopts::value<std::string>(), "R")
       ("variant", "schedule: " + names_of(box_variant_table()) + " (box); " +
-                  names_of(gauss_variant_table()) + " (Gaussian)",
+                  names_of(gauss_variant_table()) + " (Gaussian); " +
+                  names_of(bright_variant_table()) + " (bright points)",
        cxxopts::value<std::string>()->default_value("auto"), "NAME")
       ("intermediate", "format between the two passes (box and Gaussian): " +
                        names_of(intermediate_table()),
@@ -100,6 +101,14 @@ CliOptions parse_options(int argc, const char* const* argv) {
        cxxopts::value<std::string>(), "R")
       ("wg", "work-group size WxH of the Gaussian kernels (default 16x16; Gx1 for "
              "separable-local, default 64x1)", cxxopts::value<std::string>(), "WxH");
+  spec.add_options("Bright points")
+      ("bright", "report the brightest pixel of every block whose luminance (Rec. 709, 0..1) "
+                 "exceeds T; OUTPUT .csv or .json lists them, .png or .jpg draws a glow at "
+                 "each", cxxopts::value<std::string>(), "T")
+      ("block", "block side B in pixels, 1.." + std::to_string(kMaxBrightBlock) + " (default 8)",
+       cxxopts::value<std::string>(), "B")
+      ("per-item", "pixels per work-item of 'hybrid': KxK, 1..B (default 2)",
+       cxxopts::value<std::string>(), "K");
   spec.add_options("Output")
       ("quality", "JPEG quality 1..100; the format follows OUTPUT's extension "
                   "(.png, .jpg, .jpeg)", cxxopts::value<std::string>()->default_value("95"), "Q");
@@ -131,22 +140,54 @@ CliOptions parse_options(int argc, const char* const* argv) {
   }
 
   CliOptions o;
-  o.help_text =
-      spec.help({"Box blur", "Gaussian blur", "Output", "Devices", "Benchmark", "General"});
+  o.help_text = spec.help(
+      {"Box blur", "Gaussian blur", "Bright points", "Output", "Devices", "Benchmark", "General"});
   o.help = parsed.count("help") > 0;
   o.version = parsed.count("version") > 0;
   o.list_devices = parsed.count("list-devices") > 0;
   if (o.help || o.version || o.list_devices) return o;
 
   if (parsed.count("device")) o.device = parsed["device"].as<std::string>();
-  const bool box = parsed.count("box") > 0, gauss = parsed.count("gauss") > 0;
-  if (box && gauss) throw UsageError("--box and --gauss: choose one operation");
-  if (!box && !gauss) throw UsageError("no operation given: use --box R or --gauss SIGMA");
+  const bool box = parsed.count("box") > 0, gauss = parsed.count("gauss") > 0,
+             bright = parsed.count("bright") > 0;
+  if (box + gauss + bright > 1)
+    throw UsageError("--box, --gauss and --bright: choose one operation");
+  if (!box && !gauss && !bright)
+    throw UsageError("no operation given: use --box R, --gauss SIGMA or --bright T");
   const std::string variant = parsed["variant"].as<std::string>();
   const Intermediate intermediate =
       parse_named(intermediate_table(), parsed["intermediate"].as<std::string>(), "--intermediate");
   const EdgeMode edge = parse_named(edge_mode_table(), parsed["edge"].as<std::string>(), "--edge");
-  if (box) {
+  if (!bright) {
+    for (const char* bright_only : {"block", "per-item"})
+      if (parsed.count(bright_only))
+        throw UsageError(std::string("--") + bright_only + " goes with --bright");
+  }
+  if (bright) {
+    for (const char* blur_only : {"intermediate", "edge", "unroll", "radius", "wg", "sweep-wg"})
+      if (parsed.count(blur_only))
+        throw UsageError(std::string("--") + blur_only +
+                         " goes with --box or --gauss, not --bright");
+    o.operation = CliOptions::Operation::bright;
+    BrightParams& b = o.bright_params;
+    const std::string t = parsed["bright"].as<std::string>();
+    size_t used = 0;
+    try {
+      b.threshold = std::stod(t, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != t.size() || !(b.threshold >= 0 && b.threshold <= 1))
+      throw UsageError("--bright '" + t + "': the threshold is a luminance from 0 to 1");
+    if (parsed.count("block"))
+      b.block = parse_int(parsed["block"].as<std::string>(), "--block", 1, kMaxBrightBlock,
+                          "the block side");
+    if (parsed.count("per-item"))
+      b.per_item = parse_int(parsed["per-item"].as<std::string>(), "--per-item", 1, b.block,
+                             "the per-item side");
+    b.variant = parse_named(bright_variant_table(), variant, "--variant");
+    validate(b);
+  } else if (box) {
     for (const char* gauss_only : {"radius", "wg", "sweep-wg"})
       if (parsed.count(gauss_only))
         throw UsageError(
@@ -161,7 +202,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
     b.unroll =
         parse_int(parsed["unroll"].as<std::string>(), "--unroll", 1, 32, "the unroll factor");
     validate(b);
-  } else {
+  } else if (gauss) {
     if (parsed.count("unroll")) throw UsageError("--unroll goes with --box, not --gauss");
     o.operation = CliOptions::Operation::gauss;
     GaussParams& g = o.gauss_params;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/box_blur.h"
+#include "core/bright_points.h"
 #include "core/gauss_blur.h"
 
 namespace blurtool {
@@ -16,12 +17,13 @@ struct CliOptions {
   bool list_devices = false;
   std::string help_text;
   std::string device;  ///< --device: index or name substring; empty: BLURTOOL_DEVICE or default
-  enum class Operation { box, gauss } operation = Operation::box;
-  BoxParams box_params;      ///< --box
-  GaussParams gauss_params;  ///< --gauss
-  int quality = 95;          ///< JPEG quality, 1..100
-  int bench_runs = 0;        ///< 0: no benchmark
-  bool sweep_wg = false;     ///< --sweep-wg: one benchmark row per work-group size
+  enum class Operation { box, gauss, bright } operation = Operation::box;
+  BoxParams box_params;        ///< --box
+  GaussParams gauss_params;    ///< --gauss
+  BrightParams bright_params;  ///< --bright
+  int quality = 95;            ///< JPEG quality, 1..100
+  int bench_runs = 0;          ///< 0: no benchmark
+  bool sweep_wg = false;       ///< --sweep-wg: one benchmark row per work-group size
   std::string bench_format = "table";
   std::string input, output;
 };

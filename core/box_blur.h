@@ -64,6 +64,7 @@ class BoxFilter : public Filter {
 
   std::string describe() const override;
   const std::vector<PassInfo>& passes() const override { return passes_; }
+  std::uint64_t compulsory_bytes() const override { return 8ULL * width_ * height_; }
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
 
   /// The parameters with `auto` resolved.

@@ -34,6 +34,9 @@ class Filter {
   virtual std::string describe() const = 0;
   /// The kernels enqueue() launches, in order.
   virtual const std::vector<PassInfo>& passes() const = 0;
+  /// Bytes the whole operation must move at least: for a blur the input read once and the
+  /// output written once. Its copy over the device's copy bandwidth is the floor.
+  virtual std::uint64_t compulsory_bytes() const = 0;
   /// Enqueues every pass, reading `src` and writing `dst` (RGBA8 images of the size given at
   /// construction) on the runtime's queue; returns one profiling event per pass.
   virtual std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) = 0;

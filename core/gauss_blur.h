@@ -80,6 +80,7 @@ class GaussFilter : public Filter {
 
   std::string describe() const override;
   const std::vector<PassInfo>& passes() const override { return passes_; }
+  std::uint64_t compulsory_bytes() const override { return 8ULL * width_ * height_; }
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
 
   /// The parameters with `auto`, the radius and the work-group size resolved.

@@ -261,9 +261,10 @@ std::vector<std::uint8_t> encode_image(const Image& image, ImageFormat format, i
 }
 
 void save_image(const Image& image, const std::string& path, int jpeg_quality) {
-  const std::vector<std::uint8_t> bytes =
-      encode_image(image, output_format_for(path), jpeg_quality);
+  write_file_atomic(path, encode_image(image, output_format_for(path), jpeg_quality));
+}
 
+void write_file_atomic(const std::string& path, const std::vector<std::uint8_t>& bytes) {
   const std::filesystem::path target(path);
   std::string dir = target.parent_path().string();
   if (dir.empty()) dir = ".";

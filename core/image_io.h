@@ -62,6 +62,10 @@ std::vector<std::uint8_t> encode_image(const Image& image, ImageFormat format, i
 /// Throws blurtool::Error naming `path` if the directory is missing or unwritable.
 void save_image(const Image& image, const std::string& path, int jpeg_quality = 95);
 
+/// Writes `bytes` to `path` through a temporary file in the same directory renamed into place,
+/// so that no partial file is ever left. Throws blurtool::Error naming `path` on any failure.
+void write_file_atomic(const std::string& path, const std::vector<std::uint8_t>& bytes);
+
 /// Expands 1-4 channels to RGBA (grey -> R=G=B, missing alpha -> 255), the layout the device
 /// kernels work on.
 Image to_rgba(const Image& image);
