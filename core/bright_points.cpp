@@ -126,10 +126,7 @@ std::vector<BrightPoint> BrightFinder::points() {
                       static_cast<std::uint8_t>((p.s[2] >> 8) & 255),
                       static_cast<std::uint8_t>((p.s[2] >> 16) & 255), p.s[3]});
   }
-  // Work-groups finish in any order: sort so that the output does not depend on it.
-  std::sort(result.begin(), result.end(), [](const BrightPoint& a, const BrightPoint& b) {
-    return a.y != b.y ? a.y < b.y : a.x < b.x;
-  });
+  sort_points(result);  // work-groups finish in any order
   return result;
 }
 

@@ -44,6 +44,10 @@ struct BrightPoint {
   }
 };
 
+/// Sorts points by (y, x), the output order, which must not depend on the order in which
+/// work-groups finish.
+void sort_points(std::vector<BrightPoint>& points);
+
 /// Checks ranges. Throws blurtool::UsageError naming --bright, --block or --per-item.
 void validate(const BrightParams& params);
 

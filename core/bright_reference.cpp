@@ -7,6 +7,12 @@
 
 namespace blurtool {
 
+void sort_points(std::vector<BrightPoint>& points) {
+  std::sort(points.begin(), points.end(), [](const BrightPoint& a, const BrightPoint& b) {
+    return a.y != b.y ? a.y < b.y : a.x < b.x;
+  });
+}
+
 std::uint32_t bright_threshold_units(double threshold) {
   return static_cast<std::uint32_t>(std::floor(threshold * 2550000.0));
 }
@@ -32,7 +38,8 @@ std::vector<BrightPoint> bright_points_reference(const Image& image, const Brigh
       if (best.luminance_units > threshold) found.push_back(best);
     }
   }
-  return found;  // blocks were visited in (y, x) order, one point each
+  sort_points(found);  // by the points' own (y, x), not by block: a block row spans B rows
+  return found;
 }
 
 }  // namespace blurtool
