@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/blas_cli.h"
 #include "cli/options.h"
 #include "core/bench.h"
 #include "core/box_blur.h"
@@ -63,6 +64,9 @@ int run(const CliOptions& o) {
   const bool bright = o.operation == CliOptions::Operation::bright;
   const std::string ext = extension(o.output);
   const bool point_list = bright && (ext == ".csv" || ext == ".json");
+  if (bright && !point_list && ext != ".png" && ext != ".jpg" && ext != ".jpeg")
+    throw UsageError("output '" + o.output + "': with --bright it must end in .csv or .json " +
+                     "(the points) or .png, .jpg or .jpeg (the image with a glow at each point)");
   if (!point_list) output_format_for(o.output);  // unknown extensions are refused before work
   check_not_same_file(o.input, o.output);
 
@@ -141,6 +145,7 @@ int run(const CliOptions& o) {
 
 int main(int argc, char** argv) {
   try {
+    if (argc > 1 && std::string(argv[1]) == "blas") return run_blas_command(argc - 1, argv + 1);
     CliOptions o = parse_options(argc, argv);
     if (o.help) {
       std::cout << o.help_text;

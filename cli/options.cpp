@@ -1,44 +1,22 @@
 // Option declarations (each with its unit, range and default) and their parsing, on cxxopts.
 #include "cli/options.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cxxopts.hpp>
 #include <vector>
 
+#include "cli/numbers.h"
 #include "core/error.h"
 
 namespace blurtool {
 
 namespace {
 
-// A whole decimal integer in [lo, hi], or a UsageError naming the option and the range.
-int parse_int(const std::string& text, const std::string& option, long lo, long hi,
-              const std::string& what) {
-  size_t used = 0;
-  long value = 0;
-  bool ok = !text.empty();
-  try {
-    value = std::stol(text, &used, 10);
-  } catch (const std::exception&) {
-    ok = false;
-  }
-  if (!ok || used != text.size() || value < lo || value > hi) {
-    throw UsageError(option + " '" + text + "': " + what + " must be an integer from " +
-                     std::to_string(lo) + " to " + std::to_string(hi));
-  }
-  return static_cast<int>(value);
-}
-
 // A decimal number above 0, or a UsageError naming the option.
 double parse_positive(const std::string& text, const std::string& option, const std::string& what) {
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !(value > 0) || !std::isfinite(value))
+  const double value = parse_decimal(text);
+  if (!(value > 0) || !std::isfinite(value))
     throw UsageError(option + " '" + text + "': " + what + " must be a number above 0");
   return value;
 }
@@ -171,17 +149,13 @@ CliOptions parse_options(int argc, const char* const* argv) {
     o.operation = CliOptions::Operation::bright;
     BrightParams& b = o.bright_params;
     const std::string t = parsed["bright"].as<std::string>();
-    size_t used = 0;
-    try {
-      b.threshold = std::stod(t, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != t.size() || !(b.threshold >= 0 && b.threshold <= 1))
+    b.threshold = parse_decimal(t);
+    if (!(b.threshold >= 0 && b.threshold <= 1))
       throw UsageError("--bright '" + t + "': the threshold is a luminance from 0 to 1");
     if (parsed.count("block"))
       b.block = parse_int(parsed["block"].as<std::string>(), "--block", 1, kMaxBrightBlock,
                           "the block side");
+    b.per_item = std::min(b.per_item, b.block);  // the default 2 where B is 1
     if (parsed.count("per-item"))
       b.per_item = parse_int(parsed["per-item"].as<std::string>(), "--per-item", 1, b.block,
                              "the per-item side");

@@ -1,0 +1,179 @@
+// Options of `blurtool blas` (cxxopts), turned into a BlasBenchOptions for core/blas_bench.
+#include "cli/blas_cli.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cxxopts.hpp>
+#include <iostream>
+
+#include "cli/numbers.h"
+#include "core/blas_bench.h"
+#include "core/error.h"
+
+namespace blurtool {
+
+namespace {
+
+float parse_float(const std::string& text, const std::string& option) {
+  const double v = parse_decimal(text);
+  if (!std::isfinite(v)) throw UsageError(option + " '" + text + "': must be a finite number");
+  return static_cast<float>(v);
+}
+
+}  // namespace
+
+int run_blas_command(int argc, const char* const* argv) {
+  cxxopts::Options spec("blurtool blas",
+                        "Own OpenCL saxpy, sdot and sgemm (image and buffer designs) against "
+                        "CLBlast on one device, checked against a CPU reference.\n");
+  spec.custom_help("saxpy|sdot|sgemm [options]");
+  spec.positional_help("");
+  // clang-format off
+  spec.add_options()
+      ("routine", "saxpy, sdot or sgemm", cxxopts::value<std::string>())
+      ("n", "vector length (saxpy, sdot) or columns of C (sgemm); default: the write-up's sizes "
+            "(1024 .. 268435456; sgemm 64 .. 4096 square)", cxxopts::value<std::string>())
+      ("m", "sgemm: rows of C (default n)", cxxopts::value<std::string>())
+      ("k", "sgemm: inner dimension (default n)", cxxopts::value<std::string>())
+      ("alpha", "scalar alpha (default 1.5 for saxpy, 1 for sgemm)", cxxopts::value<std::string>())
+      ("beta", "sgemm: scalar beta (default 0: C is not read)", cxxopts::value<std::string>()->default_value("0"))
+      ("incx", "stride of x, not 0 (default 1)", cxxopts::value<std::string>()->default_value("1"))
+      ("incy", "stride of y, not 0 (default 1)", cxxopts::value<std::string>()->default_value("1"))
+      ("trans-a", "sgemm: op(A) = A^T")
+      ("trans-b", "sgemm: op(B) = B^T")
+      ("lda", "sgemm: leading dimension of A (default: its rows)", cxxopts::value<std::string>())
+      ("ldb", "sgemm: leading dimension of B (default: its rows)", cxxopts::value<std::string>())
+      ("ldc", "sgemm: leading dimension of C (default m)", cxxopts::value<std::string>())
+      ("impl", "clblast, image, buffer or all (default all)", cxxopts::value<std::string>()->default_value("all"))
+      ("runs", "timed repetitions after a warm-up, median reported (default 10)", cxxopts::value<std::string>()->default_value("10"))
+      ("bench-format", "table, csv or json", cxxopts::value<std::string>()->default_value("table"))
+      ("device", "device index or name part (as for blurtool)", cxxopts::value<std::string>())
+      ("h,help", "print this help");
+  // clang-format on
+  spec.parse_positional({"routine"});
+  // cxxopts takes one-letter names only as short options: accept BLAS's --n, --m, --k (and
+  // --n=V) by rewriting them to -n, -m, -k.
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    for (const char* name : {"n", "m", "k"}) {
+      const std::string long_form = std::string("--") + name;
+      if (args[i] == long_form) {
+        args[i] = std::string("-") + name;
+      } else if (args[i].rfind(long_form + "=", 0) == 0) {
+        const std::string value = args[i].substr(long_form.size() + 1);
+        args[i] = std::string("-") + name;
+        args.insert(args.begin() + static_cast<long>(i) + 1, value);
+      }
+    }
+  }
+  std::vector<const char*> cargs;
+  for (const std::string& a : args) cargs.push_back(a.c_str());
+  cxxopts::ParseResult p;
+  try {
+    p = spec.parse(static_cast<int>(cargs.size()), cargs.data());
+  } catch (const cxxopts::exceptions::exception& e) {
+    throw UsageError(std::string("blas: ") + e.what());
+  }
+  if (p.count("help")) {
+    std::cout << spec.help();
+    return 0;
+  }
+  if (!p.count("routine")) throw UsageError("blas: name a routine: saxpy, sdot or sgemm");
+
+  BlasBenchOptions o;
+  o.routine = parse_named(blas_routine_table(), p["routine"].as<std::string>(), "blas");
+  const std::string impl = p["impl"].as<std::string>();
+  if (impl == "all") {
+    for (const auto& e : blas_impl_table()) o.impls.push_back(e.value);
+  } else {
+    o.impls = {parse_named(blas_impl_table(), impl, "--impl")};
+  }
+  o.runs = static_cast<int>(parse_whole(p["runs"].as<std::string>(), "--runs"));
+  if (o.runs < 1 || o.runs > 100000) throw UsageError("--runs: must be from 1 to 100000");
+  const bool gemm = o.routine == BlasRoutine::sgemm;
+  if (!gemm)
+    for (const char* only : {"m", "k", "beta", "trans-a", "trans-b", "lda", "ldb", "ldc"})
+      if (p.count(only)) throw UsageError(std::string("--") + only + " goes with sgemm");
+  if (gemm)
+    for (const char* only : {"incx", "incy"})
+      if (p.count(only)) throw UsageError(std::string("--") + only + " goes with saxpy and sdot");
+
+  auto get = [&](const char* name) {
+    return parse_whole(p[name].as<std::string>(), std::string("--") + name);
+  };
+  if (o.routine == BlasRoutine::saxpy) {
+    o.saxpy.incx = get("incx");
+    o.saxpy.incy = get("incy");
+    o.saxpy.alpha = p.count("alpha") ? parse_float(p["alpha"].as<std::string>(), "--alpha") : 1.5f;
+  } else if (o.routine == BlasRoutine::sdot) {
+    o.sdot.incx = get("incx");
+    o.sdot.incy = get("incy");
+    if (p.count("alpha")) throw UsageError("--alpha goes with saxpy and sgemm");
+  } else {
+    SgemmArgs& a = o.sgemm;
+    a.trans_a = p.count("trans-a") > 0;
+    a.trans_b = p.count("trans-b") > 0;
+    a.alpha = p.count("alpha") ? parse_float(p["alpha"].as<std::string>(), "--alpha") : 1.0f;
+    a.beta = parse_float(p["beta"].as<std::string>(), "--beta");
+  }
+  if (p.count("n")) {
+    const long long n = get("n");
+    o.sizes = {n};
+    if (gemm) {
+      SgemmArgs& a = o.sgemm;
+      a.n = n;
+      a.m = p.count("m") ? get("m") : n;
+      a.k = p.count("k") ? get("k") : n;
+      if (p.count("lda")) a.lda = get("lda");
+      if (p.count("ldb")) a.ldb = get("ldb");
+      if (p.count("ldc")) a.ldc = get("ldc");
+      // An explicit 0 would mean "tight" to validate(); refuse it like any too-small value.
+      for (const char* ld : {"lda", "ldb", "ldc"})
+        if (p.count(ld) && get(ld) < 1)
+          throw UsageError(std::string("--") + ld + " must be at least 1");
+      o.square = false;
+    }
+  } else {
+    for (const char* only : {"m", "k", "lda", "ldb", "ldc"})
+      if (p.count(only)) throw UsageError(std::string("--") + only + " needs --n");
+    o.sizes = gemm ? std::vector<long long>{64, 512, 1024, 2048, 4096}
+                   : std::vector<long long>{1024, 1048576, 67108864, 268435456};
+  }
+  // Validate the arguments once up front, so a bad one fails before any device work.
+  if (o.routine == BlasRoutine::saxpy) {
+    SaxpyArgs a = o.saxpy;
+    a.n = o.sizes[0];
+    validate(a);
+  } else if (o.routine == BlasRoutine::sdot) {
+    SdotArgs a = o.sdot;
+    a.n = o.sizes[0];
+    validate(a);
+  } else if (!o.square) {
+    SgemmArgs a = o.sgemm;
+    validate(a);
+  }
+  const std::string format = p["bench-format"].as<std::string>();
+  if (format != "table" && format != "csv" && format != "json")
+    throw UsageError("--bench-format '" + format + "': choose table, csv or json");
+
+  Runtime rt(select_device(p.count("device") ? p["device"].as<std::string>() : ""));
+  const std::vector<BlasRow> rows = run_blas_bench(rt, o);
+  // A size asked for with --n that fits nowhere is a bad argument, as CLBlast would say; the
+  // default sweep instead keeps such sizes as rows marked skipped.
+  if (p.count("n") && !rows.empty() && !rows[0].cells.empty() &&
+      std::all_of(rows[0].cells.begin(), rows[0].cells.end(),
+                  [](const BlasCell& c) { return !c.skipped.empty(); }))
+    throw UsageError("--n " + p["n"].as<std::string>() + ": " + rows[0].cells[0].skipped);
+  print_blas(rows, o.routine, rt.device().name + " (" + rt.device().platform + ")", o.runs, format,
+             std::cout);
+  for (const BlasRow& r : rows)
+    for (const BlasCell& c : r.cells)
+      if (c.skipped.empty() && !c.ok) {
+        std::cerr << "blurtool: blas " << name_of(blas_routine_table(), o.routine) << " " << r.size
+                  << ": " << c.impl << " is outside tolerance (relative error " << c.error << ")\n";
+        return 1;
+      }
+  return 0;
+}
+
+}  // namespace blurtool

@@ -1,0 +1,21 @@
+// Number parsing for command-line values, shared by blurtool's options and `blurtool blas`:
+// whole text only (no trailing garbage), plain decimals only (no hex, inf or nan), and errors
+// that name the option.
+#pragma once
+
+#include <string>
+
+namespace blurtool {
+
+/// A whole decimal number (64-bit), or blurtool::UsageError "OPTION 'TEXT': must be a whole
+/// number".
+long long parse_whole(const std::string& text, const std::string& option);
+
+/// A whole number in [lo, hi], or UsageError naming the option, `what` and the range.
+int parse_int(const std::string& text, const std::string& option, long lo, long hi,
+              const std::string& what);
+
+/// A plain decimal number (digits, sign, point, exponent), or NaN when `text` is not one.
+double parse_decimal(const std::string& text);
+
+}  // namespace blurtool

@@ -1,0 +1,152 @@
+// The CLBlast implementation: the reference every own implementation is compared with.
+//
+// CLBlast takes positive increments only, so a vector with a negative increment is reversed on
+// the host while it is uploaded (and y back while it is downloaded): BLAS reads element i of
+// such a vector at (n-1-i)|inc|, so the reversed copy holds it at i|inc|. A routine that
+// launches several kernels (GEMM with its pre-processing, DOT with its second reduction stage)
+// returns an event for its last kernel only, so its kernel time is the host time around the
+// call and clFinish, after the warm-up run.
+#include <clblast.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/blas_impl.h"
+#include "core/error.h"
+
+namespace blurtool {
+
+namespace {
+
+std::string status_text(clblast::StatusCode s) {
+  const int code = static_cast<int>(s);
+  if (code > -1000) return cl_error_name(code) + " (" + std::to_string(code) + ")";
+  switch (s) {
+    case clblast::StatusCode::kNotImplemented:
+      return "kNotImplemented (-1024)";
+    case clblast::StatusCode::kInvalidLocalMemUsage:
+      return "kInvalidLocalMemUsage (-2046)";
+    case clblast::StatusCode::kDatabaseError:
+      return "kDatabaseError (-2041)";
+    case clblast::StatusCode::kInsufficientMemoryTemp:
+      return "kInsufficientMemoryTemp (-2050)";
+    default:
+      return "CLBlast status " + std::to_string(code);
+  }
+}
+
+void check(clblast::StatusCode s, const char* routine) {
+  if (s != clblast::StatusCode::kSuccess)
+    throw Error(std::string("CLBlast ") + routine + " failed: " + status_text(s));
+}
+
+// `v` with its n elements, |inc| apart, in reverse order (its own inverse).
+std::vector<float> reversed(const std::vector<float>& v, long long n, long long inc) {
+  std::vector<float> r = v;
+  const size_t step = static_cast<size_t>(std::llabs(inc));
+  for (long long i = 0; i < n; ++i) r[i * step] = v[(n - 1 - i) * step];
+  return r;
+}
+
+// What CLBlast must see for a BLAS vector with increment inc: reversed if inc < 0.
+std::vector<float> positive_stride(const std::vector<float>& v, long long n, long long inc) {
+  return inc < 0 ? reversed(v, n, inc) : v;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+cl::Buffer upload(Runtime& rt, const std::vector<float>& v) {
+  cl::Buffer b(rt.context(), CL_MEM_READ_WRITE, std::max<size_t>(1, v.size()) * sizeof(float));
+  if (!v.empty()) rt.queue().enqueueWriteBuffer(b, CL_TRUE, 0, v.size() * sizeof(float), v.data());
+  return b;
+}
+
+}  // namespace
+
+BlasTiming saxpy_clblast(Runtime& rt, const SaxpyArgs& a, const std::vector<float>& x,
+                         std::vector<float>& y, int runs) {
+  check_fits(rt, {x.size() * 4, y.size() * 4}, "saxpy n=" + std::to_string(a.n));
+  const std::vector<float> y0 = y;
+  return time_runs(runs, [&]() {
+    cl::Buffer bx = upload(rt, positive_stride(x, a.n, a.incx));
+    cl::Buffer by = upload(rt, positive_stride(y0, a.n, a.incy));
+    cl_command_queue q = rt.queue()();
+    const auto start = std::chrono::steady_clock::now();
+    if (a.n > 0)
+      check(clblast::Axpy<float>(a.n, a.alpha, bx(), 0, std::llabs(a.incx), by(), 0,
+                                 std::llabs(a.incy), &q),
+            "Axpy");
+    rt.queue().finish();
+    const double ms = ms_since(start);
+    std::vector<float> out(y0.size());
+    if (!out.empty())
+      rt.queue().enqueueReadBuffer(by, CL_TRUE, 0, out.size() * sizeof(float), out.data());
+    y = positive_stride(out, a.n, a.incy);
+    return ms;
+  });
+}
+
+BlasTiming sdot_clblast(Runtime& rt, const SdotArgs& a, const std::vector<float>& x,
+                        const std::vector<float>& y, float& result, int runs) {
+  check_fits(rt, {x.size() * 4, y.size() * 4}, "sdot n=" + std::to_string(a.n));
+  return time_runs(runs, [&]() {
+    // A dot product does not care about the common order: reverse x only when exactly one
+    // of the two walks backwards.
+    const bool flip = (a.incx < 0) != (a.incy < 0);
+    cl::Buffer bx = upload(rt, flip ? reversed(x, a.n, a.incx) : x);
+    cl::Buffer by = upload(rt, y);
+    cl::Buffer dot(rt.context(), CL_MEM_READ_WRITE, sizeof(float));
+    cl_command_queue q = rt.queue()();
+    const auto start = std::chrono::steady_clock::now();
+    result = 0;
+    if (a.n > 0)
+      check(clblast::Dot<float>(a.n, dot(), 0, bx(), 0, std::llabs(a.incx), by(), 0,
+                                std::llabs(a.incy), &q),
+            "Dot");
+    rt.queue().finish();
+    const double ms = ms_since(start);
+    if (a.n > 0) rt.queue().enqueueReadBuffer(dot, CL_TRUE, 0, sizeof(float), &result);
+    return ms;
+  });
+}
+
+BlasTiming sgemm_clblast(Runtime& rt, const SgemmArgs& a, const std::vector<float>& A,
+                         const std::vector<float>& B, std::vector<float>& C, int runs) {
+  check_fits(
+      rt, {A.size() * 4, B.size() * 4, C.size() * 4},
+      "sgemm " + std::to_string(a.m) + "x" + std::to_string(a.n) + "x" + std::to_string(a.k));
+  const std::vector<float> c0 = C;
+  return time_runs(runs, [&]() {
+    cl::Buffer ba = upload(rt, A), bb = upload(rt, B), bc = upload(rt, c0);
+    cl_command_queue q = rt.queue()();
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<float> out = c0;
+    if (a.m > 0 && a.n > 0) {
+      if (a.k > 0) {
+        using clblast::Transpose;
+        check(clblast::Gemm<float>(
+                  clblast::Layout::kColMajor, a.trans_a ? Transpose::kYes : Transpose::kNo,
+                  a.trans_b ? Transpose::kYes : Transpose::kNo, a.m, a.n, a.k, a.alpha, ba(), 0,
+                  a.lda, bb(), 0, a.ldb, a.beta, bc(), 0, a.ldc, &q),
+              "Gemm");
+      } else {  // k = 0: C = beta C, which CLBlast refuses (kInvalidDimension); BLAS allows it
+        for (long long j = 0; j < a.n; ++j)
+          for (long long i = 0; i < a.m; ++i) {
+            float& c = out[i + j * a.ldc];
+            c = a.beta == 0 ? 0.0f : a.beta * c;
+          }
+        rt.queue().enqueueWriteBuffer(bc, CL_TRUE, 0, out.size() * sizeof(float), out.data());
+      }
+    }
+    rt.queue().finish();
+    const double ms = ms_since(start);
+    if (!out.empty())
+      rt.queue().enqueueReadBuffer(bc, CL_TRUE, 0, out.size() * sizeof(float), out.data());
+    C = out;
+    return ms;
+  });
+}
+
+}  // namespace blurtool
