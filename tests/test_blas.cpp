@@ -17,6 +17,7 @@
 
 #include "core/blas.h"
 #include "core/error.h"
+#include "tests/test_support.h"
 
 namespace blurtool {
 namespace {
@@ -41,12 +42,6 @@ bool sgemm_close(double got, double want, long long k, double magnitude) {
   return std::abs(got - want) <= 1e-5 * std::sqrt(double(std::max(k, 1LL))) * magnitude + 1e-30;
 }
 // ---------------------------------------------------------------------------------------------
-
-// One runtime (and so one program cache) for the whole suite.
-Runtime& runtime() {
-  static std::unique_ptr<Runtime> rt = std::make_unique<Runtime>(select_device(""));
-  return *rt;
-}
 
 std::vector<float> random_floats(size_t count, std::mt19937& rng) {
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);

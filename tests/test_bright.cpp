@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/bright_points.h"
+#include "tests/test_support.h"
 
 namespace blurtool {
 
@@ -17,11 +18,6 @@ void PrintTo(const BrightPoint& p, std::ostream* os) {
 }
 
 namespace {
-
-Runtime& runtime() {
-  static std::unique_ptr<Runtime> rt = std::make_unique<Runtime>(select_device(""));
-  return *rt;
-}
 
 bool has_subgroups() {
   return runtime().device().device.getInfo<CL_DEVICE_EXTENSIONS>().find("cl_khr_subgroups") !=
@@ -34,14 +30,6 @@ std::vector<BrightVariant> runnable_variants() {
   for (const auto& v : bright_variant_table())
     if (v.value != BrightVariant::subgroup || has_subgroups()) all.push_back(v.value);
   return all;
-}
-
-Image random_rgba(int w, int h, unsigned seed, int levels = 256) {
-  Image img{w, h, 4, std::vector<std::uint8_t>(static_cast<size_t>(w) * h * 4)};
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> value(0, levels - 1);
-  for (auto& p : img.pixels) p = static_cast<std::uint8_t>(value(rng) * 255 / (levels - 1));
-  return img;
 }
 
 Image flat(int w, int h, std::uint8_t v) {

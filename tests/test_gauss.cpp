@@ -11,29 +11,10 @@
 
 #include "core/gauss_blur.h"
 #include "core/gauss_reference.h"
+#include "tests/test_support.h"
 
 namespace blurtool {
 namespace {
-
-Runtime& runtime() {
-  static std::unique_ptr<Runtime> rt = std::make_unique<Runtime>(select_device(""));
-  return *rt;
-}
-
-Image random_rgba(int w, int h, unsigned seed) {
-  Image img{w, h, 4, std::vector<std::uint8_t>(static_cast<size_t>(w) * h * 4)};
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (auto& p : img.pixels) p = static_cast<std::uint8_t>(byte(rng));
-  return img;
-}
-
-int max_error(const Image& a, const Image& b) {
-  int worst = 0;
-  for (size_t i = 0; i < a.pixels.size(); ++i)
-    worst = std::max(worst, std::abs(int(a.pixels[i]) - int(b.pixels[i])));
-  return worst;
-}
 
 // Accuracy bounds, in one place (issue 3): within 1 level of the reference with an rgba32f
 // intermediate (and for one-pass variants), within 2 with rgba16f or rgba8. separable-linear's
