@@ -54,7 +54,10 @@ CliOptions parse_options(int argc, const char* const* argv) {
   cxxopts::Options spec("blurtool",
                         "Blur and analyse images on any OpenCL device, and measure "
                         "each GPU algorithm.\n");
-  spec.custom_help("[options] (--box R | --gauss SIGMA | --bright T) INPUT OUTPUT");
+  spec.custom_help(
+      "[options] (--box R | --gauss SIGMA | --bright T) INPUT OUTPUT\n"
+      "  blurtool blas saxpy|sdot|sgemm [options]    (own BLAS kernels against CLBlast; "
+      "blurtool blas --help)");
   spec.positional_help("");
   // clang-format off
   spec.add_options("Box blur")

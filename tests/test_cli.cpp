@@ -353,6 +353,8 @@ TEST_F(Cli, HelpNamesEveryVariantAndEdgeMode) {
     EXPECT_TRUE(has_word(r.out, v.name)) << "--help lacks variant " << v.name << ":\n" << r.out;
   for (const auto& e : edge_mode_table())
     EXPECT_TRUE(has_word(r.out, e.name)) << "--help lacks edge mode " << e.name;
+  EXPECT_NE(r.out.find("blurtool blas saxpy|sdot|sgemm"), std::string::npos)
+      << "--help does not point to the blas subcommand";
 }
 
 TEST_F(Cli, EveryVariantAndEdgeModeMatchesReference) {
