@@ -110,13 +110,17 @@ nlohmann::json row_json(const BenchRow& b) {
           {"max_ms", b.ms.max}, {"bytes", b.bytes},         {"gbps", b.gbps()}};
 }
 
+// What every JSON report opens with: the device, the schedule, the image and the repetitions.
+nlohmann::json header_json(const BenchReport& r) {
+  return {{"device", r.device},
+          {"schedule", r.schedule},
+          {"width", r.width},
+          {"height", r.height},
+          {"runs", r.runs}};
+}
+
 void print_json(const BenchReport& r, std::ostream& out) {
-  nlohmann::json j;
-  j["device"] = r.device;
-  j["schedule"] = r.schedule;
-  j["width"] = r.width;
-  j["height"] = r.height;
-  j["runs"] = r.runs;
+  nlohmann::json j = header_json(r);
   j["time"] = "kernel time from OpenCL profiling events; host times are wall times";
   j["kernels"] = nlohmann::json::array();
   for (const BenchRow& b : r.kernels) j["kernels"].push_back(row_json(b));
@@ -177,12 +181,7 @@ std::vector<SweepRow> sweep_work_groups(
 void print_sweep(const BenchReport& h, const std::vector<SweepRow>& rows, const std::string& format,
                  std::ostream& out) {
   if (format == "json") {
-    nlohmann::json j;
-    j["device"] = h.device;
-    j["schedule"] = h.schedule;
-    j["width"] = h.width;
-    j["height"] = h.height;
-    j["runs"] = h.runs;
+    nlohmann::json j = header_json(h);
     j["floor"] = row_json(h.floor);
     j["sweep"] = nlohmann::json::array();
     for (const SweepRow& r : rows) {
