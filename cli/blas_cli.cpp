@@ -8,6 +8,7 @@
 
 #include "cli/numbers.h"
 #include "core/blas_bench.h"
+#include "core/blas_tune.h"
 #include "core/error.h"
 
 namespace blurtool {
@@ -26,7 +27,7 @@ int run_blas_command(int argc, const char* const* argv) {
   cxxopts::Options spec("blurtool blas",
                         "Own OpenCL saxpy, sdot and sgemm (image and buffer designs) against "
                         "CLBlast on one device, checked against a CPU reference.\n");
-  spec.custom_help("saxpy|sdot|sgemm [options]");
+  spec.custom_help("saxpy|sdot|sgemm [options]  |  blurtool blas --tune [--device D]");
   spec.positional_help("");
   // clang-format off
   spec.add_options()
@@ -48,6 +49,8 @@ int run_blas_command(int argc, const char* const* argv) {
       ("runs", "timed repetitions after a warm-up, median reported (default 10)", cxxopts::value<std::string>()->default_value("10"))
       ("bench-format", "table, csv or json", cxxopts::value<std::string>()->default_value("table"))
       ("device", "device index or name part (as for blurtool)", cxxopts::value<std::string>())
+      ("tune", "run CLBlast's tuners (Xaxpy, Xdot, Xgemm) on the device and cache the "
+               "parameters for it; later runs add a 'clblast tuned' column")
       ("h,help", "print this help");
   // clang-format on
   spec.parse_positional({"routine"});
@@ -76,6 +79,12 @@ int run_blas_command(int argc, const char* const* argv) {
   }
   if (p.count("help")) {
     std::cout << spec.help();
+    return 0;
+  }
+  if (p.count("tune")) {
+    if (p.count("routine")) throw UsageError("blas --tune: give no routine; it tunes all three");
+    Runtime rt(select_device(p.count("device") ? p["device"].as<std::string>() : ""));
+    tune_clblast(rt, std::cout);
     return 0;
   }
   if (!p.count("routine")) throw UsageError("blas: name a routine: saxpy, sdot or sgemm");

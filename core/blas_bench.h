@@ -25,11 +25,14 @@ struct BlasBenchOptions {
   std::vector<BlasImpl> impls;
   int runs = 10;
   unsigned seed = 1;
+  /// Also run CLBlast with the parameters `blurtool blas --tune` cached for this device, if
+  /// any, as a "clblast tuned" column (after every untuned run: an override cannot be undone).
+  bool with_tuned = true;
 };
 
 /// One implementation at one size: its medians, or why it was skipped; its error.
 struct BlasCell {
-  std::string impl;  ///< "clblast", "image", "image 4x4", "buffer"
+  std::string impl;  ///< "clblast", "clblast tuned", "image", "image 4x4", "buffer"
   std::string skipped;
   Stats kernel_ms, total_ms;
   double error = 0;  ///< relative error against the reference (see blas_tolerance)

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/blas.h"
+#include "core/blas_tune.h"
 #include "core/box_blur.h"
 #include "core/box_reference.h"
 #include "core/bright_points.h"
@@ -745,6 +746,27 @@ TEST_F(Cli, BlasUsageErrorsNameTheArgument) {
     SCOPED_TRACE(::testing::PrintToString(args));
     expect_failure(run(args), 2, parts, Files{});
   }
+}
+
+// Parameters cached by `blurtool blas --tune` are applied on later runs as a "clblast tuned"
+// column; a damaged cache is an error naming the file. (The tuners themselves take over ten
+// minutes on this CPU device, so the cache here is written by hand, with parameters any
+// device accepts.)
+TEST_F(Cli, BlasAppliesCachedClblastTuning) {
+  const fs::path cache_dir = out_ / "cache";
+  fs::create_directories(cache_dir);
+  ::setenv("BLURTOOL_CACHE_DIR", cache_dir.c_str(), 1);
+  const std::string cache = clblast_tuning_path(select_device(""));
+  write_file(cache, R"({"kernels": {"Xaxpy": {"VW": 1, "WGS": 64, "WPT": 1}}})");
+  Result r = run({"blas", "saxpy", "--n", "5000", "--runs", "1"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("clblast tuned"), std::string::npos) << r.out;
+  write_file(cache, "not json");
+  r = run({"blas", "saxpy", "--n", "5000", "--runs", "1"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(cache), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--tune"), std::string::npos) << r.err;
+  ::unsetenv("BLURTOOL_CACHE_DIR");
 }
 
 }  // namespace
