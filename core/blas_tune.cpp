@@ -52,10 +52,11 @@ void tune_clblast(Runtime& rt, std::ostream& log) {
     nlohmann::ordered_json j;
     for (const auto& [name, value] : p) j[name] = value;
     cache["kernels"][kernel] = j;
-    log << "  " << kernel << ": " << j.dump() << "\n";
+    log << "  " << kernel << ": " << j.dump() << std::endl;  // flushed: tuning takes minutes
   };
   Parameters p;
-  log << "tuning CLBlast on " << rt.device().name << " (single precision)\n";
+  log << "tuning CLBlast on " << rt.device().name << " (single precision): Xaxpy, Xdot, Xgemm"
+      << std::endl;
   check(clblast::TuneXaxpy<float>(&q, 1 << 22, 1.0, p), "TuneXaxpy");
   keep("Xaxpy", p);
   p.clear();
