@@ -48,11 +48,6 @@ void check_not_same_file(const std::string& input, const std::string& output) {
   if (same) throw UsageError("output '" + output + "' is the input file; refusing to overwrite it");
 }
 
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
 // Lower-case extension of `path`, with the dot ("" if none).
 std::string extension(const std::string& path) {
   std::string ext = fs::path(path).extension().string();

@@ -65,6 +65,12 @@ void check_fits(Runtime& rt, const std::vector<size_t>& bytes, const std::string
   }
 }
 
+cl::Buffer upload_floats(Runtime& rt, const std::vector<float>& v) {
+  cl::Buffer b(rt.context(), CL_MEM_READ_WRITE, std::max<size_t>(1, v.size()) * sizeof(float));
+  if (!v.empty()) rt.queue().enqueueWriteBuffer(b, CL_TRUE, 0, v.size() * sizeof(float), v.data());
+  return b;
+}
+
 BlasTiming saxpy_device(Runtime& rt, BlasImpl impl, const SaxpyArgs& a, const std::vector<float>& x,
                         std::vector<float>& y, int runs) {
   switch (impl) {

@@ -13,12 +13,6 @@ namespace {
 constexpr size_t kDotWg = 256, kDotGroups = 1024;  // kernels/blas.cl DOT_WG; stage-1 groups
 constexpr size_t kTile = 64, kPerItem = 4;         // kernels/blas.cl TS, WPT
 
-cl::Buffer upload(Runtime& rt, const std::vector<float>& v) {
-  cl::Buffer b(rt.context(), CL_MEM_READ_WRITE, std::max<size_t>(1, v.size()) * sizeof(float));
-  if (!v.empty()) rt.queue().enqueueWriteBuffer(b, CL_TRUE, 0, v.size() * sizeof(float), v.data());
-  return b;
-}
-
 void download(Runtime& rt, const cl::Buffer& b, std::vector<float>& v) {
   if (!v.empty()) rt.queue().enqueueReadBuffer(b, CL_TRUE, 0, v.size() * sizeof(float), v.data());
 }
@@ -33,7 +27,7 @@ BlasTiming saxpy_buffer(Runtime& rt, const SaxpyArgs& a, const std::vector<float
       rt.kernel("blas", contiguous ? "blas_saxpy_contiguous" : "blas_saxpy_strided", "");
   const std::vector<float> y0 = y;
   return time_runs(runs, [&]() {
-    cl::Buffer bx = upload(rt, x), by = upload(rt, y0);
+    cl::Buffer bx = upload_floats(rt, x), by = upload_floats(rt, y0);
     std::vector<cl::Event> events;
     if (a.n > 0) {
       events.emplace_back();
@@ -65,7 +59,7 @@ BlasTiming sdot_buffer(Runtime& rt, const SdotArgs& a, const std::vector<float>&
   // Enough work-groups to fill a large GPU, no more than the data needs.
   const size_t groups = std::clamp<size_t>((a.n + kDotWg - 1) / kDotWg, 1, kDotGroups);
   return time_runs(runs, [&]() {
-    cl::Buffer bx = upload(rt, x), by = upload(rt, y);
+    cl::Buffer bx = upload_floats(rt, x), by = upload_floats(rt, y);
     cl::Buffer sums(rt.context(), CL_MEM_READ_WRITE, groups * sizeof(float));
     cl::Buffer out(rt.context(), CL_MEM_READ_WRITE, sizeof(float));
     partial.setArg(0, static_cast<cl_long>(a.n));
@@ -100,7 +94,7 @@ BlasTiming sgemm_buffer(Runtime& rt, const SgemmArgs& a, const std::vector<float
   }
   const std::vector<float> c0 = C;
   return time_runs(runs, [&]() {
-    cl::Buffer ba = upload(rt, A), bb = upload(rt, B), bc = upload(rt, c0);
+    cl::Buffer ba = upload_floats(rt, A), bb = upload_floats(rt, B), bc = upload_floats(rt, c0);
     std::vector<cl::Event> events;
     if (a.m > 0 && a.n > 0) {
       const cl_int args_i[] = {static_cast<cl_int>(a.m), static_cast<cl_int>(a.n),

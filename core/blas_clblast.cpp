@@ -48,16 +48,6 @@ std::vector<float> reversed(const std::vector<float>& v, long long n, long long 
   return r;
 }
 
-double ms_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-}
-
-cl::Buffer upload(Runtime& rt, const std::vector<float>& v) {
-  cl::Buffer b(rt.context(), CL_MEM_READ_WRITE, std::max<size_t>(1, v.size()) * sizeof(float));
-  if (!v.empty()) rt.queue().enqueueWriteBuffer(b, CL_TRUE, 0, v.size() * sizeof(float), v.data());
-  return b;
-}
-
 }  // namespace
 
 BlasTiming saxpy_clblast(Runtime& rt, const SaxpyArgs& a, const std::vector<float>& x,
@@ -69,8 +59,8 @@ BlasTiming saxpy_clblast(Runtime& rt, const SaxpyArgs& a, const std::vector<floa
   const std::vector<float> x_rev = a.incx < 0 ? reversed(x, a.n, a.incx) : std::vector<float>();
   const std::vector<float> y_rev = a.incy < 0 ? reversed(y0, a.n, a.incy) : std::vector<float>();
   return time_runs(runs, [&]() {
-    cl::Buffer bx = upload(rt, a.incx < 0 ? x_rev : x);
-    cl::Buffer by = upload(rt, a.incy < 0 ? y_rev : y0);
+    cl::Buffer bx = upload_floats(rt, a.incx < 0 ? x_rev : x);
+    cl::Buffer by = upload_floats(rt, a.incy < 0 ? y_rev : y0);
     cl_command_queue q = rt.queue()();
     const auto start = std::chrono::steady_clock::now();
     if (a.n > 0)
@@ -94,8 +84,8 @@ BlasTiming sdot_clblast(Runtime& rt, const SdotArgs& a, const std::vector<float>
   const bool flip = (a.incx < 0) != (a.incy < 0);
   const std::vector<float> x_rev = flip ? reversed(x, a.n, a.incx) : std::vector<float>();
   return time_runs(runs, [&]() {
-    cl::Buffer bx = upload(rt, flip ? x_rev : x);
-    cl::Buffer by = upload(rt, y);
+    cl::Buffer bx = upload_floats(rt, flip ? x_rev : x);
+    cl::Buffer by = upload_floats(rt, y);
     cl::Buffer dot(rt.context(), CL_MEM_READ_WRITE, sizeof(float));
     cl_command_queue q = rt.queue()();
     const auto start = std::chrono::steady_clock::now();
@@ -132,7 +122,7 @@ BlasTiming sgemm_clblast(Runtime& rt, const SgemmArgs& a, const std::vector<floa
   cl::Buffer temp;
   if (temp_bytes > 0) temp = cl::Buffer(rt.context(), CL_MEM_READ_WRITE, temp_bytes);
   return time_runs(runs, [&]() {
-    cl::Buffer ba = upload(rt, A), bb = upload(rt, B), bc = upload(rt, c0);
+    cl::Buffer ba = upload_floats(rt, A), bb = upload_floats(rt, B), bc = upload_floats(rt, c0);
     const auto start = std::chrono::steady_clock::now();
     std::vector<float> out = c0;
     if (a.m > 0 && a.n > 0) {

@@ -25,6 +25,10 @@ double events_ms(const std::vector<cl::Event>& events);
 /// the routine and size for the message.
 void check_fits(Runtime& rt, const std::vector<size_t>& bytes, const std::string& what);
 
+/// A new device buffer holding `v` (at least one float, since buffers cannot be empty),
+/// written with a blocking upload.
+cl::Buffer upload_floats(Runtime& rt, const std::vector<float>& v);
+
 BlasTiming saxpy_clblast(Runtime& rt, const SaxpyArgs& a, const std::vector<float>& x,
                          std::vector<float>& y, int runs);
 BlasTiming sdot_clblast(Runtime& rt, const SdotArgs& a, const std::vector<float>& x,

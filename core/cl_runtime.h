@@ -12,6 +12,7 @@
 #define CL_HPP_MINIMUM_OPENCL_VERSION 120
 #define CL_HPP_ENABLE_EXCEPTIONS
 #include <CL/opencl.hpp>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -90,6 +91,13 @@ class Runtime {
 /// Kernel execution time of a finished event, in milliseconds, from its profiling counters
 /// (CL_PROFILING_COMMAND_START to _END).
 double event_ms(const cl::Event& event);
+
+/// Host wall time since `start`, in milliseconds (for the times profiling events cannot give:
+/// decode, upload, download, encode, whole library calls).
+inline double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
 
 /// Rounds `n` up to a multiple of `m` (global sizes for padded NDRanges).
 inline size_t round_up(size_t n, size_t m) {

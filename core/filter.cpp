@@ -7,13 +7,6 @@
 
 namespace blurtool {
 
-namespace {
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-}  // namespace
-
 cl::Image2D make_image(Runtime& runtime, int width, int height, cl_channel_type type,
                        cl_mem_flags flags) {
   const DeviceInfo& d = runtime.device();
