@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -236,11 +237,19 @@ std::vector<BlasRow> run_blas_bench(Runtime& rt, const BlasBenchOptions& o) {
   // CLBlast cannot take an override back, so the tuned pass comes after every untuned run.
   const bool clblast =
       std::find(o.impls.begin(), o.impls.end(), BlasImpl::clblast) != o.impls.end();
-  if (o.with_tuned && clblast && apply_clblast_tuning(rt)) {
+  if (!o.with_tuned || !clblast) return rows;
+  const ClblastTuning tuning = apply_clblast_tuning(rt);
+  const char* kernel = o.routine == BlasRoutine::saxpy  ? "Xaxpy"
+                       : o.routine == BlasRoutine::sdot ? "Xdot"
+                                                        : "Xgemm";
+  if (std::find(tuning.applied.begin(), tuning.applied.end(), kernel) != tuning.applied.end()) {
     for (size_t i = 0; i < rows.size(); ++i) {
       const BlasRow tuned = run_size(rt, o, o.sizes[i], {BlasImpl::clblast}, " tuned");
       rows[i].cells.insert(rows[i].cells.begin() + 1, tuned.cells.begin(), tuned.cells.end());
     }
+  } else if (tuning.refused.count(kernel)) {  // a tuned column would only repeat the defaults
+    std::cerr << "blurtool: no 'clblast tuned' column: blurtool blas --tune refused the tuned "
+              << kernel << " (" << tuning.refused.at(kernel) << "), see " << tuning.path << "\n";
   }
   return rows;
 }

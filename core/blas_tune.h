@@ -4,8 +4,10 @@
 // untuned side by side.
 #pragma once
 
+#include <map>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "core/cl_runtime.h"
 
@@ -16,14 +18,26 @@ namespace blurtool {
 /// replaced by '_').
 std::string clblast_tuning_path(const DeviceInfo& device);
 
-/// Runs the tuners for single precision on `rt`'s device (fraction 1 of the configurations for
-/// Xaxpy and Xdot, 1/64 for Xgemm, which has thousands), writes the cache atomically and prints
-/// each kernel's best parameters to `log`. Throws blurtool::Error naming the tuner that failed.
+/// The random fraction of Xgemm's configurations that `tune_clblast` tries.
+inline constexpr double kXgemmTuningFraction = 1.0 / 512;  // CLBlast's own tuner default
+
+/// Runs the tuners for single precision on `rt`'s device (every configuration of Xaxpy and
+/// Xdot, kXgemmTuningFraction of Xgemm's, which has tens of thousands), rewrites the cache
+/// atomically after each kernel (an interrupted run keeps the kernels it finished) and prints
+/// each kernel's best parameters and tuning time in seconds to `log`. Throws blurtool::Error
+/// naming the tuner that failed.
 void tune_clblast(Runtime& rt, std::ostream& log);
 
-/// Applies the cached parameters of `rt`'s device with OverrideParameters. Returns false when
-/// there is no cache for this device and driver. Throws blurtool::Error for an unreadable cache
-/// or parameters CLBlast refuses. The override lasts for the rest of the process.
-bool apply_clblast_tuning(Runtime& rt);
+/// What `apply_clblast_tuning` found in the cache.
+struct ClblastTuning {
+  std::string path;                            ///< the cache file (see clblast_tuning_path)
+  std::vector<std::string> applied;            ///< kernels overridden: "Xaxpy", "Xdot", "Xgemm"
+  std::map<std::string, std::string> refused;  ///< kernel -> why --tune left it out
+};
+
+/// Applies the cached parameters of `rt`'s device with OverrideParameters; `applied` is empty
+/// when there is no cache for this device and driver. Throws blurtool::Error for an unreadable
+/// cache or parameters CLBlast refuses. The override lasts for the rest of the process.
+ClblastTuning apply_clblast_tuning(Runtime& rt);
 
 }  // namespace blurtool

@@ -761,6 +761,15 @@ TEST_F(Cli, BlasAppliesCachedClblastTuning) {
   Result r = run({"blas", "saxpy", "--n", "5000", "--runs", "1"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("clblast tuned"), std::string::npos) << r.out;
+  // A kernel that --tune refused gives no tuned column (it would repeat the defaults), and
+  // says why on stderr.
+  write_file(cache, R"({"kernels": {"Xaxpy": {"VW": 1, "WGS": 64, "WPT": 1}},
+      "refused": {"Xgemm": {"parameters": {}, "why": "wrong results at 2048x2048x2048"}}})");
+  r = run({"blas", "sgemm", "--n", "40", "--runs", "1", "--impl", "clblast"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("clblast tuned"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("refused the tuned Xgemm (wrong results at 2048"), std::string::npos)
+      << r.err;
   write_file(cache, "not json");
   r = run({"blas", "saxpy", "--n", "5000", "--runs", "1"});
   EXPECT_EQ(r.status, 1);
