@@ -1,5 +1,7 @@
 // blurtool's entry point: parses the command line, runs the job, and turns every failure into
 // one line on stderr and an exit status: 0 done, 1 a file or the device failed, 2 usage error.
+#include <unistd.h>
+
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -7,6 +9,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/batch.h"
 #include "cli/blas_cli.h"
 #include "cli/options.h"
 #include "core/bench.h"
@@ -42,59 +45,56 @@ void print_devices(std::ostream& out) {
 
 // Refuses an output that is the input itself (same path, or another name for the same file).
 void check_not_same_file(const std::string& input, const std::string& output) {
+  if (input == "-" || output == "-") return;
   std::error_code ec;
   bool same = fs::absolute(input, ec) == fs::absolute(output, ec) ||
               (fs::exists(output, ec) && fs::equivalent(input, output, ec));
   if (same) throw UsageError("output '" + output + "' is the input file; refusing to overwrite it");
 }
 
-// Lower-case extension of `path`, with the dot ("" if none).
-std::string extension(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return ext;
+// Every byte of standard input.
+std::vector<std::uint8_t> read_stdin() {
+  std::vector<std::uint8_t> bytes;
+  std::uint8_t buffer[1 << 16];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0)
+    bytes.insert(bytes.end(), buffer, buffer + n);
+  if (std::ferror(stdin)) throw Error("<stdin>: read error");
+  return bytes;
 }
 
-int run(const CliOptions& o) {
-  const bool bright = o.operation == CliOptions::Operation::bright;
-  const std::string ext = extension(o.output);
-  const bool point_list = bright && (ext == ".csv" || ext == ".json");
-  if (bright && !point_list && ext != ".png" && ext != ".jpg" && ext != ".jpeg")
-    throw UsageError("output '" + o.output + "': with --bright it must end in .csv or .json " +
-                     "(the points) or .png, .jpg or .jpeg (the image with a glow at each point)");
-  if (!point_list) output_format_for(o.output);  // unknown extensions are refused before work
-  check_not_same_file(o.input, o.output);
+// One image: INPUT (a file or "-") to OUTPUT (a file, replaced if it exists, or "-"), with the
+// benchmark report when asked for.
+int run_single(const CliOptions& o) {
+  const std::string& input = o.inputs.front();
+  const OutputKind kind = output_kind(o.output, input, o);  // bad names refused before work
+  check_not_same_file(input, o.output);
+  if (o.output == "-" && isatty(STDOUT_FILENO))
+    throw UsageError("output '-' is a terminal; redirect standard output to a file or a pipe");
 
   auto start = std::chrono::steady_clock::now();
   std::vector<std::string> warnings;
-  Image image = load_image(o.input, &warnings);
+  const Image image = input == "-" ? decode_image(read_stdin(), "<stdin>", &warnings)
+                                   : load_image(input, &warnings);
   const double decode_ms = ms_since(start);
-  for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
+  if (!o.quiet)
+    for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
 
-  Runtime runtime(select_device(o.device));
-  // The operation's filter with a given work-group size (the sweep builds one per size).
-  auto make_filter = [&](WorkGroup wg) -> std::unique_ptr<Filter> {
-    if (bright)
-      return std::make_unique<BrightFinder>(runtime, o.bright_params, image.width, image.height);
-    if (o.operation == CliOptions::Operation::box)
-      return std::make_unique<BoxFilter>(runtime, o.box_params, image.width, image.height);
-    GaussParams params = o.gauss_params;
-    if (!wg.is_default()) params.wg = wg;
-    return std::make_unique<GaussFilter>(runtime, params, image.width, image.height);
-  };
+  Runtime runtime(select_device(o.devices.empty() ? o.device : o.devices.front()));
+  auto make = [&](WorkGroup wg) { return make_filter(runtime, o, image.width, image.height, wg); };
   const bool row_segments =
       o.operation == CliOptions::Operation::gauss &&
       gauss_row_work_group(resolve_gauss_variant(o.gauss_params.variant, runtime.device()));
   std::unique_ptr<Filter> filter;
   try {
-    filter = make_filter(WorkGroup{});
+    filter = make(WorkGroup{});
   } catch (const UsageError&) {
     // A sweep with no --wg need not start from the default size: if that one does not fit
     // (local memory for a large radius), the output is made with the first size that does.
     if (!o.sweep_wg || !o.gauss_params.wg.is_default()) throw;
     for (const WorkGroup& wg : sweep_sizes(row_segments)) {
       try {
-        filter = make_filter(wg);
+        filter = make(wg);
         break;
       } catch (const UsageError&) {
       }
@@ -105,35 +105,48 @@ int run(const CliOptions& o) {
   FilterRun result = run_filter(runtime, *filter, rgba, o.bench_runs);
 
   start = std::chrono::steady_clock::now();
-  if (bright) {
-    const std::vector<BrightPoint> points = static_cast<BrightFinder&>(*filter).points();
-    if (point_list) {
-      const std::string text =
-          ext == ".csv" ? bright_points_csv(points) : bright_points_json(points);
-      write_file_atomic(o.output, std::vector<std::uint8_t>(text.begin(), text.end()));
-    } else {
-      const Image glow = draw_glow(runtime, rgba, points, o.bright_params);
-      save_image(from_rgba(glow, image.channels), o.output, o.quality);
-    }
+  const Rendered rendered = render(runtime, o, *filter, result, rgba, image.channels, kind);
+  const std::vector<std::uint8_t> bytes = encode_output(rendered, kind, o);
+  if (o.output == "-") {
+    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() ||
+        std::fflush(stdout) != 0)
+      throw Error("<stdout>: write error");
   } else {
-    save_image(from_rgba(result.output, image.channels), o.output, o.quality);
+    write_file_atomic(o.output, bytes);
   }
   const double encode_ms = ms_since(start);
 
   if (o.bench_runs > 0) {
+    // The report goes to stdout, unless the image does.
+    std::ostream& out = o.output == "-" ? std::cerr : std::cout;
     BenchReport report = make_report(runtime, *filter, result, o.bench_runs);
     if (o.sweep_wg) {
-      print_sweep(report, sweep_work_groups(runtime, rgba, row_segments, make_filter, o.bench_runs),
-                  o.bench_format, std::cout);
+      print_sweep(report, sweep_work_groups(runtime, rgba, row_segments, make, o.bench_runs),
+                  o.bench_format, out);
       return 0;
     }
     report.host_ms = {{"decode", decode_ms},
                       {"upload", result.upload_ms},
                       {"download", result.download_ms},
                       {"encode", encode_ms}};
-    print_report(report, o.bench_format, std::cout);
+    print_report(report, o.bench_format, out);
   }
   return 0;
+}
+
+// --version: the version, the OpenCL platforms found and the CLBlast this build links.
+void print_version(std::ostream& out) {
+  out << "blurtool " << BLURTOOL_VERSION << "\n";
+  std::vector<cl::Platform> platforms;
+  try {
+    cl::Platform::get(&platforms);
+  } catch (const cl::Error&) {  // no ICD or no platform: say so, it is not an error here
+  }
+  if (platforms.empty()) out << "OpenCL: no platform found\n";
+  for (const cl::Platform& p : platforms)
+    out << "OpenCL: " << p.getInfo<CL_PLATFORM_NAME>() << " (" << p.getInfo<CL_PLATFORM_VERSION>()
+        << ")\n";
+  out << "CLBlast " << BLURTOOL_CLBLAST_VERSION << "\n";
 }
 
 }  // namespace
@@ -147,14 +160,14 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (o.version) {
-      std::cout << "blurtool " << BLURTOOL_VERSION << "\n";
+      print_version(std::cout);
       return 0;
     }
     if (o.list_devices) {
       print_devices(std::cout);
       return 0;
     }
-    return run(o);
+    return o.batch ? run_batch(o) : run_single(o);
   } catch (const UsageError& e) {
     std::cerr << "blurtool: " << e.what() << " (see blurtool --help)\n";
     return 2;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cxxopts.hpp>
+#include <filesystem>
 #include <vector>
 
 #include "cli/numbers.h"
@@ -55,9 +56,12 @@ CliOptions parse_options(int argc, const char* const* argv) {
                         "Blur and analyse images on any OpenCL device, and measure "
                         "each GPU algorithm.\n");
   spec.custom_help(
-      "[options] (--box R | --gauss SIGMA | --bright T) INPUT OUTPUT\n"
+      "(--box R | --gauss SIGMA | --bright T) [options] INPUT OUTPUT\n"
+      "  blurtool (--box R | ...) [options] INPUT... -o FOLDER     (batch; also INPUT... FOLDER/)\n"
+      "  blurtool (--box R | ...) [options] [-r] FOLDER FOLDER      (every PNG/JPEG in FOLDER)\n"
       "  blurtool blas saxpy|sdot|sgemm [options]    (own BLAS kernels against CLBlast; "
-      "blurtool blas --help)");
+      "blurtool blas --help)\n\n"
+      " INPUT or OUTPUT '-' reads stdin or writes stdout.");
   spec.positional_help("");
   // clang-format off
   spec.add_options("Box blur")
@@ -90,14 +94,25 @@ CliOptions parse_options(int argc, const char* const* argv) {
        cxxopts::value<std::string>(), "B")
       ("per-item", "pixels per work-item of 'hybrid': KxK, 1..B (default 2)",
        cxxopts::value<std::string>(), "K");
-  spec.add_options("Output")
-      ("quality", "JPEG quality 1..100; the format follows OUTPUT's extension "
-                  "(.png, .jpg, .jpeg)", cxxopts::value<std::string>()->default_value("95"), "Q");
+  spec.add_options("Output and batch")
+      ("o,output", "batch: write every output into FOLDER (created if missing), named as its "
+                   "input", cxxopts::value<std::string>(), "FOLDER")
+      ("r,recursive", "batch: descend into sub-folders of folder inputs, mirroring them")
+      ("format", "output format: png or jpg (with --bright also csv or json); default: by the "
+                 "output's extension (.png, .jpg, .jpeg), in batch the input's",
+       cxxopts::value<std::string>(), "FMT")
+      ("force", "batch: replace outputs that exist (default: skip them and count them)")
+      ("quality", "JPEG quality 1..100", cxxopts::value<std::string>()->default_value("95"), "Q")
+      ("q,quiet", "print nothing but errors (no warnings, progress or summary)")
+      ("jobs", "host threads decoding and encoding, 1..256 (default: hardware threads)",
+       cxxopts::value<std::string>(), "N");
   spec.add_options("Devices")
       ("list-devices", "list every OpenCL device with its index and exit")
       ("device", "device index or case-insensitive part of its platform or device name "
                  "(default: $BLURTOOL_DEVICE, else the first GPU, else the first CPU)",
-       cxxopts::value<std::string>(), "N|TEXT");
+       cxxopts::value<std::string>(), "N|TEXT")
+      ("devices", "batch: spread the images over these devices: 'all', or a comma-separated "
+                  "list of indices or name parts", cxxopts::value<std::string>(), "LIST");
   spec.add_options("Benchmark")
       ("bench", "time the kernels N times (default 10) after a warm-up: median, min, max "
                 "kernel time and GB/s, the device's bandwidth floor, host times",
@@ -108,8 +123,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
        cxxopts::value<std::string>()->default_value("table"), "FMT");
   spec.add_options("General")
       ("h,help", "print this help and exit")
-      ("version", "print the version and exit")
-      ("files", "INPUT OUTPUT", cxxopts::value<std::vector<std::string>>());
+      ("version", "print the version, the OpenCL platforms and the CLBlast version, and exit")
+      ("files", "INPUT... OUTPUT", cxxopts::value<std::vector<std::string>>());
   // clang-format on
   spec.parse_positional({"files"});
 
@@ -121,8 +136,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
   }
 
   CliOptions o;
-  o.help_text = spec.help(
-      {"Box blur", "Gaussian blur", "Bright points", "Output", "Devices", "Benchmark", "General"});
+  o.help_text = spec.help({"Box blur", "Gaussian blur", "Bright points", "Output and batch",
+                           "Devices", "Benchmark", "General"});
   o.help = parsed.count("help") > 0;
   o.version = parsed.count("version") > 0;
   o.list_devices = parsed.count("list-devices") > 0;
@@ -206,12 +221,62 @@ CliOptions parse_options(int argc, const char* const* argv) {
 
   std::vector<std::string> files;
   if (parsed.count("files")) files = parsed["files"].as<std::vector<std::string>>();
-  if (files.size() != 2) {
-    throw UsageError("expected an INPUT and an OUTPUT file, got " + std::to_string(files.size()) +
-                     " file argument" + (files.size() == 1 ? "" : "s"));
+  o.recursive = parsed.count("recursive") > 0;
+  o.force = parsed.count("force") > 0;
+  o.quiet = parsed.count("quiet") > 0;
+  if (parsed.count("jobs"))
+    o.jobs = parse_int(parsed["jobs"].as<std::string>(), "--jobs", 1, 256, "the thread count");
+  if (parsed.count("format")) {
+    o.format = parsed["format"].as<std::string>();
+    if (o.format == "jpeg") o.format = "jpg";
+    const bool text = o.format == "csv" || o.format == "json";
+    if (o.format != "png" && o.format != "jpg" && !(text && bright))
+      throw UsageError("--format '" + o.format + "': choose png or jpg" +
+                       (bright ? std::string(", csv or json")
+                               : std::string(" (csv and json "
+                                             "go with --bright)")));
   }
-  o.input = files[0];
-  o.output = files[1];
+  if (parsed.count("devices")) {
+    if (parsed.count("device")) throw UsageError("--device and --devices: give one of them");
+    const std::string list = parsed["devices"].as<std::string>();
+    size_t start = 0;
+    while (start <= list.size()) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      const std::string item = list.substr(start, comma - start);
+      if (item.empty())
+        throw UsageError("--devices '" + list + "': an empty item; give 'all' or N,N,...");
+      o.devices.push_back(item);
+      start = comma + 1;
+    }
+  }
+
+  if (parsed.count("output")) {
+    o.output = parsed["output"].as<std::string>();
+    o.inputs = files;
+    o.batch = true;
+  } else {
+    if (files.size() < 2)
+      throw UsageError("expected INPUT and OUTPUT, got " + std::to_string(files.size()) +
+                       " file argument" + (files.size() == 1 ? "" : "s") +
+                       " (several inputs: INPUT... -o FOLDER)");
+    o.output = files.back();
+    o.inputs.assign(files.begin(), files.end() - 1);
+    std::error_code ec;
+    o.batch = o.inputs.size() > 1 || o.output.back() == '/' ||
+              (o.output != "-" && std::filesystem::is_directory(o.output, ec)) ||
+              (o.inputs[0] != "-" && std::filesystem::is_directory(o.inputs[0], ec));
+  }
+  if (o.inputs.empty()) throw UsageError("no INPUT given (-o names the output folder)");
+  if (o.batch) {
+    for (const std::string& in : o.inputs)
+      if (in == "-")
+        throw UsageError("'-' (stdin) is an INPUT only on its own: INPUT OUTPUT, not a batch");
+    if (o.output == "-")
+      throw UsageError("'-' (stdout) takes one image: give one INPUT, not a batch");
+    if (o.bench_runs > 0)
+      throw UsageError(std::string(o.sweep_wg ? "--sweep-wg" : "--bench") +
+                       " times one image: give one INPUT and one OUTPUT file");
+  }
   return o;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/box_blur.h"
 #include "core/bright_points.h"
@@ -25,7 +26,19 @@ struct CliOptions {
   int bench_runs = 0;          ///< 0: no benchmark
   bool sweep_wg = false;       ///< --sweep-wg: one benchmark row per work-group size
   std::string bench_format = "table";
-  std::string input, output;
+  /// INPUT arguments: files, folders or "-" (stdin).
+  std::vector<std::string> inputs;
+  /// OUTPUT: a file, "-" (stdout) or, in batch mode, a folder.
+  std::string output;
+  /// Batch mode: several inputs, a folder input, -o, or an OUTPUT that is a folder (an
+  /// existing one, or a name ending in '/'). Single mode replaces OUTPUT if it exists.
+  bool batch = false;
+  bool recursive = false;  ///< -r: descend into sub-folders of folder inputs
+  bool force = false;      ///< --force: replace existing outputs in batch mode
+  bool quiet = false;      ///< --quiet: only errors on stderr
+  std::string format;      ///< --format: png, jpg (csv, json with --bright); empty: by name
+  std::vector<std::string> devices;  ///< --devices: device specs ("all" expanded); empty: --device
+  int jobs = 0;  ///< --jobs: host threads decoding and encoding; 0: hardware threads
 };
 
 /// Parses argv. Throws blurtool::UsageError for unknown options, bad values and a wrong number

@@ -1,0 +1,504 @@
+// The batch driver (see batch.h).
+//
+// Stages: decode (host pool) -> device (one thread per device, each with its own context,
+// queue and compiled programs for the whole batch) -> encode and write (host pool). The pool's
+// threads take an encode when one is waiting, else a decode, so that they follow whichever
+// stage is short of hands; a cap on the images held in memory keeps decoders from running far
+// ahead of the devices or the encoders.
+#include "cli/batch.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "core/box_blur.h"
+#include "core/bright_points.h"
+#include "core/error.h"
+#include "core/gauss_blur.h"
+
+namespace fs = std::filesystem;
+
+namespace blurtool {
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string extension_of(const std::string& path) {
+  return lower(fs::path(path).extension());
+}
+
+bool is_image_name(const std::string& path) {
+  const std::string ext = extension_of(path);
+  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
+}
+
+}  // namespace
+
+OutputKind output_kind(const std::string& path, const std::string& input, const CliOptions& o) {
+  std::string name = o.format;
+  if (name.empty()) {
+    std::string ext = extension_of(path == "-" ? input : path);
+    if (path == "-" && !is_image_name(input)) ext = ".png";
+    if (ext == ".jpeg") ext = ".jpg";
+    name = ext.empty() ? ext : ext.substr(1);
+  }
+  const bool bright = o.operation == CliOptions::Operation::bright;
+  if (name == "png") return OutputKind::png;
+  if (name == "jpg") return OutputKind::jpeg;
+  if (bright && name == "csv") return OutputKind::csv;
+  if (bright && name == "json") return OutputKind::json;
+  if (bright)
+    throw UsageError("output '" + path + "': with --bright it must end in .csv or .json " +
+                     "(the points) or .png, .jpg or .jpeg (the image with a glow at each point)");
+  throw UsageError("output '" + path +
+                   "': unknown image format; use a .png, .jpg or .jpeg name, or --format");
+}
+
+std::unique_ptr<Filter> make_filter(Runtime& runtime, const CliOptions& o, int width, int height,
+                                    WorkGroup wg) {
+  switch (o.operation) {
+    case CliOptions::Operation::bright:
+      return std::make_unique<BrightFinder>(runtime, o.bright_params, width, height);
+    case CliOptions::Operation::box:
+      return std::make_unique<BoxFilter>(runtime, o.box_params, width, height);
+    case CliOptions::Operation::gauss:
+      break;
+  }
+  GaussParams params = o.gauss_params;
+  if (!wg.is_default()) params.wg = wg;
+  return std::make_unique<GaussFilter>(runtime, params, width, height);
+}
+
+Rendered render(Runtime& runtime, const CliOptions& o, Filter& filter, const FilterRun& run,
+                const Image& rgba, int channels, OutputKind kind) {
+  Rendered r;
+  if (o.operation != CliOptions::Operation::bright) {
+    r.image = from_rgba(run.output, channels);
+    return r;
+  }
+  const std::vector<BrightPoint> points = static_cast<BrightFinder&>(filter).points();
+  if (kind == OutputKind::csv)
+    r.text = bright_points_csv(points);
+  else if (kind == OutputKind::json)
+    r.text = bright_points_json(points);
+  else
+    r.image = from_rgba(draw_glow(runtime, rgba, points, o.bright_params), channels);
+  return r;
+}
+
+std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const CliOptions& o) {
+  if (kind == OutputKind::csv || kind == OutputKind::json)
+    return std::vector<std::uint8_t>(r.text.begin(), r.text.end());
+  return encode_image(r.image, kind == OutputKind::png ? ImageFormat::png : ImageFormat::jpeg,
+                      o.quality);
+}
+
+namespace {
+
+// One image of the batch.
+struct Item {
+  std::string input, output;
+  OutputKind kind = OutputKind::png;
+};
+
+// What planning found: the images to make, and those already failed or skipped.
+struct Plan {
+  std::vector<Item> items;
+  std::vector<std::pair<std::string, std::string>> failed;  // input, reason
+  size_t skipped = 0;
+  size_t folders_without_images = 0;
+};
+
+// The output name for `input` found at `relative` under its root: --format's extension, else
+// the input's own when it is an image name, else ".png".
+fs::path output_name(const fs::path& relative, const CliOptions& o) {
+  fs::path out = relative;
+  if (!o.format.empty())
+    out.replace_extension("." + o.format);
+  else if (!is_image_name(relative.string()))
+    out.replace_extension(".png");
+  return out;
+}
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec) && !ec) return true;
+  return fs::exists(b, ec) && fs::equivalent(a, b, ec);
+}
+
+Plan plan(const CliOptions& o) {
+  std::error_code ec;
+  const fs::path out_dir = o.output;
+  if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec))
+    throw UsageError("output folder '" + o.output + "' is a file; name a folder");
+  const fs::path out_canonical = fs::weakly_canonical(out_dir, ec);
+
+  // (input file, output path relative to the output folder)
+  std::vector<std::pair<fs::path, fs::path>> found;
+  Plan p;
+  for (const std::string& input : o.inputs) {
+    if (!fs::is_directory(input, ec)) {
+      found.emplace_back(input, output_name(fs::path(input).filename(), o));
+      continue;
+    }
+    std::vector<std::pair<fs::path, fs::path>> here;
+    auto consider = [&](const fs::directory_entry& e) {
+      const std::string name = e.path().filename().string();
+      if (name.empty() || name[0] == '.' || !e.is_regular_file(ec) || !is_image_name(name)) return;
+      here.emplace_back(e.path(), output_name(fs::relative(e.path(), input), o));
+    };
+    const auto options = fs::directory_options::skip_permission_denied;
+    if (o.recursive) {
+      for (auto it = fs::recursive_directory_iterator(input, options, ec);
+           it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (ec) break;
+        const std::string name = it->path().filename().string();
+        if (it->is_directory(ec)) {  // hidden folders and the output folder are not scanned
+          if ((!name.empty() && name[0] == '.') ||
+              fs::weakly_canonical(it->path(), ec) == out_canonical)
+            it.disable_recursion_pending();
+          continue;
+        }
+        consider(*it);
+      }
+    } else {
+      for (const auto& e : fs::directory_iterator(input, options, ec)) consider(e);
+    }
+    if (ec) throw Error("input folder '" + input + "': " + ec.message());
+    if (here.empty()) ++p.folders_without_images;
+    std::sort(here.begin(), here.end());
+    found.insert(found.end(), here.begin(), here.end());
+  }
+
+  std::map<fs::path, std::string> claimed;  // output -> the input that makes it
+  for (const auto& [input, relative] : found) {
+    const fs::path out = out_dir / relative;
+    const std::string in = input.string();
+    if (same_file(input, out)) {
+      p.failed.emplace_back(
+          in, "output '" + out.string() + "' is the input file; refusing to overwrite it");
+      continue;
+    }
+    const fs::path key = fs::weakly_canonical(out, ec);
+    if (auto it = claimed.find(key); it != claimed.end()) {
+      p.failed.emplace_back(
+          in, "output '" + out.string() + "' is also the output of '" + it->second + "'");
+      continue;
+    }
+    claimed[key] = in;
+    if (!o.force && fs::exists(out, ec)) {
+      ++p.skipped;
+      continue;
+    }
+    Item item{in, out.string(), OutputKind::png};
+    item.kind = output_kind(item.output, in, o);
+    p.items.push_back(std::move(item));
+  }
+  return p;
+}
+
+// The devices of --devices (every one for "all"), or the one of --device.
+std::vector<DeviceInfo> batch_devices(const CliOptions& o) {
+  if (o.devices.empty()) return {select_device(o.device)};
+  std::vector<DeviceInfo> all = list_devices(), chosen;
+  std::set<int> seen;
+  for (const std::string& spec : o.devices) {
+    std::vector<DeviceInfo> add = lower(spec) == "all" ? all : std::vector{select_device(spec)};
+    for (DeviceInfo& d : add)
+      if (seen.insert(d.index).second) chosen.push_back(std::move(d));
+  }
+  if (chosen.empty()) throw Error("--devices: no OpenCL device found");
+  return chosen;
+}
+
+// The claimed format of `path` by its name, and the real one by its first bytes, when they
+// differ: "PNG" / "JPEG".
+std::optional<std::string> misnamed(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char sig[4] = {0, 0, 0, 0};
+  if (!in.read(reinterpret_cast<char*>(sig), 4)) return std::nullopt;
+  const bool png = sig[0] == 0x89 && sig[1] == 'P' && sig[2] == 'N' && sig[3] == 'G';
+  const bool jpeg = sig[0] == 0xFF && sig[1] == 0xD8 && sig[2] == 0xFF;
+  const std::string ext = extension_of(path);
+  if (png && (ext == ".jpg" || ext == ".jpeg")) return "a PNG image under a JPEG name";
+  if (jpeg && ext == ".png") return "a JPEG image under a PNG name";
+  return std::nullopt;
+}
+
+std::string clock_text(double seconds) {
+  const long s = std::lround(std::max(0.0, seconds));
+  char text[32];
+  std::snprintf(text, sizeof text, "%ld:%02ld", s / 60, s % 60);
+  return text;
+}
+
+// The pipeline over plan.items: all state under one mutex, one condition variable.
+class Pipeline {
+ public:
+  Pipeline(const CliOptions& o, const Plan& plan, std::vector<std::unique_ptr<Runtime>>& devices)
+      : o_(o), items_(plan.items), devices_(devices) {
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    workers_ = o.jobs > 0 ? static_cast<size_t>(o.jobs) : hw;
+    // Images held at once: enough to keep every device and worker busy, no more.
+    cap_ = workers_ + 2 * devices.size();
+    failed_ = plan.failed.size();
+    skipped_ = plan.skipped;
+    progress_ = !o.quiet && isatty(STDERR_FILENO);
+  }
+
+  // Runs the batch; returns the number of images that failed in it.
+  void run() {
+    start_ = std::chrono::steady_clock::now();
+    std::vector<std::thread> threads;
+    for (auto& rt : devices_) threads.emplace_back([this, &rt] { device_loop(*rt); });
+    for (size_t i = 0; i < workers_; ++i) threads.emplace_back([this] { worker_loop(); });
+    for (std::thread& t : threads) t.join();
+    if (progress_) std::cerr << "\r\033[K" << std::flush;
+  }
+
+  size_t done() const { return done_; }
+  size_t failed() const { return failed_; }
+  size_t skipped() const { return skipped_; }
+  double seconds() const { return ms_since(start_) / 1000; }
+  double input_bytes() const { return input_bytes_; }
+
+ private:
+  struct Decoded {
+    size_t item;
+    Image image;
+  };
+  struct Finished {
+    size_t item;
+    Rendered rendered;
+  };
+
+  // Called with the lock held.
+  bool no_more_input() const { return next_ == items_.size() && decoding_ == 0; }
+  bool all_settled() const {
+    return no_more_input() && decoded_.empty() && on_device_ == 0 && finished_.empty();
+  }
+
+  void fail(size_t item, const std::string& why) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ++failed_;
+    clear_progress();
+    std::cerr << "blurtool: " << items_[item].input << ": " << why << "\n";
+    draw_progress();
+  }
+
+  void warn(const std::string& text) {
+    if (o_.quiet) return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    clear_progress();
+    std::cerr << "blurtool: warning: " << text << "\n";
+    draw_progress();
+  }
+
+  // Runs `work` for `item`, turning any exception into a reported failure.
+  template <class F>
+  bool guarded(size_t item, F&& work) {
+    try {
+      work();
+      return true;
+    } catch (const cl::Error& e) {
+      fail(item, "OpenCL: " + describe_cl_error(e));
+    } catch (const std::exception& e) {
+      // Messages of image_io already name the file; others get it from fail().
+      std::string why = e.what();
+      const std::string& in = items_[item].input;
+      if (why.rfind(in + ":", 0) == 0) why = why.substr(in.size() + 1);
+      while (!why.empty() && why[0] == ' ') why.erase(0, 1);
+      fail(item, why);
+    }
+    return false;
+  }
+
+  void worker_loop() {
+    for (;;) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [&] {
+        return !finished_.empty() || (next_ < items_.size() && held_ < cap_) || all_settled();
+      });
+      if (!finished_.empty()) {
+        Finished f = std::move(finished_.front());
+        finished_.pop_front();
+        lock.unlock();
+        const Item& item = items_[f.item];
+        const bool ok = guarded(f.item, [&] {
+          const std::vector<std::uint8_t> bytes = encode_output(f.rendered, item.kind, o_);
+          std::error_code ec;
+          fs::create_directories(fs::path(item.output).parent_path(), ec);
+          write_file_atomic(item.output, bytes);
+        });
+        lock.lock();
+        --held_;
+        if (ok) ++done_;
+        draw_progress();
+        cv_.notify_all();
+        continue;
+      }
+      if (next_ < items_.size() && held_ < cap_) {
+        const size_t i = next_++;
+        ++decoding_;
+        ++held_;
+        lock.unlock();
+        Decoded d{i, {}};
+        std::uintmax_t bytes = 0;
+        const bool ok = guarded(i, [&] {
+          std::vector<std::string> warnings;
+          d.image = load_image(items_[i].input, &warnings);
+          if (auto m = misnamed(items_[i].input)) warnings.push_back(*m + ", read as what it is");
+          for (const std::string& w : warnings) warn(items_[i].input + ": " + w);
+          std::error_code ec;
+          bytes = fs::file_size(items_[i].input, ec);
+        });
+        lock.lock();
+        --decoding_;
+        if (ok) {
+          input_bytes_ += static_cast<double>(bytes);
+          decoded_.push_back(std::move(d));
+        } else {
+          --held_;
+        }
+        cv_.notify_all();
+        continue;
+      }
+      return;  // all_settled
+    }
+  }
+
+  void device_loop(Runtime& rt) {
+    // The filter of the previous image, reused while the size stays the same.
+    std::unique_ptr<Filter> filter;
+    int width = 0, height = 0;
+    for (;;) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [&] { return !decoded_.empty() || no_more_input(); });
+      if (decoded_.empty()) return;
+      Decoded d = std::move(decoded_.front());
+      decoded_.pop_front();
+      ++on_device_;
+      lock.unlock();
+      Finished f{d.item, {}};
+      const bool ok = guarded(d.item, [&] {
+        const Image rgba = to_rgba(d.image);
+        if (!filter || width != rgba.width || height != rgba.height) {
+          filter.reset();
+          filter = make_filter(rt, o_, rgba.width, rgba.height);
+          width = rgba.width;
+          height = rgba.height;
+        }
+        const FilterRun run = run_filter(rt, *filter, rgba);
+        f.rendered = render(rt, o_, *filter, run, rgba, d.image.channels, items_[d.item].kind);
+      });
+      if (!ok) filter.reset();  // a failed run may leave the filter in any state
+      lock.lock();
+      --on_device_;
+      if (ok)
+        finished_.push_back(std::move(f));
+      else
+        --held_;
+      cv_.notify_all();
+    }
+  }
+
+  // With the lock held: the progress line, at most 10 times a second and once at the end.
+  void draw_progress() {
+    if (!progress_) return;
+    const size_t total = items_.size() + skipped_ + planned_failures();
+    const size_t count = done_ + failed_ + skipped_;
+    const double s = seconds();
+    if (count < total && s - drawn_at_ < 0.1) return;
+    drawn_at_ = s;
+    const double rate = done_ > 0 ? done_ / s : 0;
+    const size_t left = total - std::min(total, count);
+    std::string bar(20, ' ');
+    const size_t filled = total ? count * bar.size() / total : bar.size();
+    for (size_t i = 0; i < filled; ++i) bar[i] = '#';
+    char line[160];
+    std::snprintf(line, sizeof line, "\r[%s] %zu/%zu  %.1f images/s  %s left\033[K", bar.c_str(),
+                  count, total, rate, rate > 0 ? clock_text(left / rate).c_str() : "-:--");
+    std::cerr << line << std::flush;
+  }
+  void clear_progress() {
+    if (progress_) std::cerr << "\r\033[K";
+  }
+  size_t planned_failures() const { return failed_at_plan_; }
+
+  const CliOptions& o_;
+  const std::vector<Item>& items_;
+  std::vector<std::unique_ptr<Runtime>>& devices_;
+  size_t workers_ = 1, cap_ = 1;
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  size_t next_ = 0;       // next item to decode
+  size_t decoding_ = 0;   // items being decoded
+  size_t on_device_ = 0;  // items on a device
+  size_t held_ = 0;       // items between the start of decoding and the end of writing
+  std::deque<Decoded> decoded_;
+  std::deque<Finished> finished_;
+  size_t done_ = 0, failed_ = 0, skipped_ = 0, failed_at_plan_ = 0;
+  double input_bytes_ = 0;
+  bool progress_ = false;
+  double drawn_at_ = -1;
+  std::chrono::steady_clock::time_point start_;
+
+ public:
+  void set_planned_failures(size_t n) { failed_at_plan_ = n; }
+};
+
+}  // namespace
+
+int run_batch(const CliOptions& o) {
+  const Plan p = plan(o);
+  std::error_code ec;
+  fs::create_directories(o.output, ec);
+  if (ec) throw Error("output folder '" + o.output + "': " + ec.message());
+  for (const auto& [input, why] : p.failed)
+    std::cerr << "blurtool: " << input << ": " << why << "\n";
+  if (p.folders_without_images > 0 && !o.quiet)
+    std::cerr << "blurtool: warning: " << p.folders_without_images
+              << (p.folders_without_images == 1 ? " input folder holds" : " input folders hold")
+              << " no .png, .jpg or .jpeg file" << (o.recursive ? "" : " (-r descends)") << "\n";
+
+  std::vector<std::unique_ptr<Runtime>> devices;
+  if (!p.items.empty())
+    for (const DeviceInfo& d : batch_devices(o)) devices.push_back(std::make_unique<Runtime>(d));
+  Pipeline pipeline(o, p, devices);
+  pipeline.set_planned_failures(p.failed.size());
+  pipeline.run();
+
+  if (!o.quiet) {
+    const double s = pipeline.seconds();
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "blurtool: %zu done, %zu skipped%s, %zu failed in %.1f s: %.1f images/s, "
+                  "%.1f MB/s\n",
+                  pipeline.done(), pipeline.skipped(),
+                  pipeline.skipped() ? " (output exists; --force replaces)" : "", pipeline.failed(),
+                  s, s > 0 ? pipeline.done() / s : 0.0,
+                  s > 0 ? pipeline.input_bytes() / s / 1e6 : 0.0);
+    std::cerr << line;
+  }
+  return pipeline.failed() > 0 ? 1 : 0;
+}
+
+}  // namespace blurtool

@@ -1,0 +1,54 @@
+// The batch driver: one image or a folder of them through one operation, with decoding,
+// device work and encoding overlapping (a small pool of host threads and one thread per
+// device), plus the pieces the single-image path in main.cpp shares with it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/options.h"
+#include "core/cl_runtime.h"
+#include "core/filter.h"
+#include "core/image_io.h"
+
+namespace blurtool {
+
+/// What an output holds: an image (PNG or JPEG) or, with --bright, the point list.
+enum class OutputKind { png, jpeg, csv, json };
+
+/// The kind of output `path` gets: --format if given, else its extension (.png, .jpg, .jpeg;
+/// .csv and .json with --bright). For "-" (stdout) without --format: `input`'s extension when it
+/// names an image, else PNG. Throws blurtool::UsageError naming `path` for other extensions.
+OutputKind output_kind(const std::string& path, const std::string& input, const CliOptions& o);
+
+/// The filter of o's operation for a width x height image on `runtime`; `wg` overrides the
+/// Gaussian work-group size (the --sweep-wg rows). Throws blurtool::UsageError for a schedule
+/// the device cannot run.
+std::unique_ptr<Filter> make_filter(Runtime& runtime, const CliOptions& o, int width, int height,
+                                    WorkGroup wg = {});
+
+/// One image's result, ready to encode: an image with the input's channel count, or text.
+struct Rendered {
+  Image image;
+  std::string text;
+};
+
+/// Turns a finished run of `filter` (see run_filter) over `rgba` into the output: the blurred
+/// image, or for --bright the point list (csv, json) or the input with a glow at each point.
+/// `channels` is the input's channel count (1-4), restored from RGBA.
+Rendered render(Runtime& runtime, const CliOptions& o, Filter& filter, const FilterRun& run,
+                const Image& rgba, int channels, OutputKind kind);
+
+/// The bytes of `r` in `kind` (JPEG at o.quality).
+std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const CliOptions& o);
+
+/// Runs a batch (o.batch): plans every INPUT (files, folders, -r) into o.output, skips existing
+/// outputs unless --force, runs the pipeline on the device(s) of --device or --devices, reports
+/// each failing file on stderr and goes on; progress on a terminal and a summary unless --quiet.
+/// Returns the exit status: 0 every image done or skipped, 1 some failed. Throws
+/// blurtool::UsageError before any work for a bad output folder or device list.
+int run_batch(const CliOptions& o);
+
+}  // namespace blurtool
