@@ -283,10 +283,12 @@ class Pipeline {
   struct Decoded {
     size_t item;
     Image image;
+    double bytes;  // of the input file
   };
   struct Finished {
     size_t item;
     Rendered rendered;
+    double bytes;
   };
 
   // Called with the lock held.
@@ -349,7 +351,10 @@ class Pipeline {
         });
         lock.lock();
         --held_;
-        if (ok) ++done_;
+        if (ok) {
+          ++done_;
+          input_bytes_ += f.bytes;
+        }
         draw_progress();
         cv_.notify_all();
         continue;
@@ -359,20 +364,18 @@ class Pipeline {
         ++decoding_;
         ++held_;
         lock.unlock();
-        Decoded d{i, {}};
-        std::uintmax_t bytes = 0;
+        Decoded d{i, {}, 0};
         const bool ok = guarded(i, [&] {
           std::vector<std::string> warnings;
           d.image = load_image(items_[i].input, &warnings);
           if (auto m = misnamed(items_[i].input)) warnings.push_back(*m + ", read as what it is");
           for (const std::string& w : warnings) warn(items_[i].input + ": " + w);
           std::error_code ec;
-          bytes = fs::file_size(items_[i].input, ec);
+          d.bytes = static_cast<double>(fs::file_size(items_[i].input, ec));
         });
         lock.lock();
         --decoding_;
         if (ok) {
-          input_bytes_ += static_cast<double>(bytes);
           decoded_.push_back(std::move(d));
         } else {
           --held_;
@@ -396,7 +399,7 @@ class Pipeline {
       decoded_.pop_front();
       ++on_device_;
       lock.unlock();
-      Finished f{d.item, {}};
+      Finished f{d.item, {}, d.bytes};
       const bool ok = guarded(d.item, [&] {
         const Image rgba = to_rgba(d.image);
         if (!filter || width != rgba.width || height != rgba.height) {
@@ -469,9 +472,6 @@ class Pipeline {
 
 int run_batch(const CliOptions& o) {
   const Plan p = plan(o);
-  std::error_code ec;
-  fs::create_directories(o.output, ec);
-  if (ec) throw Error("output folder '" + o.output + "': " + ec.message());
   for (const auto& [input, why] : p.failed)
     std::cerr << "blurtool: " << input << ": " << why << "\n";
   if (p.folders_without_images > 0 && !o.quiet)
@@ -480,8 +480,17 @@ int run_batch(const CliOptions& o) {
               << " no .png, .jpg or .jpeg file" << (o.recursive ? "" : " (-r descends)") << "\n";
 
   std::vector<std::unique_ptr<Runtime>> devices;
-  if (!p.items.empty())
-    for (const DeviceInfo& d : batch_devices(o)) devices.push_back(std::make_unique<Runtime>(d));
+  if (!p.items.empty()) {
+    for (const DeviceInfo& d : batch_devices(o)) {
+      devices.push_back(std::make_unique<Runtime>(d));
+      // A schedule the device cannot run (--variant, --wg) is a usage error of the whole
+      // batch, found before any image: build the filter once for a small image.
+      make_filter(*devices.back(), o, 64, 64);
+    }
+  }
+  std::error_code ec;
+  fs::create_directories(o.output, ec);
+  if (ec) throw Error("output folder '" + o.output + "': " + ec.message());
   Pipeline pipeline(o, p, devices);
   pipeline.set_planned_failures(p.failed.size());
   pipeline.run();

@@ -32,23 +32,35 @@ int run_blas_command(int argc, const char* const* argv) {
   // clang-format off
   spec.add_options()
       ("routine", "saxpy, sdot or sgemm", cxxopts::value<std::string>())
-      ("n", "vector length (saxpy, sdot) or columns of C (sgemm); default: the write-up's sizes "
-            "(1024 .. 268435456; sgemm 64 .. 4096 square)", cxxopts::value<std::string>())
-      ("m", "sgemm: rows of C (default n)", cxxopts::value<std::string>())
-      ("k", "sgemm: inner dimension (default n)", cxxopts::value<std::string>())
-      ("alpha", "scalar alpha (default 1.5 for saxpy, 1 for sgemm)", cxxopts::value<std::string>())
-      ("beta", "sgemm: scalar beta (default 0: C is not read)", cxxopts::value<std::string>()->default_value("0"))
-      ("incx", "stride of x, not 0 (default 1)", cxxopts::value<std::string>()->default_value("1"))
-      ("incy", "stride of y, not 0 (default 1)", cxxopts::value<std::string>()->default_value("1"))
+      ("n", "vector length (saxpy, sdot) or columns of C (sgemm), >= 0 (default: the "
+            "write-up's sizes, 1024..268435456; sgemm 64..4096 square)",
+       cxxopts::value<std::string>(), "N")
+      ("m", "sgemm: rows of C, >= 0 (default: N)", cxxopts::value<std::string>(), "M")
+      ("k", "sgemm: inner dimension, >= 0 (default: N)", cxxopts::value<std::string>(), "K")
+      ("alpha", "scalar alpha (default: 1.5 for saxpy, 1 for sgemm)",
+       cxxopts::value<std::string>(), "A")
+      ("beta", "sgemm: scalar beta; 0 means C is not read",
+       cxxopts::value<std::string>()->default_value("0"), "B")
+      ("incx", "stride of x in elements, not 0; negative walks backwards",
+       cxxopts::value<std::string>()->default_value("1"), "INC")
+      ("incy", "stride of y in elements, not 0; negative walks backwards",
+       cxxopts::value<std::string>()->default_value("1"), "INC")
       ("trans-a", "sgemm: op(A) = A^T")
       ("trans-b", "sgemm: op(B) = B^T")
-      ("lda", "sgemm: leading dimension of A (default: its rows)", cxxopts::value<std::string>())
-      ("ldb", "sgemm: leading dimension of B (default: its rows)", cxxopts::value<std::string>())
-      ("ldc", "sgemm: leading dimension of C (default m)", cxxopts::value<std::string>())
-      ("impl", "clblast, image, buffer or all (default all)", cxxopts::value<std::string>()->default_value("all"))
-      ("runs", "timed repetitions after a warm-up, median reported (default 10)", cxxopts::value<std::string>()->default_value("10"))
-      ("bench-format", "table, csv or json", cxxopts::value<std::string>()->default_value("table"))
-      ("device", "device index or name part (as for blurtool)", cxxopts::value<std::string>())
+      ("lda", "sgemm: leading dimension of A, >= its rows (default: its rows)",
+       cxxopts::value<std::string>(), "LD")
+      ("ldb", "sgemm: leading dimension of B, >= its rows (default: its rows)",
+       cxxopts::value<std::string>(), "LD")
+      ("ldc", "sgemm: leading dimension of C, >= M (default: M)",
+       cxxopts::value<std::string>(), "LD")
+      ("impl", "clblast, image, buffer or all", cxxopts::value<std::string>()->default_value("all"),
+       "NAME")
+      ("runs", "timed repetitions after a warm-up, median reported, >= 1",
+       cxxopts::value<std::string>()->default_value("10"), "N")
+      ("bench-format", "table, csv or json", cxxopts::value<std::string>()->default_value("table"),
+       "FMT")
+      ("device", "device index or name part (as for blurtool)", cxxopts::value<std::string>(),
+       "N|TEXT")
       ("tune", "run CLBlast's tuners (Xaxpy, Xdot, Xgemm) on the device and cache the "
                "parameters for it; later runs add a 'clblast tuned' column")
       ("h,help", "print this help");
@@ -78,7 +90,16 @@ int run_blas_command(int argc, const char* const* argv) {
     throw UsageError(std::string("blas: ") + e.what());
   }
   if (p.count("help")) {
-    std::cout << spec.help();
+    // cxxopts shows the one-letter names as short options ("-n N"); the command line takes
+    // them as --n, --m, --k, so show that, aligned with the long options.
+    std::string help = spec.help();
+    for (const char* name : {"n N", "m M", "k K"}) {
+      const std::string shown = std::string("  -") + name + "     ",
+                        meant = std::string("      --") + name;
+      if (size_t at = help.find(shown); at != std::string::npos)
+        help.replace(at, shown.size(), meant);
+    }
+    std::cout << help;
     return 0;
   }
   if (p.count("tune")) {

@@ -138,6 +138,16 @@ CliOptions parse_options(int argc, const char* const* argv) {
   CliOptions o;
   o.help_text = spec.help({"Box blur", "Gaussian blur", "Bright points", "Output and batch",
                            "Devices", "Benchmark", "General"});
+  // The BLAS subcommand has its own options (blurtool blas --help); name it among the groups.
+  const std::string blas_group =
+      " BLAS options (blurtool blas ROUTINE [options]; blurtool blas --help):\n"
+      "      saxpy|sdot|sgemm    own OpenCL kernels (image and buffer designs) against\n"
+      "                          CLBlast, checked against a CPU reference: --n, --m, --k,\n"
+      "                          --alpha, --beta, --incx, --incy, --trans-a, --trans-b,\n"
+      "                          --lda, --ldb, --ldc, --impl, --runs\n"
+      "      --tune              run CLBlast's tuners on the device and cache the result\n\n";
+  if (size_t at = o.help_text.find(" Output and batch options:"); at != std::string::npos)
+    o.help_text.insert(at, blas_group);
   o.help = parsed.count("help") > 0;
   o.version = parsed.count("version") > 0;
   o.list_devices = parsed.count("list-devices") > 0;
