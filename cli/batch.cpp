@@ -479,9 +479,12 @@ int run_batch(const CliOptions& o) {
               << (p.folders_without_images == 1 ? " input folder holds" : " input folders hold")
               << " no .png, .jpg or .jpeg file" << (o.recursive ? "" : " (-r descends)") << "\n";
 
+  // Resolved even when nothing is left to do, so that a bad --device or --devices is a usage
+  // error of every run, not only of those with images to process.
+  const std::vector<DeviceInfo> chosen = batch_devices(o);
   std::vector<std::unique_ptr<Runtime>> devices;
   if (!p.items.empty()) {
-    for (const DeviceInfo& d : batch_devices(o)) {
+    for (const DeviceInfo& d : chosen) {
       devices.push_back(std::make_unique<Runtime>(d));
       // A schedule the device cannot run (--variant, --wg) is a usage error of the whole
       // batch, found before any image: build the filter once for a small image.

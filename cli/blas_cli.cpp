@@ -64,6 +64,8 @@ int run_blas_command(int argc, const char* const* argv) {
       ("tune", "run CLBlast's tuners (Xaxpy, Xdot, Xgemm) on the device and cache the "
                "parameters for it; later runs add a 'clblast tuned' column")
       ("h,help", "print this help");
+  // Run by --tune in a child process, where a crashing kernel costs nothing (not in --help).
+  spec.add_options("internal")("check-tuning", "check the cached Xgemm parameters");
   // clang-format on
   spec.parse_positional({"routine"});
   // cxxopts takes one-letter names only as short options: accept BLAS's --n, --m, --k (and
@@ -92,7 +94,7 @@ int run_blas_command(int argc, const char* const* argv) {
   if (p.count("help")) {
     // cxxopts shows the one-letter names as short options ("-n N"); the command line takes
     // them as --n, --m, --k, so show that, aligned with the long options.
-    std::string help = spec.help();
+    std::string help = spec.help({""});
     for (const char* name : {"n N", "m M", "k K"}) {
       const std::string shown = std::string("  -") + name + "     ",
                         meant = std::string("      --") + name;
@@ -101,6 +103,10 @@ int run_blas_command(int argc, const char* const* argv) {
     }
     std::cout << help;
     return 0;
+  }
+  if (p.count("check-tuning")) {
+    Runtime rt(select_device(p.count("device") ? p["device"].as<std::string>() : ""));
+    return check_clblast_tuning(rt, std::cout);
   }
   if (p.count("tune")) {
     if (p.count("routine")) throw UsageError("blas --tune: give no routine; it tunes all three");

@@ -123,10 +123,10 @@ CliOptions parse_options(int argc, const char* const* argv) {
        cxxopts::value<std::string>()->default_value("table"), "FMT");
   spec.add_options("General")
       ("h,help", "print this help and exit")
-      ("version", "print the version, the OpenCL platforms and the CLBlast version, and exit")
-      ("files", "INPUT... OUTPUT", cxxopts::value<std::vector<std::string>>());
+      ("version", "print the version, the OpenCL platforms and the CLBlast version, and exit");
   // clang-format on
-  spec.parse_positional({"files"});
+  // INPUT... OUTPUT are the arguments no option takes (cxxopts's unmatched()), not a positional
+  // vector option: cxxopts splits a vector's values at commas, and "a,b.png" is one file name.
 
   cxxopts::ParseResult parsed;
   try {
@@ -229,8 +229,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
   if (o.bench_format != "table" && o.bench_format != "csv" && o.bench_format != "json")
     throw UsageError("--bench-format '" + o.bench_format + "': choose table, csv or json");
 
-  std::vector<std::string> files;
-  if (parsed.count("files")) files = parsed["files"].as<std::vector<std::string>>();
+  const std::vector<std::string> files = parsed.unmatched();
   o.recursive = parsed.count("recursive") > 0;
   o.force = parsed.count("force") > 0;
   o.quiet = parsed.count("quiet") > 0;

@@ -2,11 +2,15 @@
 #include "core/blas_tune.h"
 
 #include <clblast.h>
+#include <sys/wait.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -61,7 +65,52 @@ double relative_difference(const std::vector<float>& x, const std::vector<float>
   return std::isfinite(diff) ? diff / std::max(scale, 1e-30) : INFINITY;
 }
 
+// Runs `blurtool blas --check-tuning` on `device` in a child process; returns "" when the
+// cached Xgemm passed, else why not (its message, or the signal that ended it).
+std::string check_in_child(const DeviceInfo& device) {
+  std::error_code ec;
+  const std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec || exe.find('\'') != std::string::npos) return "cannot run the check: no path to blurtool";
+  const std::string command =
+      "'" + exe + "' blas --check-tuning --device " + std::to_string(device.index) + " 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return "cannot run the check: " + std::string(std::strerror(errno));
+  std::string output;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, pipe)) output += buffer;
+  const int status = pclose(pipe);
+  while (!output.empty() && std::isspace(static_cast<unsigned char>(output.back())))
+    output.pop_back();
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  if (WIFEXITED(status) && WEXITSTATUS(status) > 128) signal = WEXITSTATUS(status) - 128;
+  if (signal) return "the GEMM routine crashed with it (signal " + std::to_string(signal) + ")";
+  if (output.rfind("blurtool: ", 0) == 0) output.erase(0, 10);
+  return output.empty() ? "the check failed" : output;
+}
+
 }  // namespace
+
+int check_clblast_tuning(Runtime& rt, std::ostream& out) {
+  const long long n = (rt.device().type & CL_DEVICE_TYPE_GPU) ? 1024 : 256;
+  const std::vector<long long> checks = {2 * n, 2 * n + 17, 4 * n};
+  std::vector<std::vector<float>> untuned;
+  for (long long size : checks) untuned.push_back(gemm_routine(rt, size));
+  const ClblastTuning t = apply_clblast_tuning(rt);
+  if (std::find(t.applied.begin(), t.applied.end(), "Xgemm") == t.applied.end()) {
+    out << "no tuned Xgemm in " << t.path << "\n";
+    return 1;
+  }
+  for (size_t i = 0; i < checks.size(); ++i) {
+    const double error = relative_difference(gemm_routine(rt, checks[i]), untuned[i]);
+    if (error > 1e-5 * std::sqrt(static_cast<double>(checks[i]))) {
+      out << "wrong in the GEMM routine at " << checks[i] << "x" << checks[i] << "x" << checks[i]
+          << ": relative error " << error << " against CLBlast's defaults\n";
+      return 1;
+    }
+  }
+  return 0;
+}
 
 std::string clblast_tuning_path(const DeviceInfo& d) {
   std::string dir;
@@ -106,35 +155,24 @@ void tune_clblast(Runtime& rt, std::ostream& log) {
   // Xgemm has tens of thousands of configurations, each compiled: a random fraction of them.
   // The tuner checks each configuration on the Xgemm kernel alone, at one size; inside the GEMM
   // routine, at other sizes, the one it keeps can still be wrong (seen on an H100: a GEMMK=1
-  // choice tuned at 1024 off by 20% at 2048; CLBlast issue #545). So the routine runs untuned,
-  // then with the override, at 2n, 2n+17 and 4n; a wrong choice is tuned once more at 2n, and
-  // left out of the cache (GEMM keeping CLBlast's defaults) if that one is wrong too.
+  // choice tuned at 1024 off by 20% at 2048; CLBlast issue #545), or write outside its buffers
+  // (seen on PoCL, where device memory is the process's heap). So a child process checks each
+  // pick in the routine (see check_clblast_tuning), where a crash costs nothing; a wrong pick
+  // is tuned once more at 2n, and left out of the cache (GEMM keeping CLBlast's defaults) if
+  // that one fails too.
   const long long n = gpu ? 1024 : 256;  // the CPU compiles every configuration slowly
-  const std::vector<long long> checks = {2 * n, 2 * n + 17, 4 * n};
-  std::vector<std::vector<float>> untuned;
-  for (long long size : checks) untuned.push_back(gemm_routine(rt, size));
   for (long long tune_n : {n, 2 * n}) {
     if (tune_n != n)
       log << "  Xgemm: tuning again at " << tune_n << "x" << tune_n << "x" << tune_n << std::endl;
     tune("Xgemm", [&](Parameters& p) {
       return clblast::TuneXgemm<float>(&q, tune_n, tune_n, tune_n, kXgemmTuningFraction, p);
     });
-    apply_clblast_tuning(rt);
-    std::string why;
-    for (size_t i = 0; i < checks.size() && why.empty(); ++i) {
-      const double error = relative_difference(gemm_routine(rt, checks[i]), untuned[i]);
-      if (error > 1e-5 * std::sqrt(static_cast<double>(checks[i]))) {
-        std::ostringstream text;
-        text << "tuned at " << tune_n << ", wrong in the GEMM routine at " << checks[i] << "x"
-             << checks[i] << "x" << checks[i] << ": relative error " << error
-             << " against CLBlast's defaults";
-        why = text.str();
-      }
-    }
+    std::string why = check_in_child(rt.device());
     if (why.empty()) {
       if (cache.erase("refused")) save();
       break;
     }
+    why = "tuned at " + std::to_string(tune_n) + ", " + why;
     log << "  Xgemm refused: " << why << std::endl;
     cache["refused"]["Xgemm"] = {{"parameters", cache["kernels"]["Xgemm"]}, {"why", why}};
     cache["kernels"].erase("Xgemm");

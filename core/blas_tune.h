@@ -28,6 +28,13 @@ inline constexpr double kXgemmTuningFraction = 1.0 / 512;  // CLBlast's own tune
 /// naming the tuner that failed.
 void tune_clblast(Runtime& rt, std::ostream& log);
 
+/// Checks the cached Xgemm parameters of `rt`'s device inside CLBlast's GEMM routine: C = A B
+/// at 2n, 2n+17 and 4n (n = 1024 on a GPU, 256 otherwise), with CLBlast's defaults first, then
+/// with the override, compared (relative error within 1e-5 sqrt(size)). Returns 0 when they
+/// agree, 1 after writing why not to `out`. `blurtool blas --tune` runs it in a child process
+/// (blurtool blas --check-tuning), since a wrong pick can also write outside its buffers.
+int check_clblast_tuning(Runtime& rt, std::ostream& out);
+
 /// What `apply_clblast_tuning` found in the cache.
 struct ClblastTuning {
   std::string path;                            ///< the cache file (see clblast_tuning_path)

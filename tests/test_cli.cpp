@@ -33,8 +33,7 @@
 #include "core/gauss_blur.h"
 #include "core/gauss_reference.h"
 #include "core/image_io.h"
-
-extern char** environ;
+#include "tests/cli_support.h"
 
 namespace blurtool {
 namespace {
@@ -47,40 +46,10 @@ const std::string kDune = std::string(BLURTOOL_SOURCE_DIR) + "/samples/dune_1680
 const std::string kHubble =
     std::string(BLURTOOL_SOURCE_DIR) + "/samples/hubble_deep_field_1000x872.jpg";
 
-struct Result {
-  int status = -1;  // exit status, or 128 + signal
-  std::string out, err;
-};
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void write_file(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
 Files listing(const fs::path& dir) {
   Files names;
   for (const auto& entry : fs::directory_iterator(dir)) names.insert(entry.path().filename());
   return names;
-}
-
-Image random_image(int w, int h, int channels, unsigned seed) {
-  Image img{w, h, channels, std::vector<std::uint8_t>(static_cast<size_t>(w) * h * channels)};
-  std::mt19937 rng(seed);
-  for (auto& p : img.pixels) p = static_cast<std::uint8_t>(rng() & 0xFF);
-  return img;
-}
-
-// Largest |a - b| over all bytes; 256 when the shapes differ.
-int max_diff(const Image& a, const Image& b) {
-  if (a.width != b.width || a.height != b.height || a.channels != b.channels) return 256;
-  int worst = 0;
-  for (size_t i = 0; i < a.pixels.size(); ++i)
-    worst = std::max(worst, std::abs(int(a.pixels[i]) - int(b.pixels[i])));
-  return worst;
 }
 
 // The first word of every line of `text` (leading blanks skipped), in order.
@@ -131,39 +100,7 @@ class Cli : public ::testing::Test {
   // removed from the environment, then set to `env_device` if that is not null.
   Result run(const std::vector<std::string>& args, const char* env_device = nullptr,
              const fs::path& cwd = {}) {
-    std::vector<std::string> argv_s = {BLURTOOL_BINARY};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<std::string> env_s;
-    for (char** e = environ; *e; ++e)
-      if (std::strncmp(*e, "BLURTOOL_DEVICE=", 16) != 0) env_s.push_back(*e);
-    if (env_device) env_s.push_back(std::string("BLURTOOL_DEVICE=") + env_device);
-    std::vector<char*> argv, envp;
-    for (auto& s : argv_s) argv.push_back(s.data());
-    for (auto& s : env_s) envp.push_back(s.data());
-    argv.push_back(nullptr);
-    envp.push_back(nullptr);
-    const std::string out_path = root_ / "stdout.txt", err_path = root_ / "stderr.txt";
-    const std::string dir = cwd.empty() ? root_.string() : cwd.string();
-
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    if (pid == 0) {  // only async-signal-safe calls until execve
-      const int o = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      const int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (o < 0 || e < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0 || ::chdir(dir.c_str()) != 0)
-        ::_exit(126);
-      ::execve(argv[0], argv.data(), envp.data());
-      ::_exit(127);
-    }
-    Result r;
-    int status = 0;
-    if (pid < 0) return r;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = read_file(out_path);
-    r.err = read_file(err_path);
-    return r;
+    return run_blurtool(args, cwd.empty() ? root_ : cwd, root_, Spawn{{}, {}, env_device});
   }
 
   // A failed run: exit `status`, each of `parts` in stderr, and `out_` holding just `files`.

@@ -1,10 +1,14 @@
 // Tests for core/image_io: exact PNG round trips for every channel count, JPEG within a loose
-// tolerance, the checks made before stb_image decodes anything (signature, empty and missing
-// files, truncated JPEGs, max_pixels), 16-bit PNG warnings, the atomic save (no partial or
-// temporary file left behind) and the RGBA conversions.
+// tolerance, the checks made before anything is decoded (signature, empty and missing files,
+// truncated JPEGs, max_pixels), 16-bit PNG warnings, the fast decoders (libpng, TurboJPEG)
+// against stb_image, which they replaced, the atomic save (no partial or temporary file left
+// behind, even when a signal ends the process mid-write) and the RGBA conversions.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stb/stb_image.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <turbojpeg.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +20,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
@@ -40,7 +45,8 @@ Image random_image(int width, int height, int channels, unsigned seed) {
   return image;
 }
 
-// Smooth gradients: what JPEG is made for, so its error stays small.
+// Smooth gradients without a wrap-around: what JPEG is made for, so its error stays small (a
+// hard colour edge would be smeared by 4:2:0 chroma subsampling, which is JPEG working as meant).
 Image smooth_image(int width, int height, int channels) {
   Image image;
   image.width = width;
@@ -51,7 +57,7 @@ Image smooth_image(int width, int height, int channels) {
     for (int x = 0; x < width; ++x)
       for (int c = 0; c < channels; ++c)
         image.pixels[image.index(x, y, c)] =
-            static_cast<std::uint8_t>((x * 255 / width + y * 128 / height + c * 40) % 256);
+            static_cast<std::uint8_t>(x * 150 / width + y * 60 / height + c * 15);
   return image;
 }
 
@@ -108,16 +114,15 @@ void put_chunk(Bytes& out, const char* type, const Bytes& data) {
   put32(out, crc32(out, start, out.size()));
 }
 
-// A greyscale 16-bit PNG of width x (samples.size() / width) big-endian samples.
-Bytes grey16_png(int width, const std::vector<std::uint16_t>& samples) {
-  const int height = static_cast<int>(samples.size()) / width;
+// A PNG of `rows` (each row's raw bytes, without the filter byte) in one stored (uncompressed)
+// deflate block, with `color_type` and `depth` as IHDR says and `chunks` (PLTE, tRNS) before IDAT.
+// With `adam7_height` > 0 the image is that high and Adam7-interlaced, `rows` the passes' rows.
+Bytes raw_png(int width, int depth, int color_type, const std::vector<Bytes>& rows,
+              const std::vector<std::pair<const char*, Bytes>>& chunks = {}, int adam7_height = 0) {
   Bytes raw;  // filter byte 0 (none) before each row
-  for (int y = 0; y < height; ++y) {
+  for (const Bytes& row : rows) {
     raw.push_back(0);
-    for (int x = 0; x < width; ++x) {
-      raw.push_back(static_cast<std::uint8_t>(samples[y * width + x] >> 8));
-      raw.push_back(static_cast<std::uint8_t>(samples[y * width + x] & 0xFF));
-    }
+    raw.insert(raw.end(), row.begin(), row.end());
   }
   Bytes zlib = {0x78, 0x01, 0x01};  // zlib header; one final stored block
   const std::uint16_t len = static_cast<std::uint16_t>(raw.size());
@@ -133,12 +138,54 @@ Bytes grey16_png(int width, const std::vector<std::uint16_t>& samples) {
   Bytes png = {0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A};
   Bytes ihdr;
   put32(ihdr, width);
-  put32(ihdr, height);
-  ihdr.insert(ihdr.end(), {16, 0, 0, 0, 0});  // depth 16, greyscale, deflate, filter, no interlace
+  put32(ihdr, adam7_height > 0 ? adam7_height : static_cast<std::uint32_t>(rows.size()));
+  // depth, colour type, deflate, filter set 0, interlace method
+  ihdr.insert(ihdr.end(), {std::uint8_t(depth), std::uint8_t(color_type), 0, 0,
+                           std::uint8_t(adam7_height > 0)});
   put_chunk(png, "IHDR", ihdr);
+  for (const auto& [type, data] : chunks) put_chunk(png, type, data);
   put_chunk(png, "IDAT", zlib);
   put_chunk(png, "IEND", {});
   return png;
+}
+
+// A greyscale 16-bit PNG of width x (samples.size() / width) big-endian samples.
+Bytes grey16_png(int width, const std::vector<std::uint16_t>& samples) {
+  std::vector<Bytes> rows(samples.size() / width);
+  for (std::size_t y = 0; y < rows.size(); ++y) {
+    for (int x = 0; x < width; ++x) {
+      rows[y].push_back(static_cast<std::uint8_t>(samples[y * width + x] >> 8));
+      rows[y].push_back(static_cast<std::uint8_t>(samples[y * width + x] & 0xFF));
+    }
+  }
+  return raw_png(width, 16, 0, rows);
+}
+
+// What stb_image, the decoder before libpng and TurboJPEG, makes of `bytes`.
+Image stb_decode(const Bytes& bytes) {
+  Image image;
+  stbi_uc* data = stbi_load_from_memory(bytes.data(), int(bytes.size()), &image.width,
+                                        &image.height, &image.channels, 0);
+  if (!data) {
+    ADD_FAILURE() << "stb_image cannot decode it: " << stbi_failure_reason();
+    return image;
+  }
+  image.pixels.assign(data, data + std::size_t(image.width) * image.height * image.channels);
+  stbi_image_free(data);
+  return image;
+}
+
+// Mean and largest absolute difference of two images of one size.
+std::pair<double, int> difference(const Image& a, const Image& b) {
+  EXPECT_EQ(a.pixels.size(), b.pixels.size());
+  double total = 0;
+  int worst = 0;
+  for (std::size_t i = 0; i < a.pixels.size() && i < b.pixels.size(); ++i) {
+    const int diff = std::abs(int(a.pixels[i]) - int(b.pixels[i]));
+    total += diff;
+    worst = std::max(worst, diff);
+  }
+  return {a.pixels.empty() ? 0.0 : total / a.pixels.size(), worst};
 }
 
 // --- Fixture: a fresh temporary directory per test. ---
@@ -176,31 +223,146 @@ TEST_F(ImageIo, PngRoundTripIsExactForEveryChannelCount) {
   }
 }
 
+TEST_F(ImageIo, PngRoundTripIsExactForOddSizesAndPhotos) {
+  for (auto [w, h] : {std::pair{1, 1}, {1, 257}, {257, 1}, {131, 3}}) {
+    for (int channels = 1; channels <= 4; ++channels) {
+      SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + "x" + std::to_string(channels));
+      const Image image = random_image(w, h, channels, w * 7 + h + channels);
+      EXPECT_EQ(decode_image(encode_image(image, ImageFormat::png, 95), "mem.png").pixels,
+                image.pixels);
+    }
+  }
+  const Image photo = load_image(kSamples + "coffee_600x400.png");
+  const Bytes png = encode_image(photo, ImageFormat::png, 95);
+  EXPECT_EQ(decode_image(png, "coffee.png").pixels, photo.pixels);
+  EXPECT_EQ(stb_decode(png).pixels, photo.pixels);  // a valid PNG for other decoders too
+  EXPECT_LT(png.size(), photo.pixels.size());       // and compressed
+}
+
 TEST_F(ImageIo, JpegRoundTripIsClose) {
   const Image image = smooth_image(64, 48, 3);
   const Image back = decode_image(encode_image(image, ImageFormat::jpeg, 95), "mem.jpg");
   ASSERT_EQ(back.width, 64);
   ASSERT_EQ(back.height, 48);
   ASSERT_EQ(back.channels, 3);
-  double total = 0;
-  int worst = 0;
-  for (std::size_t i = 0; i < image.pixels.size(); ++i) {
-    const int diff = std::abs(int(back.pixels[i]) - int(image.pixels[i]));
-    total += diff;
-    worst = std::max(worst, diff);
-  }
-  EXPECT_LT(total / image.pixels.size(), 3.0);
+  const auto [mean, worst] = difference(back, image);
+  EXPECT_LT(mean, 3.0);
   EXPECT_LT(worst, 48);
 }
 
-TEST_F(ImageIo, GreyJpegReadsBackAsThreeEqualChannels) {
-  const Image image = smooth_image(32, 16, 1);
-  const Image back = decode_image(encode_image(image, ImageFormat::jpeg, 100), "grey.jpg");
+TEST_F(ImageIo, JpegRoundTripOfAPhotoIsClose) {
+  const Image photo = load_image(kSamples + "coffee_600x400.png");
+  const Bytes jpeg = encode_image(photo, ImageFormat::jpeg, 95);
+  const Image back = decode_image(jpeg, "coffee.jpg");
+  ASSERT_EQ(back.width, 600);
+  ASSERT_EQ(back.height, 400);
   ASSERT_EQ(back.channels, 3);
-  for (int y = 0; y < 16; ++y)
-    for (int x = 0; x < 32; ++x)
-      for (int c = 0; c < 3; ++c)
-        EXPECT_NEAR(back.pixels[back.index(x, y, c)], image.pixels[image.index(x, y)], 8);
+  EXPECT_LT(difference(back, photo).first, 3.0);  // 2.35 with 4:2:0, 1.85 with 4:4:4
+  EXPECT_LT(jpeg.size(), photo.pixels.size() / 4);
+  // 4:2:0: the frame header (SOF0) gives the luma component 2x2 sampling factors.
+  const std::uint8_t sof0[] = {0xFF, 0xC0};
+  const auto sof = std::search(jpeg.begin(), jpeg.end(), std::begin(sof0), std::end(sof0));
+  ASSERT_LT(sof + 12, jpeg.end());
+  EXPECT_EQ(sof[9], 3);      // components
+  EXPECT_EQ(sof[11], 0x22);  // Y: 2x2, so Cb and Cr have a quarter of its samples
+  // RGBA: the alpha channel is dropped, the colours are encoded as for RGB.
+  EXPECT_EQ(encode_image(to_rgba(photo), ImageFormat::jpeg, 95), jpeg);
+}
+
+TEST_F(ImageIo, LowerJpegQualityGivesSmallerFiles) {
+  const Image photo = load_image(kSamples + "coffee_600x400.png");
+  const std::size_t q95 = encode_image(photo, ImageFormat::jpeg, 95).size();
+  const std::size_t q50 = encode_image(photo, ImageFormat::jpeg, 50).size();
+  EXPECT_LT(q50, q95 / 2);
+}
+
+TEST_F(ImageIo, GreyJpegStaysGrey) {
+  for (int channels : {1, 2}) {  // grey + alpha: the alpha channel is dropped
+    SCOPED_TRACE("channels " + std::to_string(channels));
+    const Image image = smooth_image(32, 16, channels);
+    const Bytes jpeg = encode_image(image, ImageFormat::jpeg, 100);
+    const Image back = decode_image(jpeg, "grey.jpg");
+    ASSERT_EQ(back.channels, 1);
+    EXPECT_EQ(stb_decode(jpeg).channels, 1);  // as stb_image read grey JPEGs
+    for (int y = 0; y < 16; ++y)
+      for (int x = 0; x < 32; ++x)
+        EXPECT_NEAR(back.pixels[back.index(x, y)], image.pixels[image.index(x, y)], 2);
+  }
+}
+
+// TurboJPEG decodes what stb_image decoded, to within their rounding.
+TEST_F(ImageIo, JpegDecodesAsStbImageDid) {
+  for (const char* name : {"dune_1680x1050.jpg", "hubble_deep_field_1000x872.jpg"}) {
+    SCOPED_TRACE(name);
+    const Bytes jpeg = read_bytes(kSamples + name);
+    const Image fast = decode_image(jpeg, name);
+    const Image stb = stb_decode(jpeg);
+    ASSERT_EQ(fast.width, stb.width);
+    ASSERT_EQ(fast.height, stb.height);
+    ASSERT_EQ(fast.channels, stb.channels);
+    const auto [mean, worst] = difference(fast, stb);
+    EXPECT_LT(mean, 0.5) << "worst " << worst;
+    EXPECT_LE(worst, 16) << "mean " << mean;
+  }
+}
+
+// A CMYK JPEG (TurboJPEG writes it as YCCK with an Adobe marker) is left to stb_image, which
+// converts it to RGB as before.
+TEST_F(ImageIo, CmykJpegIsDecodedByStbImage) {
+  const Image cmyk = smooth_image(24, 16, 4);
+  tjhandle handle = tjInitCompress();
+  ASSERT_NE(handle, nullptr);
+  unsigned char* data = nullptr;
+  unsigned long size = 0;
+  ASSERT_EQ(tjCompress2(handle, cmyk.pixels.data(), 24, 0, 16, TJPF_CMYK, &data, &size, TJSAMP_444,
+                        90, 0),
+            0)
+      << tjGetErrorStr2(handle);
+  const Bytes jpeg(data, data + size);
+  tjFree(data);
+  tjDestroy(handle);
+  const Image image = decode_image(jpeg, "cmyk.jpg");
+  EXPECT_EQ(image.channels, 3);
+  EXPECT_EQ(image.pixels, stb_decode(jpeg).pixels);
+}
+
+// libpng expands every PNG layout to the channels and values stb_image gave.
+TEST_F(ImageIo, PngLayoutsDecodeAsStbImageDid) {
+  const Bytes palette = {255, 0, 0, 0, 255, 0, 0, 0, 255, 10, 20, 30};
+  const std::vector<std::pair<std::string, Bytes>> cases = {
+      {"grey 1-bit", raw_png(10, 1, 0, {{0xA5, 0x40}, {0x0F, 0xC0}})},
+      {"grey 4-bit", raw_png(3, 4, 0, {{0x1F, 0x80}, {0xE3, 0x00}})},
+      {"grey + tRNS", raw_png(2, 8, 0, {{7, 9}, {9, 7}}, {{"tRNS", {0, 9}}})},
+      {"grey + alpha", raw_png(2, 8, 4, {{1, 2, 3, 4}, {5, 6, 7, 8}})},
+      {"RGB + tRNS",
+       raw_png(2, 8, 2, {{1, 2, 3, 4, 5, 6}, {1, 2, 3, 1, 2, 3}}, {{"tRNS", {0, 1, 0, 2, 0, 3}}})},
+      {"RGBA 16-bit", raw_png(1, 16, 6, {{0x12, 0x34, 0x56, 0x78, 0x9A, 0xBC, 0xDE, 0xF0}})},
+      {"palette 2-bit", raw_png(4, 2, 3, {{0x1B}, {0xE4}}, {{"PLTE", palette}})},
+      {"palette + tRNS",
+       raw_png(3, 8, 3, {{0, 1, 2}, {3, 2, 1}}, {{"PLTE", palette}, {"tRNS", {255, 128}}})},
+      // 3x3 grey, pixel (x, y) = 10 y + x + 1; Adam7 passes 1, 4, 5, 6, 6, 7 (2 and 3 empty).
+      {"Adam7", raw_png(3, 8, 0, {{1}, {3}, {21, 23}, {2}, {22}, {11, 12, 13}}, {}, 3)},
+  };
+  for (const auto& [what, png] : cases) {
+    SCOPED_TRACE(what);
+    const Image image = decode_image(png, what);
+    if (what == "Adam7") {
+      EXPECT_EQ(image.pixels, (Bytes{1, 2, 3, 11, 12, 13, 21, 22, 23}));
+    }
+    const Image stb = stb_decode(png);
+    EXPECT_EQ(image.width, stb.width);
+    EXPECT_EQ(image.height, stb.height);
+    EXPECT_EQ(image.channels, stb.channels);
+    EXPECT_EQ(image.pixels, stb.pixels);
+  }
+}
+
+// A wrong CRC is ignored, as stb_image ignored it.
+TEST_F(ImageIo, PngWithABadCrcStillDecodes) {
+  Bytes png = raw_png(2, 8, 0, {{1, 2}, {3, 4}});
+  png[8 + 8 + 13] ^= 0xFF;  // the IHDR chunk's CRC: after the signature, length, type and data
+  const Image image = decode_image(png, "crc.png");
+  EXPECT_EQ(image.pixels, (Bytes{1, 2, 3, 4}));
 }
 
 TEST_F(ImageIo, SamplesDecode) {
@@ -361,6 +523,47 @@ TEST_F(ImageIo, SaveIntoUnwritableDirectoryThrows) {
 
 TEST_F(ImageIo, SaveWithUnknownExtensionWritesNothing) {
   EXPECT_THROW(save_image(random_image(4, 4, 3, 1), path("out.gif")), UsageError);
+  EXPECT_TRUE(entries(dir_).empty());
+}
+
+// Every temporary file is registered for the signal handlers only while it exists.
+TEST_F(ImageIo, ConcurrentSavesLeaveNothingRegisteredOrBehind) {
+  std::set<std::string> expected;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    for (int i = 0; i < 20; ++i) expected.insert("t" + std::to_string(t) + "_" + std::to_string(i));
+    threads.emplace_back([this, t] {
+      for (int i = 0; i < 20; ++i) {
+        const Bytes bytes(1000 + i, static_cast<std::uint8_t>(t));
+        write_file_atomic(path("t" + std::to_string(t) + "_" + std::to_string(i)), bytes);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(in_flight_temp_files(), 0);
+  EXPECT_EQ(entries(dir_), expected);
+  EXPECT_EQ(read_bytes(path("t3_7")), Bytes(1007, 3));
+
+  fs::create_directory(path("dir.png"));  // a failed save releases its slot too
+  EXPECT_THROW(save_image(random_image(4, 4, 3, 1), path("dir.png")), Error);
+  EXPECT_EQ(in_flight_temp_files(), 0);
+}
+
+// Writes 1 MiB to `path` in a process that may write only 4 KiB (RLIMIT_FSIZE): the write
+// raises SIGXFSZ, whose handler sends SIGTERM to the process in the middle of write_file_atomic.
+void write_until_killed(const std::string& path) {
+  install_cleanup_handlers();
+  ::signal(
+      SIGXFSZ, +[](int) { ::raise(SIGTERM); });
+  const rlimit limit = {4096, 4096};
+  ::setrlimit(RLIMIT_FSIZE, &limit);
+  write_file_atomic(path, Bytes(1 << 20, 7));
+  std::_Exit(0);  // not reached
+}
+
+// The cleanup handler unlinks the temporary file, then re-raises SIGTERM with its default action.
+TEST_F(ImageIo, SignalMidWriteRemovesTheTemporaryFile) {
+  EXPECT_EXIT(write_until_killed(path("big.png")), ::testing::KilledBySignal(SIGTERM), "");
   EXPECT_TRUE(entries(dir_).empty());
 }
 

@@ -1,0 +1,124 @@
+// Helpers shared by the end-to-end tests of the blurtool executable (test_cli.cpp,
+// test_batch.cpp): running the real binary (fork + execve, no shell, so paths with spaces need no
+// quoting) with its standard streams redirected to files, reading and writing whole files, and
+// seeded random images of any channel count.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/image_io.h"
+
+extern char** environ;
+
+namespace blurtool {
+
+/// What a run of the binary gave: its exit status (128 + signal if a signal ended it) and what
+/// it wrote to stdout and stderr.
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+/// The whole file at `path` ("" if it cannot be read).
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// Writes `bytes` to `path`, creating its parent folders.
+inline void write_file(const std::filesystem::path& path, const std::string& bytes) {
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+/// A `w` x `h` image of `channels` (1..4) seeded random bytes.
+inline Image random_image(int w, int h, int channels, unsigned seed) {
+  Image img{w, h, channels, std::vector<std::uint8_t>(static_cast<size_t>(w) * h * channels)};
+  std::mt19937 rng(seed);
+  for (auto& p : img.pixels) p = static_cast<std::uint8_t>(rng() & 0xFF);
+  return img;
+}
+
+/// Largest |a - b| over all bytes; 256 when the shapes differ.
+inline int max_diff(const Image& a, const Image& b) {
+  if (a.width != b.width || a.height != b.height || a.channels != b.channels) return 256;
+  int worst = 0;
+  for (size_t i = 0; i < a.pixels.size(); ++i)
+    worst = std::max(worst, std::abs(int(a.pixels[i]) - int(b.pixels[i])));
+  return worst;
+}
+
+/// How run_blurtool connects the child: standard input from `stdin_path` (default /dev/null),
+/// standard output to `stdout_path` (default: a file in `scratch` read into Result::out),
+/// BLURTOOL_DEVICE removed from the environment, then set to `env_device` if that is not null.
+struct Spawn {
+  std::filesystem::path stdin_path;
+  std::filesystem::path stdout_path;
+  const char* env_device = nullptr;
+};
+
+/// Runs the blurtool binary with `args` in directory `cwd`, waits for it, and returns its
+/// status and output; stderr (and stdout, unless redirected) go through files in `scratch`,
+/// removed afterwards.
+inline Result run_blurtool(const std::vector<std::string>& args,
+                           const std::filesystem::path& cwd,
+                           const std::filesystem::path& scratch, const Spawn& spawn = {}) {
+  std::vector<std::string> argv_s = {BLURTOOL_BINARY};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "BLURTOOL_DEVICE=", 16) != 0) env_s.push_back(*e);
+  if (spawn.env_device) env_s.push_back(std::string("BLURTOOL_DEVICE=") + spawn.env_device);
+  std::vector<char*> argv, envp;
+  for (auto& s : argv_s) argv.push_back(s.data());
+  for (auto& s : env_s) envp.push_back(s.data());
+  argv.push_back(nullptr);
+  envp.push_back(nullptr);
+  const std::string in_path =
+      spawn.stdin_path.empty() ? "/dev/null" : spawn.stdin_path.string();
+  const std::string own_out = (scratch / "stdout.txt").string();
+  const std::string out_path = spawn.stdout_path.empty() ? own_out : spawn.stdout_path.string();
+  const std::string err_path = (scratch / "stderr.txt").string();
+  const std::string dir = cwd.string();
+
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // only async-signal-safe calls until execve
+    const int i = ::open(in_path.c_str(), O_RDONLY);
+    const int o = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (i < 0 || o < 0 || e < 0 || ::dup2(i, 0) < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0 ||
+        ::chdir(dir.c_str()) != 0)
+      ::_exit(126);
+    ::execve(argv[0], argv.data(), envp.data());
+    ::_exit(127);
+  }
+  Result r;
+  if (pid < 0) return r;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (spawn.stdout_path.empty()) r.out = read_file(own_out);
+  r.err = read_file(err_path);
+  std::error_code ec;
+  std::filesystem::remove(own_out, ec);
+  std::filesystem::remove(err_path, ec);
+  return r;
+}
+
+}  // namespace blurtool

@@ -1,0 +1,681 @@
+// End-to-end tests of blurtool's batch mode and of the single-image rules it shares (see
+// build/batch-spec.md): each test runs the real binary (fork + execve, no shell) in its own
+// temporary directory, whose name holds spaces on purpose, with stdin, stdout and stderr
+// redirected to files. Outputs are decoded and compared with the exact CPU reference, or byte
+// for byte with what single mode writes for the same input; failures must give the documented
+// exit status (1 some file failed, 2 usage error), a stderr line naming the file or option and
+// the reason, a summary line with the right counts, and an output folder holding exactly the
+// expected files (no partial or temporary file). Images are small (at most 64x48) so that the
+// whole suite runs in seconds on the CPU device.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/box_reference.h"
+#include "core/bright_points.h"
+#include "core/image_io.h"
+#include "tests/cli_support.h"
+
+namespace blurtool {
+namespace {
+
+namespace fs = std::filesystem;
+using Files = std::set<std::string>;
+
+// Every entry under `dir` (hidden ones too), as paths relative to it; folders end in '/'.
+Files tree(const fs::path& dir) {
+  Files names;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return names;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    std::string name = fs::relative(e.path(), dir).string();
+    if (e.is_directory()) name += '/';
+    names.insert(name);
+  }
+  return names;
+}
+
+// Every file under `dir` with its bytes.
+std::map<std::string, std::string> contents(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) files[fs::relative(e.path(), dir).string()] = read_file(e.path());
+  return files;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Whether one line of `err` holds every one of `parts` (case-insensitive).
+bool has_line(const std::string& err, const std::vector<std::string>& parts) {
+  for (const std::string& line : lines_of(lower(err))) {
+    bool all = true;
+    for (const std::string& part : parts) all = all && line.find(lower(part)) != std::string::npos;
+    if (all) return true;
+  }
+  return false;
+}
+
+// Whether one line of `err` names `file` and one of the `reasons` (case-insensitive).
+bool reports(const std::string& err, const std::string& file,
+             const std::vector<std::string>& reasons) {
+  for (const std::string& reason : reasons)
+    if (has_line(err, {file, reason})) return true;
+  return false;
+}
+
+bool starts_with(const std::string& bytes, const std::string& prefix) {
+  return bytes.compare(0, prefix.size(), prefix) == 0;
+}
+const std::string kPngSignature = "\x89PNG\r\n\x1a\n";
+const std::string kJpegSignature = "\xFF\xD8\xFF";
+
+class Batch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    root_ =
+        fs::temp_directory_path() / ("blurtool batch " + name + " " + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(in_ = root_ / "in dir");
+    fs::create_directories(single_ = root_ / "single");
+    out_ = root_ / "out dir";  // batch mode creates it
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+
+  // Runs blurtool with `args` in the test's root (BLURTOOL_DEVICE removed from the
+  // environment: the default device). Standard input comes from `stdin_path` (else
+  // /dev/null); standard output goes to `stdout_path` (else to a file read into Result::out).
+  Result run(const std::vector<std::string>& args, const fs::path& stdin_path = {},
+             const fs::path& stdout_path = {}) {
+    return run_blurtool(args, root_, root_, Spawn{stdin_path, stdout_path});
+  }
+
+  // What single mode writes for `input` with `op` (e.g. {"--box", "2"}) into single_/`name`.
+  std::string single(const std::vector<std::string>& op, const fs::path& input,
+                     const std::string& name) {
+    std::vector<std::string> args = op;
+    args.push_back(input.string());
+    args.push_back((single_ / name).string());
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return read_file(single_ / name);
+  }
+
+  // Saves a random w x h image of `channels` at `path` (format by its extension).
+  Image make_image(const fs::path& path, unsigned seed, int w = 64, int h = 48, int channels = 3) {
+    fs::create_directories(path.parent_path());
+    const Image img = random_image(w, h, channels, seed);
+    save_image(img, path.string());
+    return load_image(path.string());  // what blurtool will read (JPEG is lossy)
+  }
+
+  // Checks the summary: the last line of stderr, the only one of its kind, with these counts.
+  void expect_summary(const Result& r, int done, int skipped, int failed) {
+    static const std::regex summary(
+        R"(blurtool: (\d+) done, (\d+) skipped( \(output exists; --force replaces\))?, )"
+        R"((\d+) failed in \d+\.\d s: \d+\.\d images/s, \d+\.\d MB/s)");
+    const std::vector<std::string> lines = lines_of(r.err);
+    int found = 0;
+    for (const std::string& line : lines) found += std::regex_search(line, summary) ? 1 : 0;
+    ASSERT_EQ(found, 1) << "want one summary line in:\n" << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(lines.back(), m, summary)) << "last line: " << lines.back();
+    EXPECT_EQ(std::stoi(m[1]), done) << r.err;
+    EXPECT_EQ(std::stoi(m[2]), skipped) << r.err;
+    EXPECT_EQ(m[3].matched, skipped > 0) << r.err;
+    EXPECT_EQ(std::stoi(m[4]), failed) << r.err;
+  }
+
+  fs::path root_, in_, out_, single_;
+};
+
+// The blurred reference of an image file, as single mode and batch mode must write it as PNG.
+Image box_of(const fs::path& input, int radius) {
+  return box_blur_reference(load_image(input.string()), radius, EdgeMode::clamp);
+}
+
+TEST_F(Batch, FolderWithBrokenFilesWritesGoodOnesAndReportsEachFailure) {
+  const Image rgb = make_image(in_ / "good rgb.png", 1);
+  make_image(in_ / "good rgba.png", 2, 40, 30, 4);
+  make_image(in_ / "good grey.png", 3, 33, 17, 1);
+  make_image(in_ / "photo.jpg", 4);
+  // A PNG under a JPEG name: decoded by its content, written as JPEG (its name), with a warning.
+  save_image(random_image(20, 10, 3, 5), (root_ / "real.png").string());
+  fs::copy_file(root_ / "real.png", in_ / "misnamed.jpg");
+  fs::copy_file(in_ / "photo.jpg", in_ / "misnamed.png");  // and a JPEG under a PNG name
+  // Broken ones.
+  const std::string jpeg = read_file(in_ / "photo.jpg");
+  write_file(in_ / "truncated.jpg", jpeg.substr(0, jpeg.size() / 2));
+  write_file(in_ / "empty.png", "");
+  write_file(in_ / "text.png", "not an image\n");
+  const auto inputs_before = contents(in_);
+
+  const Result r = run({"--box", "2", in_.string(), out_.string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  // Each broken file named with its reason; no other failure.
+  const std::string dir = in_.string() + "/";
+  EXPECT_TRUE(reports(r.err, dir + "truncated.jpg", {"truncated"})) << r.err;
+  EXPECT_TRUE(reports(r.err, dir + "empty.png", {"empty"})) << r.err;
+  EXPECT_TRUE(reports(r.err, dir + "text.png", {"not a png or jpeg", "not an image"})) << r.err;
+  EXPECT_TRUE(has_line(r.err, {"warning", dir + "misnamed.jpg", "png"})) << r.err;
+  EXPECT_TRUE(has_line(r.err, {"warning", dir + "misnamed.png", "jpeg"})) << r.err;
+  for (const char* good : {"good rgb.png", "good rgba.png", "good grey.png", "photo.jpg"})
+    EXPECT_FALSE(has_line(r.err, {dir + good})) << r.err;
+  expect_summary(r, 6, 0, 3);
+
+  // Exactly the good outputs: nothing for the broken inputs, no temporary file.
+  EXPECT_EQ(tree(out_), (Files{"good rgb.png", "good rgba.png", "good grey.png", "photo.jpg",
+                               "misnamed.jpg", "misnamed.png"}));
+  EXPECT_EQ(contents(in_), inputs_before) << "an input changed";
+  // PNG outputs are the exact box blur, with the input's channel count.
+  EXPECT_EQ(max_diff(load_image((out_ / "good rgb.png").string()),
+                     box_blur_reference(rgb, 2, EdgeMode::clamp)),
+            0);
+  for (const char* name : {"good rgba.png", "good grey.png"})
+    EXPECT_EQ(max_diff(load_image((out_ / name).string()), box_of(in_ / name, 2)), 0) << name;
+  // JPEG outputs: the very bytes single mode writes; the misnamed one is a real JPEG.
+  EXPECT_EQ(read_file(out_ / "photo.jpg"), single({"--box", "2"}, in_ / "photo.jpg", "photo.jpg"));
+  const std::string misnamed = read_file(out_ / "misnamed.jpg");
+  EXPECT_TRUE(starts_with(misnamed, kJpegSignature));
+  EXPECT_EQ(misnamed, single({"--box", "2"}, in_ / "misnamed.jpg", "misnamed.jpg"));
+  EXPECT_TRUE(starts_with(read_file(out_ / "misnamed.png"), kPngSignature));
+  EXPECT_EQ(max_diff(load_image((out_ / "misnamed.png").string()), box_of(in_ / "photo.jpg", 2)),
+            0);
+}
+
+TEST_F(Batch, SecondRunSkipsExistingOutputsAndForceRewritesThem) {
+  for (unsigned i = 0; i < 3; ++i) make_image(in_ / ("p" + std::to_string(i) + ".png"), 10 + i);
+  Result r = run({"--box", "1", in_.string(), out_.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 3, 0, 0);
+  const auto first = contents(out_);
+  ASSERT_EQ(first.size(), 3u);
+
+  // Replace one output with a stale marker and age every output: skipping must keep them.
+  write_file(out_ / "p1.png", "stale");
+  const auto old = fs::file_time_type::clock::now() - std::chrono::hours(24);
+  for (const auto& [name, bytes] : first) fs::last_write_time(out_ / name, old);
+  const auto before = contents(out_);
+
+  r = run({"--box", "1", in_.string(), out_.string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 0, 3, 0);
+  EXPECT_EQ(contents(out_), before);
+  for (const auto& [name, bytes] : first) EXPECT_EQ(fs::last_write_time(out_ / name), old) << name;
+
+  r = run({"--box", "1", "--force", in_.string(), out_.string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 3, 0, 0);
+  EXPECT_EQ(contents(out_), first);  // the stale one rewritten; none other changed
+  for (const auto& [name, bytes] : first) EXPECT_NE(fs::last_write_time(out_ / name), old) << name;
+  EXPECT_EQ(max_diff(load_image((out_ / "p1.png").string()), box_of(in_ / "p1.png", 1)), 0);
+
+  // Skips alongside a failure: exit 1, both counted.
+  write_file(in_ / "zz broken.png", "xx");
+  r = run({"--box", "1", in_.string(), out_.string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  expect_summary(r, 0, 3, 1);
+}
+
+TEST_F(Batch, OutputFolderEqualToInputFolderFailsEveryFileAndKeepsInputs) {
+  make_image(in_ / "a.png", 20);
+  make_image(in_ / "b.jpg", 21);
+  const auto before = contents(in_);
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{}, std::vector<std::string>{"--force"}}) {
+    std::vector<std::string> args = {"--box", "2", in_.string(), in_.string()};
+    args.insert(args.begin(), extra.begin(), extra.end());
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_TRUE(reports(r.err, in_.string() + "/a.png", {"is the input file"})) << r.err;
+    EXPECT_TRUE(reports(r.err, in_.string() + "/b.jpg", {"is the input file"})) << r.err;
+    expect_summary(r, 0, 0, 2);
+    EXPECT_EQ(contents(in_), before) << "an input changed";
+    EXPECT_EQ(tree(in_), (Files{"a.png", "b.jpg"}));
+  }
+  // Explicit files with -o their own folder (named differently: trailing slash, "/./").
+  const Result r = run({"--box", "2", (in_ / "a.png").string(), "-o", in_.string() + "/./"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(has_line(r.err, {"a.png", "is the input file"})) << r.err;
+  EXPECT_EQ(contents(in_), before) << "an input changed";
+}
+
+TEST_F(Batch, SingleModeOutputEqualToInputIsAUsageError) {
+  make_image(in_ / "in.png", 30);
+  fs::create_hard_link(in_ / "in.png", in_ / "link.png");
+  const std::string before = read_file(in_ / "in.png");
+  for (const std::string& output : {(in_ / "in.png").string(), in_.string() + "/../in dir/in.png",
+                                    (in_ / "link.png").string()}) {
+    const Result r = run({"--box", "2", (in_ / "in.png").string(), output});
+    EXPECT_EQ(r.status, 2) << output << ": " << r.err;
+    EXPECT_TRUE(has_line(r.err, {"is the input file; refusing to overwrite it"})) << r.err;
+    EXPECT_EQ(read_file(in_ / "in.png"), before);
+    EXPECT_EQ(tree(in_), (Files{"in.png", "link.png"}));
+  }
+  // The relative name of the same file, run from the test's root.
+  const Result r = run({"--box", "2", "in dir/in.png", "./in dir/in.png"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(read_file(in_ / "in.png"), before);
+}
+
+TEST_F(Batch, StdinToStdoutEqualsSingleModeFileByteForByte) {
+  make_image(in_ / "in.png", 40, 50, 40, 4);
+  const std::string expected = single({"--box", "2"}, in_ / "in.png", "in.png");
+  ASSERT_EQ(max_diff(load_image((single_ / "in.png").string()), box_of(in_ / "in.png", 2)), 0);
+
+  const Result r = run({"--box", "2", "-", "-", "--format", "png"}, in_ / "in.png", root_ / "o");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(read_file(root_ / "o"), expected);
+
+  // Without --format, stdin to stdout is PNG.
+  const Result r2 = run({"--box", "2", "-", "-"}, in_ / "in.png", root_ / "o2");
+  ASSERT_EQ(r2.status, 0) << r2.err;
+  EXPECT_EQ(read_file(root_ / "o2"), expected);
+
+  // stdin to a file: the format follows the output's name.
+  const Result r3 = run({"--box", "2", "-", (root_ / "o3.jpg").string()}, in_ / "in.png");
+  ASSERT_EQ(r3.status, 0) << r3.err;
+  EXPECT_EQ(read_file(root_ / "o3.jpg"), single({"--box", "2"}, in_ / "in.png", "in.jpg"));
+  EXPECT_TRUE(starts_with(read_file(root_ / "o3.jpg"), kJpegSignature));
+}
+
+TEST_F(Batch, StdoutFormatFollowsTheInputsExtensionElseFormat) {
+  make_image(in_ / "photo.jpg", 41);
+  make_image(in_ / "pic.png", 42);
+  const Result r = run({"--box", "3", (in_ / "photo.jpg").string(), "-"}, {}, root_ / "o.jpg");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string jpeg = read_file(root_ / "o.jpg");
+  EXPECT_TRUE(starts_with(jpeg, kJpegSignature));
+  EXPECT_EQ(jpeg, single({"--box", "3"}, in_ / "photo.jpg", "photo.jpg"));
+
+  const Result r2 = run({"--box", "3", (in_ / "pic.png").string(), "-"}, {}, root_ / "o.png");
+  ASSERT_EQ(r2.status, 0) << r2.err;
+  const std::string png = read_file(root_ / "o.png");
+  EXPECT_TRUE(starts_with(png, kPngSignature));
+  EXPECT_EQ(png, single({"--box", "3"}, in_ / "pic.png", "pic.png"));
+
+  // --format wins over the input's name.
+  const Result r3 =
+      run({"--box", "3", "--format", "jpg", (in_ / "pic.png").string(), "-"}, {}, root_ / "o3");
+  ASSERT_EQ(r3.status, 0) << r3.err;
+  EXPECT_EQ(read_file(root_ / "o3"), single({"--box", "3"}, in_ / "pic.png", "pic.jpg"));
+}
+
+TEST_F(Batch, DashInABatchIsAUsageError) {
+  make_image(in_ / "a.png", 43);
+  const std::string a = (in_ / "a.png").string();
+  for (const std::vector<std::string>& files :
+       {std::vector<std::string>{a, "-", out_.string() + "/"},
+        std::vector<std::string>{"-", a, "-o", out_.string()},
+        std::vector<std::string>{"-", in_.string() + "/"}, std::vector<std::string>{a, a, "-"},
+        std::vector<std::string>{in_.string(), "-"}}) {
+    std::vector<std::string> args = {"--box", "1"};
+    args.insert(args.end(), files.begin(), files.end());
+    const Result r = run(args, in_ / "a.png", root_ / "o");
+    std::string joined;
+    for (const std::string& f : files) joined += " '" + f + "'";
+    EXPECT_EQ(r.status, 2) << joined << ": " << r.err;
+    EXPECT_TRUE(has_line(r.err, {"'-'"})) << joined << ": " << r.err;
+    EXPECT_EQ(read_file(root_ / "o"), "") << joined;
+    EXPECT_FALSE(fs::exists(out_)) << joined;
+    EXPECT_EQ(tree(in_), Files{"a.png"}) << joined;
+  }
+}
+
+TEST_F(Batch, RecursiveMirrorsFoldersAndIgnoresHiddenAndOtherFiles) {
+  make_image(in_ / "top.png", 50);
+  make_image(in_ / "a" / "one.png", 51, 20, 20);
+  make_image(in_ / "a" / "b" / "two.jpg", 52, 30, 10);
+  make_image(in_ / "a" / "b" / "c" / "three.PNG", 53, 17, 9, 4);
+  make_image(in_ / "a" / "b" / "c" / "four.JPEG", 54, 16, 16);
+  // Ignored: hidden files and folders, other extensions (even with image content), folders
+  // named like images.
+  make_image(in_ / ".hidden.png", 55);
+  make_image(in_ / "a" / ".secret" / "x.png", 56);
+  make_image(in_ / ".cache" / "y.jpg", 57);
+  write_file(in_ / "a" / "notes.txt", "notes");
+  fs::copy_file(in_ / "top.png", in_ / "a" / "b" / "copy.bmp");
+  fs::copy_file(in_ / "top.png", in_ / "a" / "b" / "c" / "png");
+  fs::create_directories(in_ / "a" / "folder.png");
+
+  Result r = run({"-r", "--box", "1", in_.string(), out_.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  expect_summary(r, 5, 0, 0);
+  EXPECT_EQ(tree(out_), (Files{"top.png", "a/", "a/one.png", "a/b/", "a/b/two.jpg", "a/b/c/",
+                               "a/b/c/three.PNG", "a/b/c/four.JPEG"}));
+  for (const char* name : {"top.png", "a/one.png", "a/b/c/three.PNG"})
+    EXPECT_EQ(max_diff(load_image((out_ / name).string()), box_of(in_ / name, 1)), 0) << name;
+  EXPECT_EQ(read_file(out_ / "a/b/two.jpg"),
+            single({"--box", "1"}, in_ / "a/b/two.jpg", "two.jpg"));
+  EXPECT_TRUE(starts_with(read_file(out_ / "a/b/c/four.JPEG"), kJpegSignature));
+
+  // Without -r: the top level only.
+  const fs::path flat = root_ / "flat";
+  r = run({"--box", "1", in_.string(), flat.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 1, 0, 0);
+  EXPECT_EQ(tree(flat), Files{"top.png"});
+}
+
+TEST_F(Batch, OutputFolderInsideTheInputIsNotRescanned) {
+  make_image(in_ / "top.png", 60, 16, 12);
+  make_image(in_ / "sub" / "deep.png", 61, 16, 12);
+  // Relative names, run from the test's root, the output named with a trailing slash.
+  const std::vector<std::string> args = {"-r", "--box", "1", "in dir", "in dir/blurred/"};
+  Result r = run(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 2, 0, 0);
+  const Files expected = {"top.png",         "sub/",         "sub/deep.png",        "blurred/",
+                          "blurred/top.png", "blurred/sub/", "blurred/sub/deep.png"};
+  EXPECT_EQ(tree(in_), expected);
+  const auto first = contents(in_);
+
+  r = run(args);
+  EXPECT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 0, 2, 0);
+  EXPECT_EQ(tree(in_), expected) << "the output folder was scanned as input";
+
+  // Also with --force (nothing is skipped there to hide a rescan), and named absolutely.
+  r = run({"-r", "--force", "--box", "1", in_.string(), (in_ / "blurred").string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 2, 0, 0);
+  EXPECT_EQ(tree(in_), expected) << "the output folder was scanned as input";
+  EXPECT_EQ(contents(in_), first);
+}
+
+TEST_F(Batch, FormatJpgReplacesTheExtension) {
+  make_image(in_ / "a.png", 70);
+  make_image(in_ / "b.jpeg", 71);
+  const Result r = run({"--box", "2", "--format", "jpg", in_.string(), out_.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 2, 0, 0);
+  EXPECT_EQ(tree(out_), (Files{"a.jpg", "b.jpg"}));
+  EXPECT_EQ(read_file(out_ / "a.jpg"), single({"--box", "2"}, in_ / "a.png", "a.jpg"));
+  EXPECT_EQ(read_file(out_ / "b.jpg"), single({"--box", "2"}, in_ / "b.jpeg", "b.jpg"));
+
+  // --format png: the JPEG input becomes an exact PNG.
+  const fs::path pngs = root_ / "pngs";
+  const Result r2 = run({"--box", "2", "--format", "png", in_.string(), pngs.string()});
+  ASSERT_EQ(r2.status, 0) << r2.err;
+  EXPECT_EQ(tree(pngs), (Files{"a.png", "b.png"}));
+  EXPECT_EQ(max_diff(load_image((pngs / "b.png").string()), box_of(in_ / "b.jpeg", 2)), 0);
+  EXPECT_TRUE(starts_with(read_file(pngs / "b.png"), kPngSignature));
+}
+
+TEST_F(Batch, TextFormatsGoWithBrightOnly) {
+  make_image(in_ / "a.png", 72);
+  for (const char* format : {"csv", "json", "gif"}) {
+    const Result r = run({"--box", "2", "--format", format, in_.string(), out_.string()});
+    EXPECT_EQ(r.status, 2) << format << ": " << r.err;
+    EXPECT_TRUE(has_line(r.err, {"--format"})) << r.err;
+    EXPECT_FALSE(fs::exists(out_)) << format;
+  }
+}
+
+TEST_F(Batch, BrightWithFormatJsonWritesThePointLists) {
+  make_image(in_ / "a.png", 73);
+  make_image(in_ / "b.jpg", 74, 40, 24);
+  const Result r = run({"--bright", "0.6", "--format", "json", in_.string(), out_.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 2, 0, 0);
+  EXPECT_EQ(tree(out_), (Files{"a.json", "b.json"}));
+  BrightParams params;
+  params.threshold = 0.6;
+  for (const auto& [in, out] : {std::pair<std::string, std::string>{"a.png", "a.json"},
+                                std::pair<std::string, std::string>{"b.jpg", "b.json"}}) {
+    const std::vector<BrightPoint> points =
+        bright_points_reference(load_image((in_ / in).string()), params);
+    ASSERT_GT(points.size(), 5u) << "the test needs points to bite";
+    const std::string text = read_file(out_ / out);
+    EXPECT_EQ(text, bright_points_json(points)) << out;
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    ASSERT_TRUE(j.is_array()) << out;
+    EXPECT_EQ(j.size(), points.size()) << out;
+  }
+}
+
+TEST_F(Batch, ExplicitInputsWithDashOAndWithATrailingSlashFolder) {
+  make_image(in_ / "a.png", 80);
+  make_image(in_ / "sub" / "b.jpg", 81);
+  const std::vector<std::string> files = {(in_ / "a.png").string(), (in_ / "sub/b.jpg").string()};
+  Result r = run({"--box", "2", files[0], files[1], "-o", out_.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  expect_summary(r, 2, 0, 0);
+  EXPECT_EQ(tree(out_), (Files{"a.png", "b.jpg"}));
+  EXPECT_EQ(max_diff(load_image((out_ / "a.png").string()), box_of(in_ / "a.png", 2)), 0);
+  EXPECT_EQ(read_file(out_ / "b.jpg"), single({"--box", "2"}, in_ / "sub/b.jpg", "b.jpg"));
+
+  // A trailing-slash OUTPUT that does not exist yet (with missing parents), one INPUT or two.
+  const fs::path slash = root_ / "new" / "folder";
+  r = run({"--box", "2", files[0], files[1], slash.string() + "/"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(contents(slash), contents(out_));
+  const fs::path one = root_ / "one";
+  r = run({"--box", "2", files[0], one.string() + "/"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 1, 0, 0);
+  EXPECT_EQ(contents(one),
+            (std::map<std::string, std::string>{{"a.png", read_file(out_ / "a.png")}}));
+  // An existing folder as the last argument, without a slash.
+  const fs::path existing = root_ / "existing";
+  fs::create_directories(existing);
+  r = run({"--box", "2", files[0], existing.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(tree(existing), Files{"a.png"});
+}
+
+TEST_F(Batch, AMissingInputFailsAloneAndTheOthersAreWritten) {
+  make_image(in_ / "a.png", 82);
+  make_image(in_ / "c.png", 83);
+  const std::string missing = (in_ / "missing.png").string();
+  const Result r = run({"--box", "2", (in_ / "a.png").string(), missing, (in_ / "c.png").string(),
+                        "-o", out_.string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(reports(r.err, missing, {"cannot open", "no such file"})) << r.err;
+  expect_summary(r, 2, 0, 1);
+  EXPECT_EQ(tree(out_), (Files{"a.png", "c.png"}));
+  EXPECT_EQ(max_diff(load_image((out_ / "c.png").string()), box_of(in_ / "c.png", 2)), 0);
+}
+
+TEST_F(Batch, TwoInputsWithOneOutputNameTheLaterFails) {
+  make_image(in_ / "x" / "same.png", 84);
+  make_image(in_ / "y" / "same.png", 85);
+  const std::string first = (in_ / "x/same.png").string(), second = (in_ / "y/same.png").string();
+  const Result r = run({"--box", "1", first, second, "-o", out_.string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(reports(r.err, second, {"is also the output of '" + first + "'"})) << r.err;
+  expect_summary(r, 1, 0, 1);
+  EXPECT_EQ(tree(out_), Files{"same.png"});
+  EXPECT_EQ(max_diff(load_image((out_ / "same.png").string()), box_of(first, 1)), 0);
+}
+
+TEST_F(Batch, BenchTimesOneImageOnly) {
+  make_image(in_ / "a.png", 90, 16, 16);
+  make_image(in_ / "b.png", 91, 16, 16);
+  const std::string a = (in_ / "a.png").string(), b = (in_ / "b.png").string();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--bench", "3", a, b, "-o", out_.string()},
+        std::vector<std::string>{"--bench", a, out_.string() + "/"},
+        std::vector<std::string>{"--bench", "2", in_.string(), out_.string()}}) {
+    std::vector<std::string> all = {"--box", "1"};
+    all.insert(all.end(), args.begin(), args.end());
+    const Result r = run(all);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(has_line(r.err, {"--bench", "one INPUT and one OUTPUT"})) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_FALSE(fs::exists(out_));
+  }
+  const Result r = run({"--gauss", "1", "--sweep-wg", a, b, "-o", out_.string()});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(has_line(r.err, {"--sweep-wg"})) << r.err;
+}
+
+TEST_F(Batch, QuietPrintsNothingForASuccessfulBatchAndOnlyErrorsOtherwise) {
+  make_image(in_ / "a.png", 92, 16, 16);
+  save_image(random_image(8, 8, 3, 93), (root_ / "m.png").string());
+  fs::copy_file(root_ / "m.png", in_ / "misnamed.jpg");  // a warning without --quiet
+  Result r = run({"--quiet", "--box", "1", in_.string(), out_.string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(tree(out_), (Files{"a.png", "misnamed.jpg"}));
+
+  // -q with a broken file and a skip: just the error line.
+  write_file(in_ / "bad.png", "bad");
+  r = run({"-q", "--box", "1", in_.string(), out_.string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  const std::vector<std::string> lines = lines_of(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_TRUE(reports(r.err, in_.string() + "/bad.png", {"not a png or jpeg", "not an image"}))
+      << r.err;
+
+  // Without --quiet the same batch warns and sums up, still nothing on stdout.
+  r = run({"--box", "1", "--force", in_.string(), out_.string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(has_line(r.err, {"warning", "misnamed.jpg"})) << r.err;
+  expect_summary(r, 2, 0, 1);
+}
+
+TEST_F(Batch, DevicesZeroAndAllWorkAndBadListsAreUsageErrors) {
+  make_image(in_ / "a.png", 100, 24, 16);
+  make_image(in_ / "b.png", 101, 16, 24);
+  const Image expect_a = box_of(in_ / "a.png", 2);
+  int run_number = 0;
+  for (const char* devices : {"0", "all", "0,0"}) {
+    // (No comma in the folder's name: see FileNamesWithCommasAreOneArgument.)
+    const fs::path out = root_ / ("devices " + std::to_string(++run_number));
+    const Result r = run({"--box", "2", "--devices", devices, in_.string(), out.string()});
+    ASSERT_EQ(r.status, 0) << devices << ": " << r.err;
+    expect_summary(r, 2, 0, 0);
+    EXPECT_EQ(tree(out), (Files{"a.png", "b.png"})) << devices;
+    EXPECT_EQ(max_diff(load_image((out / "a.png").string()), expect_a), 0) << devices;
+  }
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--devices", "99"}, std::vector<std::string>{"--devices", "0,99"},
+        std::vector<std::string>{"--devices", "no such device name"},
+        std::vector<std::string>{"--devices", "0,"},
+        std::vector<std::string>{"--device", "0", "--devices", "0"},
+        std::vector<std::string>{"--devices", "all", "--device", "0"}}) {
+    std::vector<std::string> args = {"--box", "2"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    args.push_back(in_.string());
+    args.push_back(out_.string());
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 2) << bad[1] << ": " << r.err;
+    EXPECT_TRUE(has_line(r.err, {"--device"})) << r.err;
+    EXPECT_TRUE(tree(out_).empty()) << bad[1] << ": an image was written";
+  }
+}
+
+TEST_F(Batch, BadDeviceListIsAUsageErrorEvenWhenNothingIsLeftToDo) {
+  // Spec: exit 2 for a bad option, before any image is processed; a batch whose outputs all
+  // exist (or an input folder without images) must not make a bad --devices pass unnoticed.
+  make_image(in_ / "a.png", 102, 16, 16);
+  ASSERT_EQ(run({"--box", "2", in_.string(), out_.string()}).status, 0);
+  const Result r = run({"--box", "2", "--devices", "99", in_.string(), out_.string()});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(has_line(r.err, {"99"})) << r.err;
+}
+
+TEST_F(Batch, JobsOneAndFourGiveIdenticalOutputs) {
+  // Sizes and channel counts change from image to image, so the device's filter is rebuilt.
+  const std::vector<std::tuple<int, int, int>> shapes = {{64, 48, 3}, {64, 48, 3}, {31, 17, 4},
+                                                         {16, 40, 1}, {64, 48, 3}, {9, 9, 2},
+                                                         {48, 64, 3}, {31, 17, 4}};
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const auto [w, h, c] = shapes[i];
+    make_image(in_ / ("img" + std::to_string(i) + (i % 3 == 2 ? ".jpg" : ".png")), 110 + i, w, h,
+               c);
+  }
+  const fs::path one = root_ / "jobs 1", four = root_ / "jobs 4";
+  Result r = run({"--box", "3", "--jobs", "1", in_.string(), one.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 8, 0, 0);
+  r = run({"--box", "3", "--jobs", "4", in_.string(), four.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 8, 0, 0);
+  const auto a = contents(one), b = contents(four);
+  EXPECT_EQ(a.size(), 8u);
+  EXPECT_TRUE(a == b) << "--jobs 1 and --jobs 4 differ";
+  for (size_t i : {0u, 1u, 3u, 4u, 6u, 7u}) {  // the PNGs: exact
+    const std::string name = "img" + std::to_string(i) + ".png";
+    const Image got = load_image((four / name).string());
+    EXPECT_EQ(got.channels, std::get<2>(shapes[i])) << name;
+    EXPECT_EQ(max_diff(got, box_of(in_ / name, 3)), 0) << name;
+  }
+  for (const char* bad : {"0", "257", "x"}) {
+    r = run({"--box", "3", "--jobs", bad, in_.string(), (root_ / "bad").string()});
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.err;
+    EXPECT_TRUE(has_line(r.err, {"--jobs"})) << r.err;
+  }
+}
+
+TEST_F(Batch, FileNamesWithCommasAreOneArgument) {
+  // A comma is an ordinary character of a file name: "a,b.png" is one INPUT, not two.
+  make_image(in_ / "a,b.png", 130, 16, 16);
+  const Image expected = box_of(in_ / "a,b.png", 1);
+  // Single mode: one INPUT, one OUTPUT file, both with commas.
+  Result r = run({"--box", "1", (in_ / "a,b.png").string(), (root_ / "x,y.png").string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  ASSERT_TRUE(fs::is_regular_file(root_ / "x,y.png"));
+  EXPECT_EQ(max_diff(load_image((root_ / "x,y.png").string()), expected), 0);
+  EXPECT_EQ(tree(root_), (Files{"in dir/", "in dir/a,b.png", "single/", "x,y.png"}));
+  // Batch: an output folder with a comma.
+  const fs::path out = root_ / "out,1";
+  r = run({"--box", "1", in_.string(), out.string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(tree(out), Files{"a,b.png"});
+}
+
+TEST_F(Batch, OutputFolderThatIsAFileIsAUsageError) {
+  make_image(in_ / "a.png", 120, 8, 8);
+  write_file(root_ / "file", "x");
+  const Result r = run({"--box", "1", (in_ / "a.png").string(), "-o", (root_ / "file").string()});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(has_line(r.err, {"is a file"})) << r.err;
+  EXPECT_EQ(read_file(root_ / "file"), "x");
+}
+
+}  // namespace
+}  // namespace blurtool
