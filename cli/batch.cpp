@@ -86,11 +86,12 @@ std::unique_ptr<Filter> make_filter(Runtime& runtime, const CliOptions& o, int w
   return std::make_unique<GaussFilter>(runtime, params, width, height);
 }
 
-Rendered render(Runtime& runtime, const CliOptions& o, Filter& filter, const FilterRun& run,
+Rendered render(Runtime& runtime, const CliOptions& o, Filter& filter, Image output,
                 const Image& rgba, int channels, OutputKind kind) {
   Rendered r;
+  r.channels = channels;
   if (o.operation != CliOptions::Operation::bright) {
-    r.image = from_rgba(run.output, channels);
+    r.image = std::move(output);
     return r;
   }
   const std::vector<BrightPoint> points = static_cast<BrightFinder&>(filter).points();
@@ -99,15 +100,16 @@ Rendered render(Runtime& runtime, const CliOptions& o, Filter& filter, const Fil
   else if (kind == OutputKind::json)
     r.text = bright_points_json(points);
   else
-    r.image = from_rgba(draw_glow(runtime, rgba, points, o.bright_params), channels);
+    r.image = draw_glow(runtime, rgba, points, o.bright_params);
   return r;
 }
 
 std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const CliOptions& o) {
   if (kind == OutputKind::csv || kind == OutputKind::json)
     return std::vector<std::uint8_t>(r.text.begin(), r.text.end());
-  return encode_image(r.image, kind == OutputKind::png ? ImageFormat::png : ImageFormat::jpeg,
-                      o.quality);
+  const ImageFormat format = kind == OutputKind::png ? ImageFormat::png : ImageFormat::jpeg;
+  if (r.image.channels == r.channels) return encode_image(r.image, format, o.quality);
+  return encode_image(from_rgba(r.image, r.channels), format, o.quality);
 }
 
 namespace {
@@ -282,8 +284,9 @@ class Pipeline {
  private:
   struct Decoded {
     size_t item;
-    Image image;
-    double bytes;  // of the input file
+    Image rgba;        // the input expanded to RGBA (by the decoding thread)
+    int channels = 0;  // the input's own channel count
+    double bytes = 0;  // of the input file
   };
   struct Finished {
     size_t item;
@@ -364,10 +367,12 @@ class Pipeline {
         ++decoding_;
         ++held_;
         lock.unlock();
-        Decoded d{i, {}, 0};
+        Decoded d{i, {}, 0, 0};
         const bool ok = guarded(i, [&] {
           std::vector<std::string> warnings;
-          d.image = load_image(items_[i].input, &warnings);
+          Image image = load_image(items_[i].input, &warnings);
+          d.channels = image.channels;
+          d.rgba = image.channels == 4 ? std::move(image) : to_rgba(image);
           if (auto m = misnamed(items_[i].input)) warnings.push_back(*m + ", read as what it is");
           for (const std::string& w : warnings) warn(items_[i].input + ": " + w);
           std::error_code ec;
@@ -401,15 +406,16 @@ class Pipeline {
       lock.unlock();
       Finished f{d.item, {}, d.bytes};
       const bool ok = guarded(d.item, [&] {
-        const Image rgba = to_rgba(d.image);
+        const Image& rgba = d.rgba;
         if (!filter || width != rgba.width || height != rgba.height) {
           filter.reset();
           filter = make_filter(rt, o_, rgba.width, rgba.height);
           width = rgba.width;
           height = rgba.height;
         }
-        const FilterRun run = run_filter(rt, *filter, rgba);
-        f.rendered = render(rt, o_, *filter, run, rgba, d.image.channels, items_[d.item].kind);
+        FilterRun run = run_filter(rt, *filter, rgba);
+        f.rendered =
+            render(rt, o_, *filter, std::move(run.output), rgba, d.channels, items_[d.item].kind);
       });
       if (!ok) filter.reset();  // a failed run may leave the filter in any state
       lock.lock();

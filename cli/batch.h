@@ -29,19 +29,22 @@ OutputKind output_kind(const std::string& path, const std::string& input, const 
 std::unique_ptr<Filter> make_filter(Runtime& runtime, const CliOptions& o, int width, int height,
                                     WorkGroup wg = {});
 
-/// One image's result, ready to encode: an image with the input's channel count, or text.
+/// One image's result, ready to encode: an RGBA image and the channel count (1-4, the input's)
+/// it is written with, or text. The RGBA image is reduced to `channels` by encode_output, so
+/// that in a batch this host work runs on the encoding threads, not the device's.
 struct Rendered {
   Image image;
+  int channels = 4;
   std::string text;
 };
 
-/// Turns a finished run of `filter` (see run_filter) over `rgba` into the output: the blurred
-/// image, or for --bright the point list (csv, json) or the input with a glow at each point.
-/// `channels` is the input's channel count (1-4), restored from RGBA.
-Rendered render(Runtime& runtime, const CliOptions& o, Filter& filter, const FilterRun& run,
+/// Turns the RGBA `output` of a finished run of `filter` (see run_filter) over `rgba` into the
+/// result: the blurred image, or for --bright the point list (csv, json) or the input with a
+/// glow at each point. `channels` is the input's channel count (1-4).
+Rendered render(Runtime& runtime, const CliOptions& o, Filter& filter, Image output,
                 const Image& rgba, int channels, OutputKind kind);
 
-/// The bytes of `r` in `kind` (JPEG at o.quality).
+/// The bytes of `r` in `kind` (JPEG at o.quality), its image reduced to r.channels first.
 std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const CliOptions& o);
 
 /// Runs a batch (o.batch): plans every INPUT (files, folders, -r) into o.output, skips existing

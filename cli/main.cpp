@@ -105,7 +105,8 @@ int run_single(const CliOptions& o) {
   FilterRun result = run_filter(runtime, *filter, rgba, o.bench_runs);
 
   start = std::chrono::steady_clock::now();
-  const Rendered rendered = render(runtime, o, *filter, result, rgba, image.channels, kind);
+  const Rendered rendered =
+      render(runtime, o, *filter, std::move(result.output), rgba, image.channels, kind);
   const std::vector<std::uint8_t> bytes = encode_output(rendered, kind, o);
   if (o.output == "-") {
     if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() ||

@@ -40,6 +40,11 @@ class Filter {
   /// Enqueues every pass, reading `src` and writing `dst` (RGBA8 images of the size given at
   /// construction) on the runtime's queue; returns one profiling event per pass.
   virtual std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) = 0;
+
+  /// The RGBA8 input and output images run_filter uploads to and downloads from: made on its
+  /// first call and kept with the filter, so that a batch of same-size images allocates them
+  /// once per device.
+  cl::Image2D io_src, io_dst;
 };
 
 /// Timings of one run_filter() call: kernel times per pass per repetition (milliseconds, from

@@ -74,8 +74,7 @@ struct Spawn {
 /// Runs the blurtool binary with `args` in directory `cwd`, waits for it, and returns its
 /// status and output; stderr (and stdout, unless redirected) go through files in `scratch`,
 /// removed afterwards.
-inline Result run_blurtool(const std::vector<std::string>& args,
-                           const std::filesystem::path& cwd,
+inline Result run_blurtool(const std::vector<std::string>& args, const std::filesystem::path& cwd,
                            const std::filesystem::path& scratch, const Spawn& spawn = {}) {
   std::vector<std::string> argv_s = {BLURTOOL_BINARY};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
@@ -88,8 +87,7 @@ inline Result run_blurtool(const std::vector<std::string>& args,
   for (auto& s : env_s) envp.push_back(s.data());
   argv.push_back(nullptr);
   envp.push_back(nullptr);
-  const std::string in_path =
-      spawn.stdin_path.empty() ? "/dev/null" : spawn.stdin_path.string();
+  const std::string in_path = spawn.stdin_path.empty() ? "/dev/null" : spawn.stdin_path.string();
   const std::string own_out = (scratch / "stdout.txt").string();
   const std::string out_path = spawn.stdout_path.empty() ? own_out : spawn.stdout_path.string();
   const std::string err_path = (scratch / "stderr.txt").string();
