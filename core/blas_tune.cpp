@@ -29,12 +29,6 @@ namespace {
 
 using Parameters = std::unordered_map<std::string, size_t>;
 
-std::string safe(std::string s) {
-  for (char& c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
-  return s;
-}
-
 void check(clblast::StatusCode s, const std::string& what) {
   if (s != clblast::StatusCode::kSuccess)
     throw Error("CLBlast " + what + " failed with status " + std::to_string(static_cast<int>(s)));
@@ -113,16 +107,8 @@ int check_clblast_tuning(Runtime& rt, std::ostream& out) {
 }
 
 std::string clblast_tuning_path(const DeviceInfo& d) {
-  std::string dir;
-  if (const char* e = std::getenv("BLURTOOL_CACHE_DIR"); e && *e) {
-    dir = e;
-  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
-    dir = std::string(x) + "/blurtool";
-  } else {
-    const char* home = std::getenv("HOME");
-    dir = std::string(home && *home ? home : ".") + "/.cache/blurtool";
-  }
-  return dir + "/clblast-" + safe(d.platform) + "-" + safe(d.name) + "-" + safe(d.driver) + ".json";
+  return cache_directory() + "/clblast-" + file_name_safe(d.platform) + "-" +
+         file_name_safe(d.name) + "-" + file_name_safe(d.driver) + ".json";
 }
 
 void tune_clblast(Runtime& rt, std::ostream& log) {
@@ -136,17 +122,32 @@ void tune_clblast(Runtime& rt, std::ostream& log) {
     const std::string text = cache.dump(2) + "\n";
     write_file_atomic(path, std::vector<std::uint8_t>(text.begin(), text.end()));
   };
-  // The cache is rewritten after each kernel, so an interrupted run keeps what it found.
+  // The cache is rewritten after each kernel, so an interrupted run keeps what it found. A
+  // tuner that fails (on PoCL, TuneXdot stops with CL_BUILD_PROGRAM_FAILURE on a configuration
+  // the compiler refuses) is recorded as refused, its routine keeps CLBlast's defaults, and the
+  // other tuners still run. Returns whether the kernel was tuned.
   auto tune = [&](const char* kernel, const std::function<clblast::StatusCode(Parameters&)>& run) {
     const auto start = std::chrono::steady_clock::now();
     Parameters p;
-    check(run(p), std::string("Tune") + kernel);
+    try {
+      check(run(p), std::string("Tune") + kernel);
+    } catch (const Error& e) {
+      const std::string why = e.what();
+      log << "  " << kernel << " not tuned (" << static_cast<long>(ms_since(start) / 1000)
+          << " s): " << why << "; it keeps CLBlast's defaults" << std::endl;
+      cache["kernels"].erase(kernel);
+      cache["refused"][kernel] = {{"why", why}};
+      save();
+      return false;
+    }
+    if (cache.contains("refused")) cache["refused"].erase(kernel);
     nlohmann::ordered_json j;
     for (const auto& [name, value] : p) j[name] = value;
     cache["kernels"][kernel] = j;
     save();
     log << "  " << kernel << " (" << static_cast<long>(ms_since(start) / 1000)
         << " s): " << j.dump() << std::endl;  // flushed: tuning takes minutes
+    return true;
   };
   log << "tuning CLBlast on " << rt.device().name << " (single precision): Xaxpy, Xdot, Xgemm"
       << std::endl;
@@ -164,14 +165,12 @@ void tune_clblast(Runtime& rt, std::ostream& log) {
   for (long long tune_n : {n, 2 * n}) {
     if (tune_n != n)
       log << "  Xgemm: tuning again at " << tune_n << "x" << tune_n << "x" << tune_n << std::endl;
-    tune("Xgemm", [&](Parameters& p) {
+    const bool tuned = tune("Xgemm", [&](Parameters& p) {
       return clblast::TuneXgemm<float>(&q, tune_n, tune_n, tune_n, kXgemmTuningFraction, p);
     });
+    if (!tuned) continue;  // the tuner itself failed: recorded; try the second size
     std::string why = check_in_child(rt.device());
-    if (why.empty()) {
-      if (cache.erase("refused")) save();
-      break;
-    }
+    if (why.empty()) break;
     why = "tuned at " + std::to_string(tune_n) + ", " + why;
     log << "  Xgemm refused: " << why << std::endl;
     cache["refused"]["Xgemm"] = {{"parameters", cache["kernels"]["Xgemm"]}, {"why", why}};

@@ -24,8 +24,10 @@ inline constexpr double kXgemmTuningFraction = 1.0 / 512;  // CLBlast's own tune
 /// Runs the tuners for single precision on `rt`'s device (every configuration of Xaxpy and
 /// Xdot, kXgemmTuningFraction of Xgemm's, which has tens of thousands), rewrites the cache
 /// atomically after each kernel (an interrupted run keeps the kernels it finished) and prints
-/// each kernel's best parameters and tuning time in seconds to `log`. Throws blurtool::Error
-/// naming the tuner that failed.
+/// each kernel's best parameters and tuning time in seconds to `log`. A tuner that fails (or an
+/// Xgemm pick that is wrong in the GEMM routine) is written to the cache's "refused" entries
+/// with the reason, its routine keeps CLBlast's defaults, and the other tuners still run.
+/// Throws blurtool::Error when the cache cannot be written.
 void tune_clblast(Runtime& rt, std::ostream& log);
 
 /// Checks the cached Xgemm parameters of `rt`'s device inside CLBlast's GEMM routine: C = A B

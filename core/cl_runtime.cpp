@@ -3,10 +3,16 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/image_io.h"
 #include "core/kernel_sources.h"
 
 namespace blurtool {
@@ -33,7 +39,93 @@ const char* kNoPlatformHint =
     "no OpenCL platform found (CL_PLATFORM_NOT_FOUND_KHR, -1001): install pocl-opencl-icd "
     "for the CPU, or the GPU vendor's OpenCL driver";
 
+// --- On-disk program cache -------------------------------------------------------------------
+// A file is kProgramMagic, the key's length as 8 little-endian bytes, the key, the binary's
+// FNV-1a hash as 8 little-endian bytes, then the device binary (CL_PROGRAM_BINARIES). The key
+// holds everything the binary depends on; the hash is checked before the driver sees the
+// binary, since some drivers abort the process on a damaged one (PoCL asserts).
+
+const char kProgramMagic[] = "blurtool program binary 2\n";
+
+template <class Bytes>
+std::uint64_t fnv1a64(const Bytes& bytes) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::uint64_t read_u64(const std::string& bytes, size_t at) {
+  std::uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(bytes[at + i]);
+  return v;
+}
+
+void append_u64(std::vector<std::uint8_t>& bytes, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+
+bool program_cache_enabled() {
+  const char* e = std::getenv("BLURTOOL_PROGRAM_CACHE");
+  return !(e && (std::strcmp(e, "0") == 0 || std::strcmp(e, "off") == 0));
+}
+
+std::string program_cache_path(const std::string& key) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%016llx.bin", static_cast<unsigned long long>(fnv1a64(key)));
+  return cache_directory() + "/programs/" + name;
+}
+
+// The binary cached under `key`, or empty when there is none (or the file is another key's,
+// or damaged).
+std::vector<unsigned char> load_program_binary(const std::string& key) {
+  std::ifstream in(program_cache_path(key), std::ios::binary);
+  if (!in) return {};
+  const std::string bytes(std::istreambuf_iterator<char>(in), {});
+  const size_t magic = sizeof kProgramMagic - 1;
+  if (bytes.size() < magic + 8 || bytes.compare(0, magic, kProgramMagic) != 0) return {};
+  const std::uint64_t key_size = read_u64(bytes, magic);
+  const size_t binary_at = magic + 8 + key.size() + 8;
+  if (key_size != key.size() || bytes.size() <= binary_at ||
+      bytes.compare(magic + 8, key.size(), key) != 0)
+    return {};
+  std::vector<unsigned char> binary(bytes.begin() + static_cast<long>(binary_at), bytes.end());
+  if (fnv1a64(binary) != read_u64(bytes, binary_at - 8)) return {};
+  return binary;
+}
+
+// Writes `binary` under `key`; false if it could not (the cache is only an optimisation).
+bool store_program_binary(const std::string& key, const std::vector<unsigned char>& binary) {
+  if (binary.empty()) return false;
+  std::vector<std::uint8_t> bytes(kProgramMagic, kProgramMagic + sizeof kProgramMagic - 1);
+  append_u64(bytes, key.size());
+  bytes.insert(bytes.end(), key.begin(), key.end());
+  append_u64(bytes, fnv1a64(binary));
+  bytes.insert(bytes.end(), binary.begin(), binary.end());
+  const std::string path = program_cache_path(key);
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  try {
+    write_file_atomic(path, bytes);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 }  // namespace
+
+std::string cache_directory() {
+  if (const char* e = std::getenv("BLURTOOL_CACHE_DIR"); e && *e) return e;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/blurtool";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : ".") + "/.cache/blurtool";
+}
+
+std::string file_name_safe(std::string text) {
+  for (char& c : text)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+  return text;
+}
 
 std::string cl_error_name(cl_int code) {
 #define BLURTOOL_CL_ERROR(name) \
@@ -210,8 +302,8 @@ Runtime::Runtime(DeviceInfo device)
       queue_(context_, device_.device, CL_QUEUE_PROFILING_ENABLE) {}
 
 cl::Program& Runtime::program(const std::string& family, const std::string& options) {
-  auto key = std::make_pair(family, options);
-  auto found = programs_.find(key);
+  auto key_of = [](const std::string& f, const std::string& o) { return std::make_pair(f, o); };
+  auto found = programs_.find(key_of(family, options));
   if (found != programs_.end()) return found->second;
 
   const auto& sources = kernel_sources();
@@ -222,6 +314,24 @@ cl::Program& Runtime::program(const std::string& family, const std::string& opti
   std::string text = source->second;
   auto common = sources.find("common");
   if (family != "common" && common != sources.end()) text = common->second + "\n#line 1\n" + text;
+
+  const bool use_disk = program_cache_enabled();
+  const std::string key = device_.platform + "\n" + device_.name + "\n" + device_.version + "\n" +
+                          device_.driver + "\n" + options + "\n" + text;
+  if (use_disk) {
+    const std::vector<unsigned char> binary = load_program_binary(key);
+    if (!binary.empty()) {
+      try {
+        cl::Program cached(context_, {device_.device}, {binary});
+        cached.build({device_.device}, options.c_str());
+        ++cache_stats_.loaded;
+        return programs_.emplace(key_of(family, options), cached).first->second;
+      } catch (const cl::Error&) {
+        // A binary the driver no longer accepts: compile from source and replace it.
+      }
+    }
+  }
+
   cl::Program program(context_, text);
   try {
     program.build({device_.device}, options.c_str());
@@ -235,7 +345,16 @@ cl::Program& Runtime::program(const std::string& family, const std::string& opti
     throw Error("building kernels/" + family + ".cl failed on " + device_.name + " with options '" +
                 options + "': " + describe_cl_error(e) + "\n" + log);
   }
-  return programs_.emplace(key, program).first->second;
+  ++cache_stats_.built;
+  if (use_disk) {
+    try {
+      const auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
+      if (binaries.size() == 1 && store_program_binary(key, binaries[0])) ++cache_stats_.stored;
+    } catch (const cl::Error&) {
+      // A driver that cannot hand back binaries: nothing to cache.
+    }
+  }
+  return programs_.emplace(key_of(family, options), program).first->second;
 }
 
 cl::Kernel Runtime::kernel(const std::string& family, const std::string& name,

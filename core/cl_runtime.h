@@ -6,6 +6,9 @@
 // such as "clCreateImage failed: CL_INVALID_IMAGE_SIZE (-40)". Programs are built from the
 // sources embedded from kernels/*.cl and cached in memory, keyed by family and build options
 // (the CLBlast approach); a failed build throws blurtool::Error with the build log and options.
+// Their device binaries are also cached on disk (cache_directory()/programs), keyed by the
+// whole source text, the options, the platform, device and driver version, so that a second
+// process skips the compiler (OpenCV's and Halide's approach).
 #pragma once
 
 #define CL_HPP_TARGET_OPENCL_VERSION 120
@@ -62,6 +65,20 @@ std::vector<DeviceInfo> list_devices();
 /// device at all.
 DeviceInfo select_device(const std::string& spec);
 
+/// The folder of blurtool's per-user caches (CLBlast tuning, compiled programs):
+/// $BLURTOOL_CACHE_DIR, else $XDG_CACHE_HOME/blurtool, else $HOME/.cache/blurtool.
+std::string cache_directory();
+
+/// `text` with every character but letters, digits, '.' and '-' replaced by '_' (for file names).
+std::string file_name_safe(std::string text);
+
+/// What Runtime::program did with the on-disk program cache, counted per Runtime.
+struct ProgramCacheStats {
+  int loaded = 0;  ///< programs created from a cached binary
+  int built = 0;   ///< programs compiled from source
+  int stored = 0;  ///< binaries written to the cache
+};
+
 /// A context and an in-order profiling command queue on one device, with a program cache.
 class Runtime {
  public:
@@ -74,9 +91,17 @@ class Runtime {
   cl::CommandQueue& queue() { return queue_; }
 
   /// The program for kernel family `family` (kernels/<family>.cl) built with `options`
-  /// (-D definitions), compiled once per process. Throws blurtool::Error with the build log
-  /// and the options on a failed build, or if no such family is embedded.
+  /// (-D definitions), compiled once per process, and once per device and driver while the
+  /// on-disk cache holds its binary: cache_directory()/programs/<hash>.bin, written atomically
+  /// (a temporary file renamed into place, so concurrent processes never see half a file),
+  /// holding the full key so that a hash collision or a damaged file is a miss, never a wrong
+  /// program. BLURTOOL_PROGRAM_CACHE=0 turns the disk cache off; failing to read or write it
+  /// only costs a compile. Throws blurtool::Error with the build log and the options on a
+  /// failed build, or if no such family is embedded.
   cl::Program& program(const std::string& family, const std::string& options);
+
+  /// What the on-disk program cache did in this Runtime so far.
+  const ProgramCacheStats& program_cache_stats() const { return cache_stats_; }
 
   /// A new kernel object `name` from program(family, options).
   cl::Kernel kernel(const std::string& family, const std::string& name, const std::string& options);
@@ -86,6 +111,7 @@ class Runtime {
   cl::Context context_;
   cl::CommandQueue queue_;
   std::map<std::pair<std::string, std::string>, cl::Program> programs_;
+  ProgramCacheStats cache_stats_;
 };
 
 /// Kernel execution time of a finished event, in milliseconds, from its profiling counters

@@ -1,15 +1,24 @@
 // The OpenCL runtime's user-facing behaviour: error codes named, never bare numbers; a failed
 // kernel build reported with its log and -D options; device selection by index and by name; and
-// the message when no OpenCL platform is installed at all.
+// the message when no OpenCL platform is installed at all; the on-disk program cache.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
 #include <string>
 
+#include "core/box_blur.h"
+#include "core/box_reference.h"
 #include "core/cl_runtime.h"
 #include "core/error.h"
+#include "tests/cli_support.h"
+#include "tests/test_support.h"
 
 namespace blurtool {
 namespace {
@@ -79,6 +88,123 @@ TEST(ClRuntime, NoPlatformSaysWhatToInstall) {
   EXPECT_NE(text.find("no OpenCL platform"), std::string::npos) << text;
   EXPECT_NE(text.find("pocl-opencl-icd"), std::string::npos) << text;
   fs::remove_all(empty);
+}
+
+// The on-disk program cache, in a folder of its own (BLURTOOL_CACHE_DIR): each test sets the
+// variables it needs and restores them, since getenv is read at every program build.
+class ProgramCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("blurtool program cache " + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    save("BLURTOOL_CACHE_DIR", dir_.c_str());
+    save("BLURTOOL_PROGRAM_CACHE", nullptr);
+  }
+  void TearDown() override {
+    for (const auto& [name, value] : saved_) {
+      if (value)
+        ::setenv(name.c_str(), value->c_str(), 1);
+      else
+        ::unsetenv(name.c_str());
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  // Sets `name` to `value` (unsets it for null), remembering the value to restore.
+  void save(const std::string& name, const char* value) {
+    if (!saved_.count(name)) {
+      const char* old = std::getenv(name.c_str());
+      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
+    }
+    if (value)
+      ::setenv(name.c_str(), value, 1);
+    else
+      ::unsetenv(name.c_str());
+  }
+  std::vector<std::filesystem::path> cached_files() const {
+    std::vector<std::filesystem::path> files;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir_ / "programs", ec))
+      files.push_back(e.path());
+    return files;
+  }
+  // A box blur of a fixed random image with a new Runtime, checked against the reference;
+  // returns what that Runtime's program cache did.
+  ProgramCacheStats blur_with_new_runtime() {
+    Runtime rt(select_device(""));
+    const Image input = random_rgba(37, 29, 9);
+    BoxParams params;
+    params.radius = 3;
+    params.variant = BoxVariant::double_pass;
+    EXPECT_EQ(max_error(box_blur(rt, input, params), box_blur_reference(input, 3, EdgeMode::clamp)),
+              0);
+    return rt.program_cache_stats();
+  }
+
+  std::filesystem::path dir_;
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+TEST_F(ProgramCache, SecondRuntimeLoadsTheBinaryTheFirstStored) {
+  const ProgramCacheStats first = blur_with_new_runtime();
+  EXPECT_GE(first.built, 1);
+  EXPECT_EQ(first.stored, first.built);
+  EXPECT_EQ(first.loaded, 0);
+  EXPECT_EQ(cached_files().size(), static_cast<size_t>(first.stored));
+  const ProgramCacheStats second = blur_with_new_runtime();
+  EXPECT_EQ(second.loaded, first.built);
+  EXPECT_EQ(second.built, 0);
+  EXPECT_EQ(second.stored, 0);
+}
+
+TEST_F(ProgramCache, DamagedOrForeignFilesAreMissesAndReplaced) {
+  const ProgramCacheStats first = blur_with_new_runtime();
+  ASSERT_GE(first.stored, 1);
+  const std::vector<std::filesystem::path> files = cached_files();
+  ASSERT_FALSE(files.empty());
+  const std::string good = read_file(files[0]);
+  const size_t key_at = std::string("blurtool program binary 2\n").size() + 8;
+  ASSERT_GT(good.size(), key_at + 1000);
+  std::string foreign = good;  // another key under this file's name: a hash collision
+  foreign[key_at] = static_cast<char>(foreign[key_at] ^ 0x20);
+  std::string damaged = good;  // the key intact, the binary garbage and short
+  for (size_t i = damaged.size() - 512; i < damaged.size(); ++i) damaged[i] = '\x5a';
+  damaged.resize(damaged.size() - 100);
+  for (const std::string& bad : {foreign, damaged, good.substr(0, key_at - 8), std::string()}) {
+    for (const auto& file : files) write_file(file, bad);
+    const ProgramCacheStats again = blur_with_new_runtime();
+    EXPECT_EQ(again.loaded, 0);
+    EXPECT_EQ(again.built, first.built);
+    EXPECT_EQ(again.stored, first.built);  // every bad file replaced
+    EXPECT_EQ(read_file(files[0]).substr(0, key_at + 200), good.substr(0, key_at + 200));
+  }
+  const ProgramCacheStats last = blur_with_new_runtime();
+  EXPECT_EQ(last.loaded, first.built);
+  EXPECT_EQ(last.built, 0);
+}
+
+TEST_F(ProgramCache, TurnedOffItNeitherReadsNorWrites) {
+  save("BLURTOOL_PROGRAM_CACHE", "0");
+  const ProgramCacheStats stats = blur_with_new_runtime();
+  EXPECT_GE(stats.built, 1);
+  EXPECT_EQ(stats.stored, 0);
+  EXPECT_TRUE(cached_files().empty());
+}
+
+TEST(CacheDirectory, FollowsTheEnvironment) {
+  const char* saved = std::getenv("BLURTOOL_CACHE_DIR");
+  const std::string restore = saved ? saved : "";
+  ::setenv("BLURTOOL_CACHE_DIR", "/some/where", 1);
+  EXPECT_EQ(cache_directory(), "/some/where");
+  ::unsetenv("BLURTOOL_CACHE_DIR");
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && *xdg)
+    EXPECT_EQ(cache_directory(), std::string(xdg) + "/blurtool");
+  else
+    EXPECT_EQ(cache_directory(), std::string(std::getenv("HOME")) + "/.cache/blurtool");
+  if (saved) ::setenv("BLURTOOL_CACHE_DIR", restore.c_str(), 1);
+  EXPECT_EQ(file_name_safe("NVIDIA CUDA/535.1"), "NVIDIA_CUDA_535.1");
 }
 
 }  // namespace
