@@ -76,6 +76,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
        cxxopts::value<std::string>()->default_value("rgba32f"), "FMT")
       ("unroll", "pixels per loop iteration of 'unrolled' and 'scan': " + unrolls +
                  "", cxxopts::value<std::string>()->default_value("8"), "N")
+      ("segment", "pixels per work-item of 'segmented', 1.." + std::to_string(kMaxBoxSegment) +
+                  " (default " + std::to_string(kDefaultBoxSegment) + ")",
+       cxxopts::value<std::string>(), "N")
       ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),
        cxxopts::value<std::string>()->default_value("clamp"), "MODE");
   spec.add_options("Gaussian blur")
@@ -85,7 +88,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
                  " pixels (default: ceil(3 SIGMA)); weights renormalised after truncation",
        cxxopts::value<std::string>(), "R")
       ("wg", "work-group size WxH of the Gaussian kernels (default 16x16; Gx1 for "
-             "separable-local, default 64x1)", cxxopts::value<std::string>(), "WxH");
+             "separable-local, default 64x1), or of box 'segmented' over its (segment, row) "
+             "and (column, segment) grids (default 4x16 and 64x1)",
+       cxxopts::value<std::string>(), "WxH");
   spec.add_options("Bright points")
       ("bright", "report the brightest pixel of every block whose luminance (Rec. 709, 0..1) "
                  "exceeds T; OUTPUT .csv or .json lists them, .png or .jpg draws a glow at "
@@ -170,7 +175,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
         throw UsageError(std::string("--") + bright_only + " goes with --bright");
   }
   if (bright) {
-    for (const char* blur_only : {"intermediate", "edge", "unroll", "radius", "wg", "sweep-wg"})
+    for (const char* blur_only :
+         {"intermediate", "edge", "unroll", "segment", "radius", "wg", "sweep-wg"})
       if (parsed.count(blur_only))
         throw UsageError(std::string("--") + blur_only +
                          " goes with --box or --gauss, not --bright");
@@ -191,10 +197,12 @@ CliOptions parse_options(int argc, const char* const* argv) {
     validate(b);
   } else if (box) {
     for (const char* gauss_only : {"radius", "wg", "sweep-wg"})
-      if (parsed.count(gauss_only))
-        throw UsageError(
-            std::string("--") + gauss_only + " goes with --gauss, not --box" +
-            (std::string(gauss_only) == "radius" ? " (the box radius is --box R)" : ""));
+      if (parsed.count(gauss_only) && !(std::string(gauss_only) == "wg" && variant == "segmented"))
+        throw UsageError(std::string("--") + gauss_only + " goes with --gauss, not --box" +
+                         (std::string(gauss_only) == "radius" ? " (the box radius is --box R)"
+                          : std::string(gauss_only) == "wg"
+                              ? " (with --box only for --variant segmented)"
+                              : ""));
     o.operation = CliOptions::Operation::box;
     BoxParams& b = o.box_params;
     b.radius = parse_int(parsed["box"].as<std::string>(), "--box", 0, kMaxBoxRadius, "the radius");
@@ -203,9 +211,18 @@ CliOptions parse_options(int argc, const char* const* argv) {
     b.edge = edge;
     b.unroll =
         parse_int(parsed["unroll"].as<std::string>(), "--unroll", 1, 32, "the unroll factor");
+    if (parsed.count("segment")) {
+      if (b.variant != BoxVariant::segmented)
+        throw UsageError("--segment goes with --variant segmented");
+      b.segment = parse_int(parsed["segment"].as<std::string>(), "--segment", 1, kMaxBoxSegment,
+                            "the segment");
+    }
+    if (parsed.count("wg")) b.wg = parse_work_group(parsed["wg"].as<std::string>());
     validate(b);
   } else if (gauss) {
-    if (parsed.count("unroll")) throw UsageError("--unroll goes with --box, not --gauss");
+    for (const char* box_only : {"unroll", "segment"})
+      if (parsed.count(box_only))
+        throw UsageError(std::string("--") + box_only + " goes with --box, not --gauss");
     o.operation = CliOptions::Operation::gauss;
     GaussParams& g = o.gauss_params;
     g.sigma = parse_positive(parsed["gauss"].as<std::string>(), "--gauss", "sigma");

@@ -17,6 +17,8 @@ const std::vector<Named<BoxVariant>>& box_variant_table() {
       {BoxVariant::accumulated, "accumulated", "running sums, one work-item per row, then column"},
       {BoxVariant::unrolled, "unrolled", "accumulated, --unroll N pixels per loop iteration"},
       {BoxVariant::scan, "scan", "running-sum rows, prefix-sum columns in local memory (MPS)"},
+      {BoxVariant::segmented, "segmented",
+       "running sums, one work-item per --segment N pixels of a row, then of a column"},
   };
   return table;
 }
@@ -40,6 +42,11 @@ void validate(const BoxParams& params) {
   if (std::find(choices.begin(), choices.end(), params.unroll) == choices.end()) {
     throw UsageError("--unroll " + std::to_string(params.unroll) +
                      ": must be one of 1, 2, 4, 8, 12, 16, 24, 32");
+  }
+  if (params.segment < 1 || params.segment > kMaxBoxSegment) {
+    throw UsageError("--segment " + std::to_string(params.segment) +
+                     ": the segment must be from 1 to " + std::to_string(kMaxBoxSegment) +
+                     " pixels");
   }
 }
 
@@ -87,6 +94,23 @@ constexpr int kScanCols = 16, kScanLanes = 16;  // kernels/box.cl SCAN_COLS, SCA
 
 }  // namespace
 
+cl::NDRange BoxFilter::segmented_local(const cl::Kernel& kernel, WorkGroup wg, WorkGroup fallback,
+                                       const char* pass) const {
+  if (wg.is_default()) wg = fallback;
+  const size_t limit = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(runtime_.device().device);
+  const size_t items = static_cast<size_t>(wg.x) * wg.y;
+  if (items > limit) {
+    if (!params_.wg.is_default()) {
+      throw UsageError("--wg " + wg.text() + ": " + std::to_string(items) +
+                       " work-items exceed the " + std::to_string(limit) + " that device '" +
+                       runtime_.device().name + "' runs for the " + pass +
+                       " pass (CL_KERNEL_WORK_GROUP_SIZE)");
+    }
+    while (static_cast<size_t>(wg.x) * wg.y > limit) (wg.y > 1 ? wg.y : wg.x) /= 2;
+  }
+  return cl::NDRange(wg.x, wg.y);
+}
+
 BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int height)
     : runtime_(runtime), params_(params), width_(width), height_(height) {
   validate(params_);
@@ -124,6 +148,9 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
     case BoxVariant::scan:
       names = {"box_rows_running", "box_cols_scan"};
       break;
+    case BoxVariant::segmented:
+      names = {"box_rows_segmented", "box_cols_segmented"};
+      break;
     case BoxVariant::automatic:
       break;
   }
@@ -145,6 +172,10 @@ std::string BoxFilter::describe() const {
                      name_of(box_variant_table(), params_.variant);
   if (params_.variant == BoxVariant::unrolled || params_.variant == BoxVariant::scan)
     text += " x" + std::to_string(params_.unroll);
+  if (params_.variant == BoxVariant::segmented) {
+    text += " segment=" + std::to_string(params_.segment);
+    if (!params_.wg.is_default()) text += " wg=" + params_.wg.text();
+  }
   if (box_is_two_pass(params_.variant))
     text += std::string(" ") + name_of(intermediate_table(), params_.intermediate);
   return text + " edge=" + name_of(edge_mode_table(), params_.edge);
@@ -199,6 +230,24 @@ std::vector<cl::Event> BoxFilter::enqueue(const cl::Image2D& src, const cl::Imag
       queue.enqueueNDRangeKernel(kernels_[i], cl::NullRange, global_size_2d(width_, height_, local),
                                  local, nullptr, &events[i]);
     }
+    return events;
+  }
+
+  if (v == BoxVariant::segmented) {
+    const int seg = params_.segment;
+    rows.setArg(5, static_cast<cl_int>(seg));
+    cols.setArg(6, static_cast<cl_int>(seg));
+    const size_t row_segments = (width_ + seg - 1) / seg, col_segments = (height_ + seg - 1) / seg;
+    const cl::NDRange row_local = segmented_local(rows, params_.wg, {4, 16}, "rows");
+    const cl::NDRange col_local = segmented_local(cols, params_.wg, {64, 1}, "columns");
+    queue.enqueueNDRangeKernel(
+        rows, cl::NullRange,
+        cl::NDRange(round_up(row_segments, row_local[0]), round_up(height_, row_local[1])),
+        row_local, nullptr, &events[0]);
+    queue.enqueueNDRangeKernel(
+        cols, cl::NullRange,
+        cl::NDRange(round_up(width_, col_local[0]), round_up(col_segments, col_local[1])),
+        col_local, nullptr, &events[1]);
     return events;
   }
 

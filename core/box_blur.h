@@ -24,9 +24,11 @@ enum class BoxVariant {
   accumulated,    ///< running sums, one work-item per row then per column
   unrolled,       ///< accumulated, --unroll N pixels per loop iteration
   scan,           ///< running-sum rows, then MPS-style cooperative prefix-sum columns
+  segmented,      ///< running sums, one work-item per segment of a row, then of a column
 };
 
-/// Name table: auto, single, single-linear, double, double-linear, accumulated, unrolled, scan.
+/// Name table: auto, single, single-linear, double, double-linear, accumulated, unrolled, scan,
+/// segmented.
 const std::vector<Named<BoxVariant>>& box_variant_table();
 
 /// Unroll factors `unrolled` accepts, as the write-up measured them.
@@ -35,6 +37,10 @@ const std::vector<int>& box_unroll_choices();
 /// Largest radius accepted: sums stay exact (the rgba32f intermediate holds 255 (2R+1) exactly).
 constexpr int kMaxBoxRadius = 16383;
 
+/// Pixels per work-item of `segmented` (--segment): default and largest.
+constexpr int kDefaultBoxSegment = 32;
+constexpr int kMaxBoxSegment = 4096;
+
 /// What to compute and how.
 struct BoxParams {
   int radius = 0;  ///< pixels, 0..kMaxBoxRadius
@@ -42,12 +48,17 @@ struct BoxParams {
   Intermediate intermediate = Intermediate::rgba32f;  ///< two-pass variants only
   EdgeMode edge = EdgeMode::clamp;
   int unroll = 8;  ///< pixels per iteration of `unrolled` (one of box_unroll_choices())
+  int segment = kDefaultBoxSegment;  ///< pixels per work-item of `segmented`, 1..kMaxBoxSegment
+  /// Work-group of `segmented`'s passes over their (segment, row) and (column, segment) grids;
+  /// 0x0: 4x16 for rows and 64x1 for columns.
+  WorkGroup wg;
 };
 
 /// Whether a variant has two passes and so an intermediate image.
 bool box_is_two_pass(BoxVariant variant);
 
-/// Checks ranges. Throws blurtool::UsageError naming the option at fault (--box, --unroll).
+/// Checks ranges. Throws blurtool::UsageError naming the option at fault (--box, --unroll,
+/// --segment).
 void validate(const BoxParams& params);
 
 /// The variant `auto` stands for on `device`: `scan` on GPUs, `unrolled` (x8) on other devices,
@@ -71,6 +82,11 @@ class BoxFilter : public Filter {
   const BoxParams& params() const { return params_; }
 
  private:
+  // The local size of one `segmented` pass: `wg`, else `fallback` halved to fit the kernel's
+  // limit. Throws blurtool::UsageError when a --wg given by the user does not fit.
+  cl::NDRange segmented_local(const cl::Kernel& kernel, WorkGroup wg, WorkGroup fallback,
+                              const char* pass) const;
+
   Runtime& runtime_;
   BoxParams params_;
   int width_, height_;

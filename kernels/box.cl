@@ -281,3 +281,39 @@ kernel void box_cols_scan(read_only image2d_t tmp, write_only image2d_t dst, int
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// segmented: running sums over segments. One work-item per SEGMENT pixels of a row (then of a
+// column) instead of a whole row: the window of its first pixel costs 2R+1 reads, each further
+// pixel 2, so a pixel costs 2 + (2R+1)/segment reads (the extra ones hit the cache) and a
+// 3024x4032 image gives 12 Mpixel / segment work-items, enough to fill a GPU, where
+// accumulated gives one per row (4032). In the column pass neighbouring work-items take
+// neighbouring columns, so every row they read or write together is contiguous.
+kernel void box_rows_segmented(read_only image2d_t src, write_only image2d_t tmp, int radius,
+                               int edge, float hscale, int segment) {
+  const int x0 = get_global_id(0) * segment, y = get_global_id(1);
+  const int w = get_image_width(src), h = get_image_height(src);
+  if (x0 >= w || y >= h) return;
+  const int x1 = min(x0 + segment, w);
+  uint4 sum = 0;  // window of x0 - 1: [x0-R-1, x0+R-1]
+  for (int k = x0 - radius - 1; k < x0 + radius; ++k) sum += load_row(src, k, y, w, edge);
+  for (int x = x0; x < x1; ++x) {
+    sum += load_row(src, x + radius, y, w, edge) - load_row(src, x - radius - 1, y, w, edge);
+    store_intermediate(tmp, x, y, sum, hscale);
+  }
+}
+
+kernel void box_cols_segmented(read_only image2d_t tmp, write_only image2d_t dst, int radius,
+                               int edge, float qscale, sum_t divisor, int segment) {
+  const int x = get_global_id(0), y0 = get_global_id(1) * segment;
+  const int w = get_image_width(tmp), h = get_image_height(tmp);
+  if (x >= w || y0 >= h) return;
+  const int y1 = min(y0 + segment, h);
+  sum4 sum = 0;  // window of y0 - 1
+  for (int k = y0 - radius - 1; k < y0 + radius; ++k) sum += load_q(tmp, x, k, h, edge, qscale);
+  for (int y = y0; y < y1; ++y) {
+    sum += load_q(tmp, x, y + radius, h, edge, qscale) -
+           load_q(tmp, x, y - radius - 1, h, edge, qscale);
+    store_mean(dst, x, y, sum, divisor);
+  }
+}
