@@ -74,10 +74,10 @@ CliOptions parse_options(int argc, const char* const* argv) {
       ("intermediate", "format between the two passes (box and Gaussian): " +
                        names_of(intermediate_table()),
        cxxopts::value<std::string>()->default_value("rgba32f"), "FMT")
-      ("unroll", "pixels per loop iteration of 'unrolled' and 'scan': " + unrolls +
-                 "", cxxopts::value<std::string>()->default_value("8"), "N")
-      ("segment", "pixels per work-item of 'segmented', 1.." + std::to_string(kMaxBoxSegment) +
-                  " (default " + std::to_string(kDefaultBoxSegment) + ")",
+      ("unroll", "pixels per loop iteration of 'unrolled', 'scan' and 'segmented': " + unrolls +
+                 " (default 8; 2 for segmented)", cxxopts::value<std::string>(), "N")
+      ("segment", "pixels per work-item of 'segmented' and 'segmented-local', 1.." +
+                  std::to_string(kMaxBoxSegment) + " (default 64 and 8)",
        cxxopts::value<std::string>(), "N")
       ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),
        cxxopts::value<std::string>()->default_value("clamp"), "MODE");
@@ -89,7 +89,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
        cxxopts::value<std::string>(), "R")
       ("wg", "work-group size WxH of the Gaussian kernels (default 16x16; Gx1 for "
              "separable-local, default 64x1), or of box 'segmented' over its (segment, row) "
-             "and (column, segment) grids (default 4x16 and 64x1)",
+             "and (column, segment) grids (default 4x16 and 64x1), or Lx1 of the row pass of "
+             "'segmented-local' (default 128x1)",
        cxxopts::value<std::string>(), "WxH");
   spec.add_options("Bright points")
       ("bright", "report the brightest pixel of every block whose luminance (Rec. 709, 0..1) "
@@ -197,7 +198,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
     validate(b);
   } else if (box) {
     for (const char* gauss_only : {"radius", "wg", "sweep-wg"})
-      if (parsed.count(gauss_only) && !(std::string(gauss_only) == "wg" && variant == "segmented"))
+      if (parsed.count(gauss_only) && !(std::string(gauss_only) == "wg" &&
+                                        (variant == "segmented" || variant == "segmented-local")))
         throw UsageError(std::string("--") + gauss_only + " goes with --gauss, not --box" +
                          (std::string(gauss_only) == "radius" ? " (the box radius is --box R)"
                           : std::string(gauss_only) == "wg"
@@ -209,11 +211,12 @@ CliOptions parse_options(int argc, const char* const* argv) {
     b.variant = parse_named(box_variant_table(), variant, "--variant");
     b.intermediate = intermediate;
     b.edge = edge;
-    b.unroll =
-        parse_int(parsed["unroll"].as<std::string>(), "--unroll", 1, 32, "the unroll factor");
+    if (parsed.count("unroll"))
+      b.unroll =
+          parse_int(parsed["unroll"].as<std::string>(), "--unroll", 1, 32, "the unroll factor");
     if (parsed.count("segment")) {
-      if (b.variant != BoxVariant::segmented)
-        throw UsageError("--segment goes with --variant segmented");
+      if (b.variant != BoxVariant::segmented && b.variant != BoxVariant::segmented_local)
+        throw UsageError("--segment goes with --variant segmented or segmented-local");
       b.segment = parse_int(parsed["segment"].as<std::string>(), "--segment", 1, kMaxBoxSegment,
                             "the segment");
     }

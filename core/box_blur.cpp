@@ -9,7 +9,7 @@ namespace blurtool {
 
 const std::vector<Named<BoxVariant>>& box_variant_table() {
   static const std::vector<Named<BoxVariant>> table = {
-      {BoxVariant::automatic, "auto", "scan on GPUs, unrolled x8 on CPUs (until tuning exists)"},
+      {BoxVariant::automatic, "auto", "segmented on GPUs, unrolled on CPUs (until tuning exists)"},
       {BoxVariant::single, "single", "one pass, every work-item reads its whole window"},
       {BoxVariant::single_linear, "single-linear", "one pass, 2x2 pixels per bilinear fetch"},
       {BoxVariant::double_pass, "double", "horizontal then vertical pass via an intermediate"},
@@ -19,6 +19,8 @@ const std::vector<Named<BoxVariant>>& box_variant_table() {
       {BoxVariant::scan, "scan", "running-sum rows, prefix-sum columns in local memory (MPS)"},
       {BoxVariant::segmented, "segmented",
        "running sums, one work-item per --segment N pixels of a row, then of a column"},
+      {BoxVariant::segmented_local, "segmented-local",
+       "segmented, each row read once into local memory and summed there"},
   };
   return table;
 }
@@ -26,6 +28,14 @@ const std::vector<Named<BoxVariant>>& box_variant_table() {
 const std::vector<int>& box_unroll_choices() {
   static const std::vector<int> choices = {1, 2, 4, 8, 12, 16, 24, 32};
   return choices;
+}
+
+int box_default_unroll(BoxVariant variant) {
+  return variant == BoxVariant::segmented ? 2 : 8;
+}
+
+int box_default_segment(BoxVariant variant) {
+  return variant == BoxVariant::segmented_local ? 8 : 64;
 }
 
 bool box_is_two_pass(BoxVariant variant) {
@@ -39,11 +49,12 @@ void validate(const BoxParams& params) {
                      " pixels");
   }
   const auto& choices = box_unroll_choices();
-  if (std::find(choices.begin(), choices.end(), params.unroll) == choices.end()) {
+  if (params.unroll != 0 &&
+      std::find(choices.begin(), choices.end(), params.unroll) == choices.end()) {
     throw UsageError("--unroll " + std::to_string(params.unroll) +
                      ": must be one of 1, 2, 4, 8, 12, 16, 24, 32");
   }
-  if (params.segment < 1 || params.segment > kMaxBoxSegment) {
+  if (params.segment < 0 || params.segment > kMaxBoxSegment) {
     throw UsageError("--segment " + std::to_string(params.segment) +
                      ": the segment must be from 1 to " + std::to_string(kMaxBoxSegment) +
                      " pixels");
@@ -52,11 +63,12 @@ void validate(const BoxParams& params) {
 
 BoxVariant resolve_box_variant(BoxVariant variant, const DeviceInfo& device) {
   if (variant != BoxVariant::automatic) return variant;
-  // Until `blurtool tune` measures per device: on an NVIDIA H100 scan was the fastest exact
-  // schedule at r=30 on 3024x4032 (1.51 ms against 3.30 ms for unrolled x8, rgba32f), because
-  // its column pass keeps 16 work-items per column busy; on CPUs (PoCL) one work-item per row
-  // or column is already enough to fill the cores and unrolled x8 avoids the barriers.
-  return (device.type & CL_DEVICE_TYPE_GPU) ? BoxVariant::scan : BoxVariant::unrolled;
+  // Until `blurtool tune` measures per device: on an NVIDIA H100 segmented was the fastest
+  // schedule at r=30 on 3024x4032 (0.39 ms with the exact rgba32f intermediate, against 1.51 ms
+  // for scan and 3.32 ms for unrolled), because it gives a work-item to every 64 pixels of a
+  // row or column instead of a whole one; on CPUs (PoCL) one work-item per row or column is
+  // already enough to fill the cores and unrolled x8 avoids the barriers.
+  return (device.type & CL_DEVICE_TYPE_GPU) ? BoxVariant::segmented : BoxVariant::unrolled;
 }
 
 namespace {
@@ -94,6 +106,40 @@ constexpr int kScanCols = 16, kScanLanes = 16;  // kernels/box.cl SCAN_COLS, SCA
 
 }  // namespace
 
+size_t BoxFilter::row_group_size() const {
+  const int seg = params_.segment;
+  auto local_bytes = [&](size_t items) {
+    const size_t chunk = items * seg, span = chunk + 2 * static_cast<size_t>(params_.radius) + 1;
+    return sizeof(cl_uint) * (span + span / seg + 1) + sizeof(cl_uint4) * (chunk + chunk / seg + 1);
+  };
+  const DeviceInfo& d = runtime_.device();
+  const size_t limit = kernels_[0].getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(d.device);
+  if (!params_.wg.is_default()) {
+    const size_t items = params_.wg.x;
+    if (params_.wg.y != 1)
+      throw UsageError("--wg " + params_.wg.text() +
+                       ": segmented-local takes Lx1 (L work-items share one row)");
+    if (items > limit || local_bytes(items) > d.local_mem) {
+      throw UsageError(
+          "--wg " + params_.wg.text() + " with --segment " + std::to_string(seg) + " and radius " +
+          std::to_string(params_.radius) + " needs " + std::to_string(items) + " work-items and " +
+          std::to_string(local_bytes(items)) + " bytes of local memory; device '" + d.name +
+          "' runs " + std::to_string(limit) + " (CL_KERNEL_WORK_GROUP_SIZE) and has " +
+          std::to_string(d.local_mem) + " (CL_DEVICE_LOCAL_MEM_SIZE)");
+    }
+    return items;
+  }
+  size_t items = std::min<size_t>(128, limit);
+  while (items > 1 && local_bytes(items) > d.local_mem) items /= 2;
+  if (local_bytes(items) > d.local_mem) {
+    throw UsageError("segmented-local with --segment " + std::to_string(seg) + " and radius " +
+                     std::to_string(params_.radius) + " needs " + std::to_string(local_bytes(1)) +
+                     " bytes of local memory; device '" + d.name + "' has " +
+                     std::to_string(d.local_mem) + " (CL_DEVICE_LOCAL_MEM_SIZE); use segmented");
+  }
+  return items;
+}
+
 cl::NDRange BoxFilter::segmented_local(const cl::Kernel& kernel, WorkGroup wg, WorkGroup fallback,
                                        const char* pass) const {
   if (wg.is_default()) wg = fallback;
@@ -116,6 +162,8 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
   validate(params_);
   params_.variant = resolve_box_variant(params_.variant, runtime.device());
   const BoxVariant v = params_.variant;
+  if (params_.segment == 0) params_.segment = box_default_segment(v);
+  if (params_.unroll == 0) params_.unroll = box_default_unroll(v);
   const bool two_pass = box_is_two_pass(v);
 
   // 32-bit sums hold 256 (2R+1)^2 up to R = 2047; beyond that the kernels use 64-bit sums.
@@ -151,6 +199,9 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
     case BoxVariant::segmented:
       names = {"box_rows_segmented", "box_cols_segmented"};
       break;
+    case BoxVariant::segmented_local:
+      names = {"box_rows_segmented_local", "box_cols_segmented"};
+      break;
     case BoxVariant::automatic:
       break;
   }
@@ -170,9 +221,10 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
 std::string BoxFilter::describe() const {
   std::string text = "box r=" + std::to_string(params_.radius) + " " +
                      name_of(box_variant_table(), params_.variant);
-  if (params_.variant == BoxVariant::unrolled || params_.variant == BoxVariant::scan)
+  if (params_.variant == BoxVariant::unrolled || params_.variant == BoxVariant::scan ||
+      params_.variant == BoxVariant::segmented)
     text += " x" + std::to_string(params_.unroll);
-  if (params_.variant == BoxVariant::segmented) {
+  if (params_.variant == BoxVariant::segmented || params_.variant == BoxVariant::segmented_local) {
     text += " segment=" + std::to_string(params_.segment);
     if (!params_.wg.is_default()) text += " wg=" + params_.wg.text();
   }
@@ -233,6 +285,27 @@ std::vector<cl::Event> BoxFilter::enqueue(const cl::Image2D& src, const cl::Imag
     return events;
   }
 
+  if (v == BoxVariant::segmented_local) {
+    const int seg = params_.segment;
+    rows.setArg(5, static_cast<cl_int>(seg));
+    // The column pass is segmented's, with its segment: --segment shapes the row pass only.
+    const int col_seg = box_default_segment(BoxVariant::segmented);
+    cols.setArg(6, static_cast<cl_int>(col_seg));
+    const size_t items = row_group_size();
+    const size_t chunk = items * seg, span = chunk + 2 * static_cast<size_t>(params_.radius) + 1;
+    rows.setArg(6, cl::Local(sizeof(cl_uint) * (span + span / seg + 1)));
+    rows.setArg(7, cl::Local(sizeof(cl_uint4) * (chunk + chunk / seg + 1)));
+    const cl::NDRange col_local = segmented_local(cols, {}, {64, 1}, "columns");
+    queue.enqueueNDRangeKernel(rows, cl::NullRange,
+                               cl::NDRange((width_ + chunk - 1) / chunk * items, height_),
+                               cl::NDRange(items, 1), nullptr, &events[0]);
+    const size_t col_segments = (height_ + col_seg - 1) / col_seg;
+    queue.enqueueNDRangeKernel(
+        cols, cl::NullRange,
+        cl::NDRange(round_up(width_, col_local[0]), round_up(col_segments, col_local[1])),
+        col_local, nullptr, &events[1]);
+    return events;
+  }
   if (v == BoxVariant::segmented) {
     const int seg = params_.segment;
     rows.setArg(5, static_cast<cl_int>(seg));

@@ -16,19 +16,20 @@ namespace blurtool {
 
 /// Schedules of the box filter (--variant). See kernels/box.cl for what each costs.
 enum class BoxVariant {
-  automatic,      ///< chosen per device class
-  single,         ///< one pass, (2R+1)^2 reads per pixel
-  single_linear,  ///< one pass, (R+1)^2 bilinear fetches of 2x2 pixels
-  double_pass,    ///< horizontal then vertical pass, 2R+1 reads each
-  double_linear,  ///< the same with R+1 bilinear fetches of 2 pixels each
-  accumulated,    ///< running sums, one work-item per row then per column
-  unrolled,       ///< accumulated, --unroll N pixels per loop iteration
-  scan,           ///< running-sum rows, then MPS-style cooperative prefix-sum columns
-  segmented,      ///< running sums, one work-item per segment of a row, then of a column
+  automatic,        ///< chosen per device class
+  single,           ///< one pass, (2R+1)^2 reads per pixel
+  single_linear,    ///< one pass, (R+1)^2 bilinear fetches of 2x2 pixels
+  double_pass,      ///< horizontal then vertical pass, 2R+1 reads each
+  double_linear,    ///< the same with R+1 bilinear fetches of 2 pixels each
+  accumulated,      ///< running sums, one work-item per row then per column
+  unrolled,         ///< accumulated, --unroll N pixels per loop iteration
+  scan,             ///< running-sum rows, then MPS-style cooperative prefix-sum columns
+  segmented,        ///< running sums, one work-item per segment of a row, then of a column
+  segmented_local,  ///< segmented with each row staged in local memory
 };
 
 /// Name table: auto, single, single-linear, double, double-linear, accumulated, unrolled, scan,
-/// segmented.
+/// segmented, segmented-local.
 const std::vector<Named<BoxVariant>>& box_variant_table();
 
 /// Unroll factors `unrolled` accepts, as the write-up measured them.
@@ -37,8 +38,7 @@ const std::vector<int>& box_unroll_choices();
 /// Largest radius accepted: sums stay exact (the rgba32f intermediate holds 255 (2R+1) exactly).
 constexpr int kMaxBoxRadius = 16383;
 
-/// Pixels per work-item of `segmented` (--segment): default and largest.
-constexpr int kDefaultBoxSegment = 32;
+/// Pixels per work-item of `segmented` and `segmented-local` (--segment): the largest.
 constexpr int kMaxBoxSegment = 4096;
 
 /// What to compute and how.
@@ -47,12 +47,28 @@ struct BoxParams {
   BoxVariant variant = BoxVariant::automatic;
   Intermediate intermediate = Intermediate::rgba32f;  ///< two-pass variants only
   EdgeMode edge = EdgeMode::clamp;
-  int unroll = 8;  ///< pixels per iteration of `unrolled` (one of box_unroll_choices())
-  int segment = kDefaultBoxSegment;  ///< pixels per work-item of `segmented`, 1..kMaxBoxSegment
-  /// Work-group of `segmented`'s passes over their (segment, row) and (column, segment) grids;
-  /// 0x0: 4x16 for rows and 64x1 for columns.
+  /// Pixels per loop iteration of `unrolled`, `scan` and `segmented` (one of
+  /// box_unroll_choices()); 0: the variant's default (box_default_unroll).
+  int unroll = 0;
+  /// Pixels per work-item of `segmented` (both passes) and `segmented-local` (its row pass;
+  /// its column pass is segmented's with the default), 1..kMaxBoxSegment; 0: the variant's
+  /// default (box_default_segment).
+  int segment = 0;
+  /// Work-group of `segmented`'s passes over their (segment, row) and (column, segment) grids
+  /// (0x0: 4x16 for rows, 64x1 for columns); for `segmented-local`, Lx1: L work-items share a
+  /// row (0x0: 128), the columns as segmented's.
   WorkGroup wg;
 };
+
+/// The segment `variant` uses when BoxParams::segment is 0: 64 pixels for segmented, 8 for
+/// segmented-local (its first windows are summed in local memory, so short segments cost
+/// little), as measured best at r = 30 on 3024x4032 on an NVIDIA H100.
+int box_default_segment(BoxVariant variant);
+
+/// The unroll factor `variant` uses when BoxParams::unroll is 0: 2 for segmented (more fetches
+/// in flight per work-item slowed its column pass on an H100: x8 0.161 ms against x2 0.101 ms
+/// at r = 30 on 3024x4032), 8 for unrolled and scan (the write-up's best).
+int box_default_unroll(BoxVariant variant);
 
 /// Whether a variant has two passes and so an intermediate image.
 bool box_is_two_pass(BoxVariant variant);
@@ -61,8 +77,8 @@ bool box_is_two_pass(BoxVariant variant);
 /// --segment).
 void validate(const BoxParams& params);
 
-/// The variant `auto` stands for on `device`: `scan` on GPUs, `unrolled` (x8) on other devices,
-/// until `blurtool tune` exists; other variants are returned unchanged.
+/// The variant `auto` stands for on `device`: `segmented` on GPUs, `unrolled` on other
+/// devices, until `blurtool tune` exists; other variants are returned unchanged.
 BoxVariant resolve_box_variant(BoxVariant variant, const DeviceInfo& device);
 
 /// A box filter schedule for `width` x `height` RGBA8 images on one device: builds (or takes
@@ -86,6 +102,9 @@ class BoxFilter : public Filter {
   // limit. Throws blurtool::UsageError when a --wg given by the user does not fit.
   cl::NDRange segmented_local(const cl::Kernel& kernel, WorkGroup wg, WorkGroup fallback,
                               const char* pass) const;
+  // Work-items per row of segmented-local: --wg L, else 128, halved until its local memory
+  // fits the device. Throws blurtool::UsageError when it cannot fit.
+  size_t row_group_size() const;
 
   Runtime& runtime_;
   BoxParams params_;

@@ -58,9 +58,19 @@ inline void store_intermediate(write_only image2d_t tmp, int x, int y, uint4 hsu
   write_imagef(tmp, (int2)(x, y), convert_float4(hsum) * hscale);
 }
 
-// Writes the window mean sum / divisor, rounded half up, as 8-bit values.
+// Writes the window mean sum / divisor, rounded half up, as 8-bit values. The mean is at most
+// 255, so with 32-bit sums a float quotient is within 1 of the integer one and one correction
+// step each way makes it exact, without the integer division (tens of instructions a channel
+// on GPUs). (q + 1) * divisor cannot wrap: 256 * divisor < 2^32 whenever WIDE_SUM is off.
 inline void store_mean(write_only image2d_t dst, int x, int y, sum4 sum, sum_t divisor) {
+#ifdef WIDE_SUM
   sum4 mean = (sum + divisor / 2) / divisor;
+#else
+  const uint4 n = sum + divisor / 2;
+  uint4 mean = convert_uint4(convert_float4(n) * (1.0f / (float)divisor));
+  mean += as_uint4(mean * divisor > n);        // true is -1: one less
+  mean -= as_uint4((mean + 1) * divisor <= n);  // one more
+#endif
   write_imagef(dst, (int2)(x, y), convert_float4(mean) * (1.0f / 255.0f));
 }
 
@@ -288,7 +298,8 @@ kernel void box_cols_scan(read_only image2d_t tmp, write_only image2d_t dst, int
 // pixel 2, so a pixel costs 2 + (2R+1)/segment reads (the extra ones hit the cache) and a
 // 3024x4032 image gives 12 Mpixel / segment work-items, enough to fill a GPU, where
 // accumulated gives one per row (4032). In the column pass neighbouring work-items take
-// neighbouring columns, so every row they read or write together is contiguous.
+// neighbouring columns, so every row they read or write together is contiguous. As in
+// unrolled, UNROLL pixels are fetched before they are summed (--unroll).
 kernel void box_rows_segmented(read_only image2d_t src, write_only image2d_t tmp, int radius,
                                int edge, float hscale, int segment) {
   const int x0 = get_global_id(0) * segment, y = get_global_id(1);
@@ -297,7 +308,23 @@ kernel void box_rows_segmented(read_only image2d_t src, write_only image2d_t tmp
   const int x1 = min(x0 + segment, w);
   uint4 sum = 0;  // window of x0 - 1: [x0-R-1, x0+R-1]
   for (int k = x0 - radius - 1; k < x0 + radius; ++k) sum += load_row(src, k, y, w, edge);
-  for (int x = x0; x < x1; ++x) {
+  int x = x0;
+#if UNROLL > 1
+  for (; x + UNROLL <= x1; x += UNROLL) {  // UNROLL fetches of each kind in flight at once
+    uint4 enter[UNROLL], leave[UNROLL];
+#pragma unroll
+    for (int i = 0; i < UNROLL; ++i) {
+      enter[i] = load_row(src, x + i + radius, y, w, edge);
+      leave[i] = load_row(src, x + i - radius - 1, y, w, edge);
+    }
+#pragma unroll
+    for (int i = 0; i < UNROLL; ++i) {
+      sum += enter[i] - leave[i];
+      store_intermediate(tmp, x + i, y, sum, hscale);
+    }
+  }
+#endif
+  for (; x < x1; ++x) {
     sum += load_row(src, x + radius, y, w, edge) - load_row(src, x - radius - 1, y, w, edge);
     store_intermediate(tmp, x, y, sum, hscale);
   }
@@ -311,9 +338,66 @@ kernel void box_cols_segmented(read_only image2d_t tmp, write_only image2d_t dst
   const int y1 = min(y0 + segment, h);
   sum4 sum = 0;  // window of y0 - 1
   for (int k = y0 - radius - 1; k < y0 + radius; ++k) sum += load_q(tmp, x, k, h, edge, qscale);
-  for (int y = y0; y < y1; ++y) {
+  int y = y0;
+#if UNROLL > 1
+  for (; y + UNROLL <= y1; y += UNROLL) {
+    sum4 enter[UNROLL], leave[UNROLL];
+#pragma unroll
+    for (int i = 0; i < UNROLL; ++i) {
+      enter[i] = load_q(tmp, x, y + i + radius, h, edge, qscale);
+      leave[i] = load_q(tmp, x, y + i - radius - 1, h, edge, qscale);
+    }
+#pragma unroll
+    for (int i = 0; i < UNROLL; ++i) {
+      sum += enter[i] - leave[i];
+      store_mean(dst, x, y + i, sum, divisor);
+    }
+  }
+#endif
+  for (; y < y1; ++y) {
     sum += load_q(tmp, x, y + radius, h, edge, qscale) -
            load_q(tmp, x, y - radius - 1, h, edge, qscale);
     store_mean(dst, x, y, sum, divisor);
   }
+}
+
+// segmented-local: the row pass of segmented with its row staged in local memory. A work-group
+// of L work-items (one row: local size Lx1) owns L * segment consecutive pixels of a row; it
+// reads them and the 2R+1 around them once, with neighbouring work-items reading neighbouring
+// pixels, packed as 8-bit RGBA into `pixels`; each work-item then slides over its segment in
+// local memory (the first window's 2R+1 reads are cheap there) into `sums`, and the group writes
+// the row out, again neighbour by neighbour. Both arrays are padded by one element every
+// `segment` (local_index()), so that work-items a segment apart fall into different banks.
+// Pairs with box_cols_segmented.
+inline int local_index(int i, int segment) { return i + i / segment; }
+
+inline uint4 unpack_rgba8(uint p) {
+  return (uint4)(p & 0xFF, (p >> 8) & 0xFF, (p >> 16) & 0xFF, p >> 24);
+}
+
+kernel void box_rows_segmented_local(read_only image2d_t src, write_only image2d_t tmp,
+                                     int radius, int edge, float hscale, int segment,
+                                     local uint* pixels, local uint4* sums) {
+  const int lid = get_local_id(0), items = get_local_size(0), y = get_global_id(1);
+  const int w = get_image_width(src), h = get_image_height(src);
+  if (y >= h) return;  // the whole work-group: it holds one row
+  const int chunk = items * segment, x_start = get_group_id(0) * chunk;
+  const int span = chunk + 2 * radius + 1;  // local i holds x = x_start - R - 1 + i
+  for (int i = lid; i < span; i += items) {
+    const uint4 v = load_row(src, x_start - radius - 1 + i, y, w, edge);
+    pixels[local_index(i, segment)] = v.x | (v.y << 8) | (v.z << 16) | (v.w << 24);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const int first = lid * segment;
+  uint4 sum = 0;  // window of x_start + first - 1: local [first, first + 2R]
+  for (int i = first; i <= first + 2 * radius; ++i)
+    sum += unpack_rgba8(pixels[local_index(i, segment)]);
+  for (int i = first; i < first + segment; ++i) {
+    sum += unpack_rgba8(pixels[local_index(i + 2 * radius + 1, segment)]) -
+           unpack_rgba8(pixels[local_index(i, segment)]);
+    sums[local_index(i, segment)] = sum;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int i = lid; i < chunk && x_start + i < w; i += items)
+    store_intermediate(tmp, x_start + i, y, sums[local_index(i, segment)], hscale);
 }

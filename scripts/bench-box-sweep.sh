@@ -1,41 +1,48 @@
 #!/usr/bin/env bash
 # Box-blur schedules on one image, one CSV line per configuration: the reference schedules
-# (scan, double-linear), then 'segmented' over segment lengths, work-group shapes,
-# intermediates and radii. Median kernel time of both passes (OpenCL profiling events) after a
-# warm-up, and the floor (a device copy of the same bytes) measured in the same run.
+# (scan, double-linear), then 'segmented' and 'segmented-local' over segment lengths,
+# work-group shapes, intermediates and radii. Median kernel time of each pass and of both
+# (OpenCL profiling events) after a warm-up, and the floor (a device copy of the same bytes)
+# measured in the same run.
 # Usage: scripts/bench-box-sweep.sh [IMAGE] [RUNS] > sweep.csv
 #   IMAGE  default build/bench-3024x4032.jpg (scripts/make-bench-image.sh)
 #   RUNS   timed repetitions per configuration, default 20
 # Environment: BLURTOOL (default build/blurtool), BLURTOOL_DEVICE (which device),
-#   SEGMENTS, WGS, RADII (space-separated lists overriding the defaults below).
+#   SEGMENTS, WGS, UNROLLS, LOCAL_SEGMENTS, LOCAL_WGS, RADII (space-separated lists overriding
+#   the defaults below).
 set -euo pipefail
 image=${1:-build/bench-3024x4032.jpg}
 runs=${2:-20}
 bin=${BLURTOOL:-build/blurtool}
-segments=${SEGMENTS:-"8 16 32 64 128"}
-wgs=${WGS:-"default 1x64 4x16 8x8 16x4 64x1"}
+segments=${SEGMENTS:-"16 32 64 128"}
+wgs=${WGS:-"default 2x32 4x16 8x8"}
+unrolls=${UNROLLS:-"1 4 8 16"}
+local_segments=${LOCAL_SEGMENTS:-"2 4 8 16 32"}
+local_wgs=${LOCAL_WGS:-"default 32x1 64x1 256x1"}
 radii=${RADII:-"1 8 16 30 45 63"}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-echo "variant,radius,intermediate,segment,wg,total_ms,floor_ms,total_over_floor"
+echo "variant,radius,intermediate,segment,wg/unroll,rows_ms,cols_ms,total_ms,floor_ms,total_over_floor"
 run() {  # run VARIANT RADIUS INTERMEDIATE SEGMENT WG [blurtool options...]
   local variant=$1 radius=$2 inter=$3 segment=$4 wg=$5
   shift 5
   local csv
   if ! csv=$("$bin" --box "$radius" --variant "$variant" --intermediate "$inter" "$@" \
       --bench "$runs" --bench-format csv "$image" "$out/o.png" 2>&1); then
-    echo "$variant,$radius,$inter,$segment,$wg,failed: $(echo "$csv" | tail -1),,"
+    echo "$variant,$radius,$inter,$segment,$wg,failed: $(echo "$csv" | tail -1),,,,"
     return
   fi
   echo "$csv" | awk -F, -v v="$variant" -v r="$radius" -v i="$inter" -v s="$segment" -v w="$wg" '
-    $1 == "total" { t = $3 } $1 == "floor" { f = $3 }
-    END { printf "%s,%s,%s,%s,%s,%.4f,%.4f,%.1f\n", v, r, i, s, w, t, f, t / f }'
+    $1 == "kernel" { k[n++] = $3 } $1 == "total" { t = $3 } $1 == "floor" { f = $3 }
+    END { printf "%s,%s,%s,%s,%s,%.4f,%.4f,%.4f,%.4f,%.1f\n", v, r, i, s, w, k[0], k[1], t, f,
+                 t / f }'
 }
 
 for inter in rgba8 rgba32f; do
   run scan 30 "$inter" - default
   run double-linear 30 "$inter" - default
+  run unrolled 30 "$inter" - default
 done
 # Segment length and work-group shape at r = 30.
 for seg in $segments; do
@@ -45,7 +52,22 @@ for seg in $segments; do
     run segmented 30 rgba8 "$seg" "$wg" "${opts[@]}"
   done
 done
-# Intermediates and the radius sweep at the default segment and work-groups.
-for inter in rgba8 rgba16f rgba32f; do
-  for r in $radii; do run segmented "$r" "$inter" 32 default; done
+# Pixels fetched per loop iteration, at each segment length with the default work-groups.
+for seg in $segments; do
+  for u in $unrolls; do
+    run segmented 30 rgba8 "$seg" "x$u" --segment "$seg" --unroll "$u"
+  done
+done
+for seg in $local_segments; do
+  for wg in $local_wgs; do
+    opts=(--segment "$seg")
+    [ "$wg" = default ] || opts+=(--wg "$wg")
+    run segmented-local 30 rgba8 "$seg" "$wg" "${opts[@]}"
+  done
+done
+# Intermediates and the radius sweep at the default segments and work-groups.
+for variant in segmented segmented-local; do
+  for inter in rgba8 rgba16f rgba32f; do
+    for r in $radii; do run "$variant" "$r" "$inter" default default; done
+  done
 done

@@ -147,8 +147,10 @@ TEST(BoxParams, RefusesOutOfRangeValues) {
   EXPECT_THROW(validate(p), UsageError);
   p.unroll = 8;
   EXPECT_NO_THROW(validate(p));
-  p.segment = 0;
+  p.segment = -1;
   EXPECT_THROW(validate(p), UsageError);
+  p.segment = 0;  // the variant's default
+  EXPECT_NO_THROW(validate(p));
   p.segment = kMaxBoxSegment + 1;
   EXPECT_THROW(validate(p), UsageError);
 }
@@ -158,22 +160,28 @@ TEST(BoxParams, RefusesOutOfRangeValues) {
 // (whose padding work-items must write nothing). Exact with rgba32f, within 1 otherwise.
 TEST(BoxSegmented, EverySegmentLengthAndWorkGroupMatchesTheReference) {
   const Image input = random_rgba(61, 45, 77);
-  for (int radius : {0, 2, 13, 70}) {
-    const Image expected = box_blur_reference(input, radius, EdgeMode::mirror);
-    for (int segment : {1, 3, 7, 32, 1000}) {
-      for (WorkGroup wg : {WorkGroup{}, WorkGroup{1, 1}, WorkGroup{3, 5}, WorkGroup{16, 4}}) {
-        for (Intermediate f : {Intermediate::rgba32f, Intermediate::rgba8}) {
-          BoxParams p;
-          p.radius = radius;
-          p.variant = BoxVariant::segmented;
-          p.intermediate = f;
-          p.edge = EdgeMode::mirror;
-          p.segment = segment;
-          p.wg = wg;
-          EXPECT_LE(max_error(box_blur(runtime(), input, p), expected),
-                    f == Intermediate::rgba32f ? 0 : 1)
-              << "r=" << radius << " segment=" << segment << " wg=" << wg.text()
-              << " intermediate=" << name_of(intermediate_table(), f);
+  for (BoxVariant v : {BoxVariant::segmented, BoxVariant::segmented_local}) {
+    // segmented-local takes Lx1 work-groups (one row each).
+    const std::vector<WorkGroup> wgs = v == BoxVariant::segmented
+                                           ? std::vector<WorkGroup>{{}, {1, 1}, {3, 5}, {16, 4}}
+                                           : std::vector<WorkGroup>{{}, {1, 1}, {3, 1}, {16, 1}};
+    for (int radius : {0, 2, 13, 70}) {
+      const Image expected = box_blur_reference(input, radius, EdgeMode::mirror);
+      for (int segment : {1, 3, 7, 32, 1000}) {
+        for (WorkGroup wg : wgs) {
+          for (Intermediate f : {Intermediate::rgba32f, Intermediate::rgba8}) {
+            BoxParams p;
+            p.radius = radius;
+            p.variant = v;
+            p.intermediate = f;
+            p.edge = EdgeMode::mirror;
+            p.segment = segment;
+            p.wg = wg;
+            EXPECT_LE(max_error(box_blur(runtime(), input, p), expected),
+                      f == Intermediate::rgba32f ? 0 : 1)
+                << name_of(box_variant_table(), v) << " r=" << radius << " segment=" << segment
+                << " wg=" << wg.text() << " intermediate=" << name_of(intermediate_table(), f);
+          }
         }
       }
     }
