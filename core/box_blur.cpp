@@ -191,10 +191,10 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
       break;
     case BoxVariant::accumulated:
     case BoxVariant::unrolled:
-      names = {"box_rows_running", "box_cols_running"};
+      names = {"box_rows_segmented", "box_cols_segmented"};  // one segment a row (column)
       break;
     case BoxVariant::scan:
-      names = {"box_rows_running", "box_cols_scan"};
+      names = {"box_rows_segmented", "box_cols_scan"};
       break;
     case BoxVariant::segmented:
       names = {"box_rows_segmented", "box_cols_segmented"};
@@ -324,9 +324,12 @@ std::vector<cl::Event> BoxFilter::enqueue(const cl::Image2D& src, const cl::Imag
     return events;
   }
 
-  cl::NDRange row_local = local_size_1d(rows, device);
-  queue.enqueueNDRangeKernel(rows, cl::NullRange, cl::NDRange(round_up(height_, row_local[0])),
-                             row_local, nullptr, &events[0]);
+  // accumulated, unrolled and scan's row pass: the segmented kernels with one segment per
+  // whole row (column), one work-item each, in work-groups of 32.
+  rows.setArg(5, static_cast<cl_int>(width_));
+  const size_t row_items = local_size_1d(rows, device)[0];
+  queue.enqueueNDRangeKernel(rows, cl::NullRange, cl::NDRange(1, round_up(height_, row_items)),
+                             cl::NDRange(1, row_items), nullptr, &events[0]);
   if (v == BoxVariant::scan) {
     size_t limit = cols.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device);
     if (limit < static_cast<size_t>(kScanCols * kScanLanes)) {
@@ -338,9 +341,10 @@ std::vector<cl::Event> BoxFilter::enqueue(const cl::Image2D& src, const cl::Imag
                                cl::NDRange(round_up(width_, kScanCols), kScanLanes),
                                cl::NDRange(kScanCols, kScanLanes), nullptr, &events[1]);
   } else {
-    cl::NDRange col_local = local_size_1d(cols, device);
-    queue.enqueueNDRangeKernel(cols, cl::NullRange, cl::NDRange(round_up(width_, col_local[0])),
-                               col_local, nullptr, &events[1]);
+    cols.setArg(6, static_cast<cl_int>(height_));
+    const size_t col_items = local_size_1d(cols, device)[0];
+    queue.enqueueNDRangeKernel(cols, cl::NullRange, cl::NDRange(round_up(width_, col_items), 1),
+                               cl::NDRange(col_items, 1), nullptr, &events[1]);
   }
   return events;
 }

@@ -180,72 +180,6 @@ kernel void box_cols_linear(read_only image2d_t tmp, write_only image2d_t dst, i
 }
 
 // ---------------------------------------------------------------------------------------------
-// accumulated / unrolled: running sums (sliding window). One work-item walks a whole row (then
-// a whole column): the window sum moves by adding the pixel that enters and subtracting the one
-// that leaves, so each pixel is read twice and the cost does not depend on R (after the first
-// window, 2R+1 reads). UNROLL pixels are loaded per iteration before they are summed and
-// written, so that loads and stores are issued together (the write-up's fast_double_pass_xN);
-// the last w % UNROLL pixels are finished one at a time. Integer sums wrap modulo 2^32 (or
-// 2^64) but the window sum itself always fits, so the result is exact.
-kernel void box_rows_running(read_only image2d_t src, write_only image2d_t tmp, int radius,
-                             int edge, float hscale) {
-  int y = get_global_id(0);
-  int w = get_image_width(src), h = get_image_height(src);
-  if (y >= h) return;
-  uint4 sum = 0;  // window of x = -1: [-R-1, R-1]
-  for (int k = -radius - 1; k < radius; ++k) sum += load_row(src, k, y, w, edge);
-  int x = 0;
-#if UNROLL > 1
-  for (; x + UNROLL <= w; x += UNROLL) {
-    uint4 enter[UNROLL], leave[UNROLL];
-#pragma unroll
-    for (int i = 0; i < UNROLL; ++i) {
-      enter[i] = load_row(src, x + i + radius, y, w, edge);
-      leave[i] = load_row(src, x + i - radius - 1, y, w, edge);
-    }
-#pragma unroll
-    for (int i = 0; i < UNROLL; ++i) {
-      sum += enter[i] - leave[i];
-      store_intermediate(tmp, x + i, y, sum, hscale);
-    }
-  }
-#endif
-  for (; x < w; ++x) {
-    sum += load_row(src, x + radius, y, w, edge) - load_row(src, x - radius - 1, y, w, edge);
-    store_intermediate(tmp, x, y, sum, hscale);
-  }
-}
-
-kernel void box_cols_running(read_only image2d_t tmp, write_only image2d_t dst, int radius,
-                             int edge, float qscale, sum_t divisor) {
-  int x = get_global_id(0);
-  int w = get_image_width(tmp), h = get_image_height(tmp);
-  if (x >= w) return;
-  sum4 sum = 0;  // window of y = -1
-  for (int k = -radius - 1; k < radius; ++k) sum += load_q(tmp, x, k, h, edge, qscale);
-  int y = 0;
-#if UNROLL > 1
-  for (; y + UNROLL <= h; y += UNROLL) {
-    sum4 enter[UNROLL], leave[UNROLL];
-#pragma unroll
-    for (int i = 0; i < UNROLL; ++i) {
-      enter[i] = load_q(tmp, x, y + i + radius, h, edge, qscale);
-      leave[i] = load_q(tmp, x, y + i - radius - 1, h, edge, qscale);
-    }
-#pragma unroll
-    for (int i = 0; i < UNROLL; ++i) {
-      sum += enter[i] - leave[i];
-      store_mean(dst, x, y + i, sum, divisor);
-    }
-  }
-#endif
-  for (; y < h; ++y) {
-    sum += load_q(tmp, x, y + radius, h, edge, qscale) -
-           load_q(tmp, x, y - radius - 1, h, edge, qscale);
-    store_mean(dst, x, y, sum, divisor);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // scan: the vertical pass as Metal Performance Shaders lays it out (MIBox_Vertical_Scan): a
 // work-group of SCAN_COLS x SCAN_LANES work-items owns SCAN_COLS neighbouring columns (reads of
@@ -253,7 +187,8 @@ kernel void box_cols_running(read_only image2d_t tmp, write_only image2d_t dst, 
 // at a time. Each computes the change of the window sum at its row, d(y) = q(y+R) - q(y-R-1);
 // an inclusive prefix sum of d over the lanes in local memory (Hillis-Steele, log2(SCAN_LANES)
 // steps) plus the window sum carried from the previous rows gives every lane its window sum.
-// The first window is summed by all lanes together. Pairs with box_rows_running.
+// The first window is summed by all lanes together. Pairs with box_rows_segmented (one segment
+// per row).
 kernel void box_cols_scan(read_only image2d_t tmp, write_only image2d_t dst, int radius, int edge,
                           float qscale, sum_t divisor) {
   local sum4 part[SCAN_LANES][SCAN_COLS];
@@ -293,13 +228,20 @@ kernel void box_cols_scan(read_only image2d_t tmp, write_only image2d_t dst, int
 }
 
 // ---------------------------------------------------------------------------------------------
-// segmented: running sums over segments. One work-item per SEGMENT pixels of a row (then of a
-// column) instead of a whole row: the window of its first pixel costs 2R+1 reads, each further
+// Running sums (sliding window): the window sum moves by adding the pixel that enters and
+// subtracting the one that leaves, so each pixel is read twice and the cost does not depend on
+// R (after the first window, 2R+1 reads). Integer sums wrap modulo 2^32 (or 2^64) but the
+// window sum itself always fits, so the result is exact. UNROLL pixels are loaded per
+// iteration before they are summed and written, so that loads and stores are issued together
+// (the write-up's fast_double_pass_xN); the last ones are finished one at a time.
+//
+// accumulated and unrolled: one work-item walks a whole row, then a whole column (segment =
+// the width, then the height). segmented: one work-item per `segment` pixels of a row (then of
+// a column) instead of a whole row: the window of its first pixel costs 2R+1 reads, each further
 // pixel 2, so a pixel costs 2 + (2R+1)/segment reads (the extra ones hit the cache) and a
 // 3024x4032 image gives 12 Mpixel / segment work-items, enough to fill a GPU, where
 // accumulated gives one per row (4032). In the column pass neighbouring work-items take
-// neighbouring columns, so every row they read or write together is contiguous. As in
-// unrolled, UNROLL pixels are fetched before they are summed (--unroll).
+// neighbouring columns, so every row they read or write together is contiguous.
 kernel void box_rows_segmented(read_only image2d_t src, write_only image2d_t tmp, int radius,
                                int edge, float hscale, int segment) {
   const int x0 = get_global_id(0) * segment, y = get_global_id(1);
