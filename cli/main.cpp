@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "cli/batch.h"
+#include "cli/bench_cli.h"
 #include "cli/blas_cli.h"
 #include "cli/options.h"
 #include "core/bench.h"
@@ -155,6 +156,7 @@ void print_version(std::ostream& out) {
 int main(int argc, char** argv) {
   try {
     if (argc > 1 && std::string(argv[1]) == "blas") return run_blas_command(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "bench") return run_bench_command(argc - 1, argv + 1);
     CliOptions o = parse_options(argc, argv);
     if (o.help) {
       std::cout << o.help_text;

@@ -60,7 +60,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
       "  blurtool (--box R | ...) [options] INPUT... -o FOLDER     (batch; also INPUT... FOLDER/)\n"
       "  blurtool (--box R | ...) [options] [-r] FOLDER FOLDER      (every PNG/JPEG in FOLDER)\n"
       "  blurtool blas saxpy|sdot|sgemm [options]    (own BLAS kernels against CLBlast; "
-      "blurtool blas --help)\n\n"
+      "blurtool blas --help)\n"
+      "  blurtool bench [--quick] [--plot FILE.svg] [options]    (the fixed benchmark suite; "
+      "blurtool bench --help)\n\n"
       " INPUT or OUTPUT '-' reads stdin or writes stdout.");
   spec.positional_help("");
   // clang-format off

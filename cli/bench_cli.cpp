@@ -1,0 +1,108 @@
+// Options of `blurtool bench` (cxxopts), turned into a SuiteOptions for core/bench_suite.
+#include "cli/bench_cli.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cxxopts.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/numbers.h"
+#include "core/bench_suite.h"
+#include "core/error.h"
+#include "core/image_io.h"
+
+namespace blurtool {
+
+int run_bench_command(int argc, const char* const* argv) {
+  cxxopts::Options spec("blurtool bench",
+                        "The fixed benchmark suite on one device: box blur r=30 on 3024x4032 "
+                        "(every variant and intermediate) and its radius sweep r=1..63, Gaussian "
+                        "sigma 10 radius 16 on 1920x1080, bright points on 1920x1080; median "
+                        "kernel time, GB/s and percent of the bandwidth floor measured in the "
+                        "same run.\n");
+  spec.custom_help("[options]");
+  // clang-format off
+  spec.add_options()
+      ("device", "device index or case-insensitive part of its platform or device name "
+                 "(default: $BLURTOOL_DEVICE, else the first GPU, else the first CPU)",
+       cxxopts::value<std::string>(), "N|TEXT")
+      ("runs", "timed repetitions per case after a warm-up, 1..1000 (slow cases fewer: 3 above "
+               "0.1 s, 1 above 1 s)", cxxopts::value<std::string>()->default_value("10"), "N")
+      ("quick", "skip the O(R^2) schedules (box single, single-linear; Gaussian naive, "
+                "naive-local, and double-linear in the sweep) and sweep r = 1, 8, 16, 24, 30, "
+                "40, 48, 56, 63 only")
+      ("only", "comma-separated groups to run: box, sweep, gauss, bright (default: all)",
+       cxxopts::value<std::string>(), "LIST")
+      ("scale", "multiply the image sides by F, 0 < F <= 1 (default 1: the write-ups' sizes)",
+       cxxopts::value<std::string>(), "F")
+      ("plot", "write the radius sweep as an SVG chart (time against radius, one line per "
+               "variant) to FILE", cxxopts::value<std::string>(), "FILE")
+      ("bench-format", "table, csv or json", cxxopts::value<std::string>()->default_value("table"),
+       "FMT")
+      ("q,quiet", "no progress lines on stderr")
+      ("h,help", "print this help");
+  // clang-format on
+  cxxopts::ParseResult p;
+  try {
+    p = spec.parse(argc, argv);
+  } catch (const cxxopts::exceptions::exception& e) {
+    throw UsageError(std::string("bench: ") + e.what());
+  }
+  if (p.count("help")) {
+    std::cout << spec.help();
+    return 0;
+  }
+  if (!p.unmatched().empty())
+    throw UsageError("bench: unexpected argument '" + p.unmatched()[0] + "' (it takes no files)");
+
+  SuiteOptions o;
+  o.runs = parse_int(p["runs"].as<std::string>(), "--runs", 1, 1000, "the run count");
+  o.quick = p.count("quick") > 0;
+  if (p.count("scale")) {
+    const std::string text = p["scale"].as<std::string>();
+    o.scale = parse_decimal(text);
+    if (!(o.scale > 0 && o.scale <= 1))
+      throw UsageError("--scale '" + text + "': must be a number above 0 and at most 1");
+  }
+  if (p.count("only")) {
+    const std::string list = p["only"].as<std::string>();
+    size_t start = 0;
+    while (start <= list.size()) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      o.groups.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
+  const std::string format = p["bench-format"].as<std::string>();
+  if (format != "table" && format != "csv" && format != "json")
+    throw UsageError("--bench-format '" + format + "': choose table, csv or json");
+  std::string plot;
+  if (p.count("plot")) {
+    plot = p["plot"].as<std::string>();
+    if (o.groups.size() && std::find(o.groups.begin(), o.groups.end(), "sweep") == o.groups.end())
+      throw UsageError("--plot draws the radius sweep: add sweep to --only");
+    // Checked before the suite runs (minutes), not after.
+    const std::filesystem::path dir = std::filesystem::path(plot).parent_path();
+    const std::string where = dir.empty() ? "." : dir.string();
+    if (!std::filesystem::is_directory(where) || ::access(where.c_str(), W_OK) != 0)
+      throw UsageError("--plot '" + plot + "': folder '" + where + "' is missing or not writable");
+  }
+
+  Runtime runtime(select_device(p.count("device") ? p["device"].as<std::string>() : ""));
+  if (!p.count("quiet"))
+    std::cerr << "blurtool bench on " << runtime.device().name << (o.quick ? " (quick)" : "")
+              << std::endl;
+  const std::vector<SuiteCase> cases =
+      run_suite(runtime, o, p.count("quiet") ? nullptr : &std::cerr);
+  print_suite(cases, runtime.device(), o, format, std::cout);
+  if (!plot.empty()) {
+    const std::string svg = sweep_chart_svg(cases, runtime.device());
+    write_file_atomic(plot, std::vector<std::uint8_t>(svg.begin(), svg.end()));
+  }
+  return 0;
+}
+
+}  // namespace blurtool

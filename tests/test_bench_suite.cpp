@@ -1,0 +1,210 @@
+// `blurtool bench`: the suite holds every case it promises (each variant and intermediate, the
+// sweep's radii), times each one or says why not, measures the floor in the same run, and
+// prints the same cases as table, CSV and JSON; --plot draws one line per swept variant. The
+// images are scaled down (--scale) so that the suite runs in seconds on the CPU device; the
+// timings themselves are not checked (they belong to benchmarks, not tests).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "core/bench_suite.h"
+#include "core/box_blur.h"
+#include "core/bright_points.h"
+#include "core/error.h"
+#include "core/gauss_blur.h"
+#include "core/intermediate.h"
+#include "tests/cli_support.h"
+#include "tests/test_support.h"
+
+namespace blurtool {
+namespace {
+
+namespace fs = std::filesystem;
+
+SuiteOptions small_quick() {
+  SuiteOptions o;
+  o.runs = 2;
+  o.quick = true;
+  o.scale = 0.01;  // box 30x40, Gaussian and bright points 19x11
+  return o;
+}
+
+const std::vector<SuiteCase>& quick_suite() {
+  static const std::vector<SuiteCase> cases = run_suite(runtime(), small_quick(), nullptr);
+  return cases;
+}
+
+TEST(BenchSuite, QuickSuiteHoldsEveryPromisedCase) {
+  std::set<std::string> got;
+  for (const SuiteCase& c : quick_suite())
+    got.insert(c.group + "/" + c.variant + "/" + c.intermediate + "/" + std::to_string(c.radius));
+  std::set<std::string> want;
+  for (const auto& v : box_variant_table()) {
+    if (v.value == BoxVariant::automatic || v.value == BoxVariant::single ||
+        v.value == BoxVariant::single_linear)
+      continue;  // auto is one of the others; quick skips the O(R^2) ones
+    for (const auto& f : intermediate_table())
+      want.insert(std::string("box/") + v.name + "/" + f.name + "/30");
+  }
+  for (const char* v : {"accumulated", "unrolled", "scan", "segmented", "segmented-local"})
+    for (int r : {1, 8, 16, 24, 30, 40, 48, 56, 63})
+      want.insert(std::string("sweep/") + v + "/rgba32f/" + std::to_string(r));
+  for (const auto& v : gauss_variant_table()) {
+    if (v.value == GaussVariant::automatic || v.value == GaussVariant::naive ||
+        v.value == GaussVariant::naive_local)
+      continue;
+    if (!gauss_is_two_pass(v.value)) {
+      want.insert(std::string("gauss/") + v.name + "//16");
+      continue;
+    }
+    for (const auto& f : intermediate_table())
+      want.insert(std::string("gauss/") + v.name + "/" + f.name + "/16");
+  }
+  for (const auto& v : bright_variant_table())
+    if (v.value != BrightVariant::automatic) want.insert(std::string("bright/") + v.name + "//0");
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(got.size(), quick_suite().size()) << "a case appears twice";
+}
+
+TEST(BenchSuite, EveryCaseIsTimedAgainstAFloorOrSaysWhyNot) {
+  for (const SuiteCase& c : quick_suite()) {
+    const std::string name = c.group + " " + c.variant + " " + c.intermediate;
+    if (!c.skipped.empty()) {
+      // Only a feature the device may lack (PoCL and NVIDIA have no sub-groups).
+      EXPECT_EQ(c.variant, "subgroup") << name << ": " << c.skipped;
+      EXPECT_NE(c.skipped.find("cl_khr_subgroups"), std::string::npos) << c.skipped;
+      continue;
+    }
+    EXPECT_GT(c.ms.median, 0) << name;
+    EXPECT_LE(c.ms.min, c.ms.median) << name;
+    EXPECT_LE(c.ms.median, c.ms.max) << name;
+    EXPECT_GE(c.runs, 1) << name;
+    EXPECT_LE(c.runs, 2) << name;
+    EXPECT_GT(c.floor_ms, 0) << name;
+    const std::uint64_t pixels = static_cast<std::uint64_t>(c.width) * c.height;
+    EXPECT_EQ(c.bytes, (c.group == "bright" ? 4 : 8) * pixels) << name;
+    EXPECT_EQ(c.width, c.group == "box" || c.group == "sweep" ? 30 : 19) << name;
+    EXPECT_FALSE(c.schedule.empty()) << name;
+    if (c.group == "box" || c.group == "sweep") {
+      EXPECT_EQ(c.schedule.rfind("box r=" + std::to_string(c.radius) + " " + c.variant, 0), 0u)
+          << c.schedule;
+    }
+  }
+}
+
+TEST(BenchSuite, TableCsvAndJsonListTheSameCases) {
+  const SuiteOptions o = small_quick();
+  std::ostringstream table, csv, json;
+  print_suite(quick_suite(), runtime().device(), o, "table", table);
+  print_suite(quick_suite(), runtime().device(), o, "csv", csv);
+  print_suite(quick_suite(), runtime().device(), o, "json", json);
+  // CSV: a header and one line per case.
+  std::istringstream lines(csv.str());
+  std::string line;
+  size_t n = 0;
+  std::getline(lines, line);
+  EXPECT_EQ(line.rfind("group,variant,intermediate,radius,", 0), 0u) << line;
+  while (std::getline(lines, line)) ++n;
+  EXPECT_EQ(n, quick_suite().size());
+  // JSON: the same cases in the same order.
+  const nlohmann::json j = nlohmann::json::parse(json.str());
+  ASSERT_EQ(j["cases"].size(), quick_suite().size());
+  for (size_t i = 0; i < quick_suite().size(); ++i) {
+    EXPECT_EQ(j["cases"][i]["variant"], quick_suite()[i].variant);
+    if (quick_suite()[i].skipped.empty()) {
+      EXPECT_DOUBLE_EQ(j["cases"][i]["median_ms"].get<double>(), quick_suite()[i].ms.median);
+    }
+  }
+  // Table: the sweep matrix has a row per radius and the r = 30 deviation line.
+  const std::string t = table.str();
+  EXPECT_NE(t.find("box blur radius sweep"), std::string::npos) << t;
+  EXPECT_EQ(std::count(t.begin(), t.end(), '\n') > 40, true) << t;
+  EXPECT_TRUE(std::regex_search(t, std::regex("\n +63( +[0-9.]+){5}\n"))) << t;
+  EXPECT_NE(t.find("vs r30"), std::string::npos);
+  std::ostringstream ignored;
+  EXPECT_THROW(print_suite(quick_suite(), runtime().device(), o, "xml", ignored), UsageError);
+}
+
+TEST(BenchSuite, ChartHasALinePerSweptVariantWithAPointPerRadius) {
+  const std::string svg = sweep_chart_svg(quick_suite(), runtime().device());
+  EXPECT_EQ(svg.rfind("<svg ", 0), 0u);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  const std::regex line("<polyline[^>]*points=\"([^\"]*)\"><title>([^<]*)</title>");
+  std::set<std::string> variants;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), line); it != std::sregex_iterator();
+       ++it) {
+    variants.insert((*it)[2]);
+    std::istringstream points((*it)[1].str());
+    std::string point;
+    int count = 0;
+    while (points >> point) ++count;
+    EXPECT_EQ(count, 9) << (*it)[2];
+  }
+  EXPECT_EQ(variants, (std::set<std::string>{"accumulated", "unrolled", "scan", "segmented",
+                                             "segmented-local"}));
+  SuiteOptions no_sweep = small_quick();
+  no_sweep.groups = {"bright"};
+  const std::vector<SuiteCase> bright = run_suite(runtime(), no_sweep, nullptr);
+  EXPECT_THROW(sweep_chart_svg(bright, runtime().device()), Error);
+  no_sweep.groups = {"blur"};
+  EXPECT_THROW(run_suite(runtime(), no_sweep, nullptr), UsageError);
+}
+
+class BenchCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("blurtool bench " + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  Result run(const std::vector<std::string>& args) {
+    std::vector<std::string> all = {"bench"};
+    all.insert(all.end(), args.begin(), args.end());
+    return run_blurtool(all, root_, root_);
+  }
+  fs::path root_;
+};
+
+TEST_F(BenchCli, WritesJsonToStdoutAndTheChartToItsFile) {
+  const Result r = run({"--quick", "--scale", "0.01", "--runs", "1", "--only", "sweep,bright",
+                        "--bench-format", "json", "--plot", "sweep chart.svg"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["cases"].size(), 5u * 9u + bright_variant_table().size() - 1);
+  EXPECT_NE(read_file(root_ / "sweep chart.svg").find("<polyline"), std::string::npos);
+  EXPECT_NE(r.err.find("sweep segmented rgba32f r=63: "), std::string::npos) << r.err;
+}
+
+TEST_F(BenchCli, BadArgumentsAreUsageErrorsBeforeAnyMeasurement) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--runs", "0"}, "--runs"},
+      {{"--scale", "2"}, "--scale"},
+      {{"--only", "box,blur"}, "--only 'blur'"},
+      {{"--bench-format", "xml"}, "--bench-format"},
+      {{"--plot", "no such folder/x.svg"}, "--plot"},
+      {{"--only", "box", "--plot", "x.svg"}, "sweep"},
+      {{"in.png"}, "in.png"},
+  };
+  for (const auto& [args, named] : cases) {
+    // The bad value last: cxxopts keeps an option's last value.
+    std::vector<std::string> all = {"--quick", "--scale", "0.01", "--runs", "1", "-q"};
+    all.insert(all.end(), args.begin(), args.end());
+    const Result r = run(all);
+    EXPECT_EQ(r.status, 2) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(named), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << args[0];
+  }
+}
+
+}  // namespace
+}  // namespace blurtool
