@@ -64,9 +64,21 @@ void append_u64(std::vector<std::uint8_t>& bytes, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
 }
 
-bool program_cache_enabled() {
+// BLURTOOL_PROGRAM_CACHE: "0"/"off" neither reads nor writes; "1"/"on" reads and writes;
+// anything else ("auto", unset) reads, and writes only where the driver keeps no compile
+// cache of its own.
+enum class CacheMode { off, on, automatic };
+
+CacheMode program_cache_mode() {
   const char* e = std::getenv("BLURTOOL_PROGRAM_CACHE");
-  return !(e && (std::strcmp(e, "0") == 0 || std::strcmp(e, "off") == 0));
+  if (e && (std::strcmp(e, "0") == 0 || std::strcmp(e, "off") == 0)) return CacheMode::off;
+  if (e && (std::strcmp(e, "1") == 0 || std::strcmp(e, "on") == 0)) return CacheMode::on;
+  return CacheMode::automatic;
+}
+
+bool env_is(const char* name, const char* value) {
+  const char* e = std::getenv(name);
+  return e && std::strcmp(e, value) == 0;
 }
 
 std::string program_cache_path(const std::string& key) {
@@ -113,6 +125,17 @@ bool store_program_binary(const std::string& key, const std::vector<unsigned cha
 }
 
 }  // namespace
+
+bool driver_caches_programs(const DeviceInfo& device) {
+  // PoCL keeps compiled kernels in ~/.cache/pocl unless POCL_KERNEL_CACHE=0, and asking it for
+  // a program's binary compiles every kernel in it (3 s more for kernels/box.cl on 2 cores);
+  // NVIDIA keeps its JIT output in ~/.nv/ComputeCache unless CUDA_CACHE_DISABLE=1.
+  if (device.platform.find("Portable Computing Language") != std::string::npos)
+    return !env_is("POCL_KERNEL_CACHE", "0");
+  if (device.platform.find("NVIDIA") != std::string::npos)
+    return !env_is("CUDA_CACHE_DISABLE", "1");
+  return false;
+}
 
 std::string cache_directory() {
   if (const char* e = std::getenv("BLURTOOL_CACHE_DIR"); e && *e) return e;
@@ -315,7 +338,9 @@ cl::Program& Runtime::program(const std::string& family, const std::string& opti
   auto common = sources.find("common");
   if (family != "common" && common != sources.end()) text = common->second + "\n#line 1\n" + text;
 
-  const bool use_disk = program_cache_enabled();
+  const CacheMode mode = program_cache_mode();
+  const bool use_disk = mode != CacheMode::off;
+  const bool store = mode == CacheMode::on || !driver_caches_programs(device_);
   const std::string key = device_.platform + "\n" + device_.name + "\n" + device_.version + "\n" +
                           device_.driver + "\n" + options + "\n" + text;
   if (use_disk) {
@@ -346,7 +371,7 @@ cl::Program& Runtime::program(const std::string& family, const std::string& opti
                 options + "': " + describe_cl_error(e) + "\n" + log);
   }
   ++cache_stats_.built;
-  if (use_disk) {
+  if (use_disk && store) {
     try {
       const auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
       if (binaries.size() == 1 && store_program_binary(key, binaries[0])) ++cache_stats_.stored;

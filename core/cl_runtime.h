@@ -69,6 +69,11 @@ DeviceInfo select_device(const std::string& spec);
 /// $BLURTOOL_CACHE_DIR, else $XDG_CACHE_HOME/blurtool, else $HOME/.cache/blurtool.
 std::string cache_directory();
 
+/// Whether `device`'s driver keeps compiled programs across processes itself: PoCL (unless
+/// POCL_KERNEL_CACHE=0) and NVIDIA (unless CUDA_CACHE_DISABLE=1). There blurtool's program
+/// cache only reads by default (see Runtime::program).
+bool driver_caches_programs(const DeviceInfo& device);
+
 /// `text` with every character but letters, digits, '.' and '-' replaced by '_' (for file names).
 std::string file_name_safe(std::string text);
 
@@ -95,8 +100,11 @@ class Runtime {
   /// on-disk cache holds its binary: cache_directory()/programs/<hash>.bin, written atomically
   /// (a temporary file renamed into place, so concurrent processes never see half a file),
   /// holding the full key so that a hash collision or a damaged file is a miss, never a wrong
-  /// program. BLURTOOL_PROGRAM_CACHE=0 turns the disk cache off; failing to read or write it
-  /// only costs a compile. Throws blurtool::Error with the build log and the options on a
+  /// program. BLURTOOL_PROGRAM_CACHE: unset or "auto" reads the cache and writes it only where
+  /// the driver keeps no cache of its own (driver_caches_programs: on PoCL, writing would force
+  /// a compile of every kernel in the file and slow the first run 2.5x); "1" or "on" always
+  /// writes; "0" or "off" neither reads nor writes. Failing to read or write it only costs a
+  /// compile. Throws blurtool::Error with the build log and the options on a
   /// failed build, or if no such family is embedded.
   cl::Program& program(const std::string& family, const std::string& options);
 

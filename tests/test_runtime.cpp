@@ -99,7 +99,7 @@ class ProgramCache : public ::testing::Test {
            ("blurtool program cache " + std::to_string(::getpid()));
     std::filesystem::remove_all(dir_);
     save("BLURTOOL_CACHE_DIR", dir_.c_str());
-    save("BLURTOOL_PROGRAM_CACHE", nullptr);
+    save("BLURTOOL_PROGRAM_CACHE", "on");  // write even where the driver caches (auto does not)
   }
   void TearDown() override {
     for (const auto& [name, value] : saved_) {
@@ -182,6 +182,30 @@ TEST_F(ProgramCache, DamagedOrForeignFilesAreMissesAndReplaced) {
   const ProgramCacheStats last = blur_with_new_runtime();
   EXPECT_EQ(last.loaded, first.built);
   EXPECT_EQ(last.built, 0);
+}
+
+TEST_F(ProgramCache, AutoWritesOnlyWhereTheDriverKeepsNoCacheButAlwaysReads) {
+  save("BLURTOOL_PROGRAM_CACHE", nullptr);  // auto
+  const bool driver_caches = driver_caches_programs(runtime().device());
+  const ProgramCacheStats first = blur_with_new_runtime();
+  EXPECT_EQ(first.stored, driver_caches ? 0 : first.built);
+  EXPECT_EQ(cached_files().size(), static_cast<size_t>(first.stored));
+  save("BLURTOOL_PROGRAM_CACHE", "on");
+  const ProgramCacheStats written = blur_with_new_runtime();
+  save("BLURTOOL_PROGRAM_CACHE", "auto");
+  const ProgramCacheStats read = blur_with_new_runtime();
+  EXPECT_EQ(read.loaded, written.built + written.loaded);
+  EXPECT_EQ(read.built, 0);
+  // Which drivers count as caching their own: PoCL unless POCL_KERNEL_CACHE=0.
+  DeviceInfo pocl;
+  pocl.platform = "Portable Computing Language";
+  save("POCL_KERNEL_CACHE", nullptr);
+  EXPECT_TRUE(driver_caches_programs(pocl));
+  save("POCL_KERNEL_CACHE", "0");
+  EXPECT_FALSE(driver_caches_programs(pocl));
+  DeviceInfo other;
+  other.platform = "Intel(R) OpenCL Graphics";
+  EXPECT_FALSE(driver_caches_programs(other));
 }
 
 TEST_F(ProgramCache, TurnedOffItNeitherReadsNorWrites) {
