@@ -77,7 +77,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
                        names_of(intermediate_table()),
        cxxopts::value<std::string>()->default_value("rgba32f"), "FMT")
       ("unroll", "pixels per loop iteration of 'unrolled', 'scan' and 'segmented': " + unrolls +
-                 " (default 8; 2 for segmented)", cxxopts::value<std::string>(), "N")
+                 " (default 8; 2 for segmented and segmented-local)", cxxopts::value<std::string>(), "N")
       ("segment", "pixels per work-item of 'segmented' and 'segmented-local', 1.." +
                   std::to_string(kMaxBoxSegment) + " (default 64 and 8)",
        cxxopts::value<std::string>(), "N")

@@ -9,7 +9,8 @@ namespace blurtool {
 
 const std::vector<Named<BoxVariant>>& box_variant_table() {
   static const std::vector<Named<BoxVariant>> table = {
-      {BoxVariant::automatic, "auto", "segmented on GPUs, unrolled on CPUs (until tuning exists)"},
+      {BoxVariant::automatic, "auto",
+       "GPUs: segmented-local (rgba8, rgba16f) or segmented (rgba32f); CPUs: unrolled"},
       {BoxVariant::single, "single", "one pass, every work-item reads its whole window"},
       {BoxVariant::single_linear, "single-linear", "one pass, 2x2 pixels per bilinear fetch"},
       {BoxVariant::double_pass, "double", "horizontal then vertical pass via an intermediate"},
@@ -20,7 +21,7 @@ const std::vector<Named<BoxVariant>>& box_variant_table() {
       {BoxVariant::segmented, "segmented",
        "running sums, one work-item per --segment N pixels of a row, then of a column"},
       {BoxVariant::segmented_local, "segmented-local",
-       "segmented, each row read once into local memory and summed there"},
+       "segmented, each row read once into local memory as a prefix sum"},
   };
   return table;
 }
@@ -31,7 +32,7 @@ const std::vector<int>& box_unroll_choices() {
 }
 
 int box_default_unroll(BoxVariant variant) {
-  return variant == BoxVariant::segmented ? 2 : 8;
+  return variant == BoxVariant::segmented || variant == BoxVariant::segmented_local ? 2 : 8;
 }
 
 int box_default_segment(BoxVariant variant) {
@@ -61,14 +62,19 @@ void validate(const BoxParams& params) {
   }
 }
 
-BoxVariant resolve_box_variant(BoxVariant variant, const DeviceInfo& device) {
+BoxVariant resolve_box_variant(BoxVariant variant, Intermediate intermediate,
+                               const DeviceInfo& device) {
   if (variant != BoxVariant::automatic) return variant;
-  // Until `blurtool tune` measures per device: on an NVIDIA H100 segmented was the fastest
-  // schedule at r=30 on 3024x4032 (0.39 ms with the exact rgba32f intermediate, against 1.51 ms
-  // for scan and 3.32 ms for unrolled), because it gives a work-item to every 64 pixels of a
-  // row or column instead of a whole one; on CPUs (PoCL) one work-item per row or column is
-  // already enough to fill the cores and unrolled x8 avoids the barriers.
-  return (device.type & CL_DEVICE_TYPE_GPU) ? BoxVariant::segmented : BoxVariant::unrolled;
+  // Until `blurtool tune` measures per device, at r=30 on 3024x4032 on an NVIDIA H100: with
+  // rgba8 segmented-local was the fastest (0.206 ms against 0.248 for segmented), with rgba16f
+  // too (0.245 against 0.258); with the exact rgba32f intermediate segmented (0.380 against
+  // 0.516, whose row pass writes 16-byte pixels along a row), against 1.44 ms for scan and
+  // 3.14 for unrolled: both give a work-item to every few pixels instead of a whole row. On
+  // CPUs (PoCL) one work-item per row or column already fills the cores and unrolled x8 avoids
+  // the barriers.
+  if (!(device.type & CL_DEVICE_TYPE_GPU)) return BoxVariant::unrolled;
+  return intermediate == Intermediate::rgba32f ? BoxVariant::segmented
+                                               : BoxVariant::segmented_local;
 }
 
 namespace {
@@ -110,7 +116,7 @@ size_t BoxFilter::row_group_size() const {
   const int seg = params_.segment;
   auto local_bytes = [&](size_t items) {
     const size_t chunk = items * seg, span = chunk + 2 * static_cast<size_t>(params_.radius) + 1;
-    return sizeof(cl_uint) * (span + span / seg + 1) + sizeof(cl_uint4) * (chunk + chunk / seg + 1);
+    return sizeof(cl_uint4) * (span + items);
   };
   const DeviceInfo& d = runtime_.device();
   const size_t limit = kernels_[0].getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(d.device);
@@ -160,7 +166,7 @@ cl::NDRange BoxFilter::segmented_local(const cl::Kernel& kernel, WorkGroup wg, W
 BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int height)
     : runtime_(runtime), params_(params), width_(width), height_(height) {
   validate(params_);
-  params_.variant = resolve_box_variant(params_.variant, runtime.device());
+  params_.variant = resolve_box_variant(params_.variant, params_.intermediate, runtime.device());
   const BoxVariant v = params_.variant;
   if (params_.segment == 0) params_.segment = box_default_segment(v);
   if (params_.unroll == 0) params_.unroll = box_default_unroll(v);
@@ -293,8 +299,8 @@ std::vector<cl::Event> BoxFilter::enqueue(const cl::Image2D& src, const cl::Imag
     cols.setArg(6, static_cast<cl_int>(col_seg));
     const size_t items = row_group_size();
     const size_t chunk = items * seg, span = chunk + 2 * static_cast<size_t>(params_.radius) + 1;
-    rows.setArg(6, cl::Local(sizeof(cl_uint) * (span + span / seg + 1)));
-    rows.setArg(7, cl::Local(sizeof(cl_uint4) * (chunk + chunk / seg + 1)));
+    rows.setArg(6, cl::Local(sizeof(cl_uint4) * span));   // the prefix sums
+    rows.setArg(7, cl::Local(sizeof(cl_uint4) * items));  // one total per work-item
     const cl::NDRange col_local = segmented_local(cols, {}, {64, 1}, "columns");
     queue.enqueueNDRangeKernel(rows, cl::NullRange,
                                cl::NDRange((width_ + chunk - 1) / chunk * items, height_),

@@ -25,7 +25,7 @@ enum class BoxVariant {
   unrolled,         ///< accumulated, --unroll N pixels per loop iteration
   scan,             ///< running-sum rows, then MPS-style cooperative prefix-sum columns
   segmented,        ///< running sums, one work-item per segment of a row, then of a column
-  segmented_local,  ///< segmented with each row staged in local memory
+  segmented_local,  ///< segmented with each row staged in local memory as a prefix sum
 };
 
 /// Name table: auto, single, single-linear, double, double-linear, accumulated, unrolled, scan,
@@ -65,9 +65,10 @@ struct BoxParams {
 /// little), as measured best at r = 30 on 3024x4032 on an NVIDIA H100.
 int box_default_segment(BoxVariant variant);
 
-/// The unroll factor `variant` uses when BoxParams::unroll is 0: 2 for segmented (more fetches
-/// in flight per work-item slowed its column pass on an H100: x8 0.161 ms against x2 0.101 ms
-/// at r = 30 on 3024x4032), 8 for unrolled and scan (the write-up's best).
+/// The unroll factor `variant` uses when BoxParams::unroll is 0: 2 for segmented and
+/// segmented-local's column pass (more fetches in flight per work-item slowed it on an H100:
+/// x8 0.160 ms against x2 0.101 ms at r = 30 on 3024x4032), 8 for unrolled and scan (the
+/// write-up's best).
 int box_default_unroll(BoxVariant variant);
 
 /// Whether a variant has two passes and so an intermediate image.
@@ -77,9 +78,11 @@ bool box_is_two_pass(BoxVariant variant);
 /// --segment).
 void validate(const BoxParams& params);
 
-/// The variant `auto` stands for on `device`: `segmented` on GPUs, `unrolled` on other
-/// devices, until `blurtool tune` exists; other variants are returned unchanged.
-BoxVariant resolve_box_variant(BoxVariant variant, const DeviceInfo& device);
+/// The variant `auto` stands for on `device` with `intermediate`: on GPUs `segmented-local`
+/// with rgba8 and rgba16f, `segmented` with rgba32f; `unrolled` on other devices; until
+/// `blurtool tune` exists. Other variants are returned unchanged.
+BoxVariant resolve_box_variant(BoxVariant variant, Intermediate intermediate,
+                               const DeviceInfo& device);
 
 /// A box filter schedule for `width` x `height` RGBA8 images on one device: builds (or takes
 /// from the cache) its program and allocates its intermediate image.

@@ -303,43 +303,46 @@ kernel void box_cols_segmented(read_only image2d_t tmp, write_only image2d_t dst
   }
 }
 
-// segmented-local: the row pass of segmented with its row staged in local memory. A work-group
-// of L work-items (one row: local size Lx1) owns L * segment consecutive pixels of a row; it
-// reads them and the 2R+1 around them once, with neighbouring work-items reading neighbouring
-// pixels, packed as 8-bit RGBA into `pixels`; each work-item then slides over its segment in
-// local memory (the first window's 2R+1 reads are cheap there) into `sums`, and the group writes
-// the row out, again neighbour by neighbour. Both arrays are padded by one element every
-// `segment` (local_index()), so that work-items a segment apart fall into different banks.
+// segmented-local: the row pass of segmented with its row staged in local memory as a prefix
+// sum, so that a window costs two local-memory reads whatever R is. A work-group of L
+// work-items (local size Lx1: one row) owns L * segment consecutive pixels of a row; local k
+// holds pixel x = x_start - R + k, for the n = L * segment + 2R pixels its windows cover, read
+// once with neighbouring work-items reading neighbouring pixels. `prefix` becomes the exclusive
+// prefix sum E (E[0] = 0, E[k+1] = E[k] + pixel k): each work-item sums a contiguous piece, the
+// pieces' totals are scanned across the group (Hillis-Steele in `partial`), and each piece adds
+// its offset. The window of output x_start + i is local [i, i + 2R], so its sum is
+// E[i + 2R + 1] - E[i], written neighbour by neighbour. Sums fit 32 bits: 255 * (n) < 2^32.
 // Pairs with box_cols_segmented.
-inline int local_index(int i, int segment) { return i + i / segment; }
-
-inline uint4 unpack_rgba8(uint p) {
-  return (uint4)(p & 0xFF, (p >> 8) & 0xFF, (p >> 16) & 0xFF, p >> 24);
-}
-
 kernel void box_rows_segmented_local(read_only image2d_t src, write_only image2d_t tmp,
                                      int radius, int edge, float hscale, int segment,
-                                     local uint* pixels, local uint4* sums) {
+                                     local uint4* prefix, local uint4* partial) {
   const int lid = get_local_id(0), items = get_local_size(0), y = get_global_id(1);
   const int w = get_image_width(src), h = get_image_height(src);
   if (y >= h) return;  // the whole work-group: it holds one row
   const int chunk = items * segment, x_start = get_group_id(0) * chunk;
-  const int span = chunk + 2 * radius + 1;  // local i holds x = x_start - R - 1 + i
-  for (int i = lid; i < span; i += items) {
-    const uint4 v = load_row(src, x_start - radius - 1 + i, y, w, edge);
-    pixels[local_index(i, segment)] = v.x | (v.y << 8) | (v.z << 16) | (v.w << 24);
-  }
+  const int n = chunk + 2 * radius;  // pixels staged; prefix has n + 1 entries
+  for (int k = lid; k < n; k += items)
+    prefix[k + 1] = load_row(src, x_start - radius + k, y, w, edge);
+  if (lid == 0) prefix[0] = 0;
   barrier(CLK_LOCAL_MEM_FENCE);
-  const int first = lid * segment;
-  uint4 sum = 0;  // window of x_start + first - 1: local [first, first + 2R]
-  for (int i = first; i <= first + 2 * radius; ++i)
-    sum += unpack_rgba8(pixels[local_index(i, segment)]);
-  for (int i = first; i < first + segment; ++i) {
-    sum += unpack_rgba8(pixels[local_index(i + 2 * radius + 1, segment)]) -
-           unpack_rgba8(pixels[local_index(i, segment)]);
-    sums[local_index(i, segment)] = sum;
+  // Each work-item's piece [k0, k1) of the pixels: an inclusive scan of it in place.
+  const int per = (n + items - 1) / items, k0 = min(lid * per, n), k1 = min(k0 + per, n);
+  uint4 run = 0;
+  for (int k = k0; k < k1; ++k) {
+    run += prefix[k + 1];
+    prefix[k + 1] = run;
   }
+  partial[lid] = run;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int offset = 1; offset < items; offset <<= 1) {  // inclusive scan of the pieces' totals
+    const uint4 left = lid >= offset ? partial[lid - offset] : (uint4)(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    partial[lid] += left;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const uint4 before = lid > 0 ? partial[lid - 1] : (uint4)(0);
+  for (int k = k0; k < k1; ++k) prefix[k + 1] += before;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int i = lid; i < chunk && x_start + i < w; i += items)
-    store_intermediate(tmp, x_start + i, y, sums[local_index(i, segment)], hscale);
+    store_intermediate(tmp, x_start + i, y, prefix[i + 2 * radius + 1] - prefix[i], hscale);
 }
