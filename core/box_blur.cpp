@@ -146,8 +146,8 @@ size_t BoxFilter::row_group_size() const {
   return items;
 }
 
-cl::NDRange BoxFilter::segmented_local(const cl::Kernel& kernel, WorkGroup wg, WorkGroup fallback,
-                                       const char* pass) const {
+cl::NDRange BoxFilter::segmented_work_group(const cl::Kernel& kernel, WorkGroup wg,
+                                            WorkGroup fallback, const char* pass) const {
   if (wg.is_default()) wg = fallback;
   const size_t limit = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(runtime_.device().device);
   const size_t items = static_cast<size_t>(wg.x) * wg.y;
@@ -291,38 +291,33 @@ std::vector<cl::Event> BoxFilter::enqueue(const cl::Image2D& src, const cl::Imag
     return events;
   }
 
-  if (v == BoxVariant::segmented_local) {
+  if (v == BoxVariant::segmented || v == BoxVariant::segmented_local) {
     const int seg = params_.segment;
     rows.setArg(5, static_cast<cl_int>(seg));
-    // The column pass is segmented's, with its segment: --segment shapes the row pass only.
-    const int col_seg = box_default_segment(BoxVariant::segmented);
+    if (v == BoxVariant::segmented_local) {
+      const size_t items = row_group_size();
+      const size_t chunk = items * seg, span = chunk + 2 * static_cast<size_t>(params_.radius) + 1;
+      rows.setArg(6, cl::Local(sizeof(cl_uint4) * span));   // the prefix sums
+      rows.setArg(7, cl::Local(sizeof(cl_uint4) * items));  // one total per work-item
+      queue.enqueueNDRangeKernel(rows, cl::NullRange,
+                                 cl::NDRange((width_ + chunk - 1) / chunk * items, height_),
+                                 cl::NDRange(items, 1), nullptr, &events[0]);
+    } else {
+      const size_t row_segments = (width_ + seg - 1) / seg;
+      const cl::NDRange row_local = segmented_work_group(rows, params_.wg, {4, 16}, "rows");
+      queue.enqueueNDRangeKernel(
+          rows, cl::NullRange,
+          cl::NDRange(round_up(row_segments, row_local[0]), round_up(height_, row_local[1])),
+          row_local, nullptr, &events[0]);
+    }
+    // The column pass is segmented's; segmented-local's keeps segmented's default segment and
+    // work-group (its --segment and --wg shape the row pass only).
+    const bool local_rows = v == BoxVariant::segmented_local;
+    const int col_seg = local_rows ? box_default_segment(BoxVariant::segmented) : seg;
+    const cl::NDRange col_local =
+        segmented_work_group(cols, local_rows ? WorkGroup{} : params_.wg, {64, 1}, "columns");
     cols.setArg(6, static_cast<cl_int>(col_seg));
-    const size_t items = row_group_size();
-    const size_t chunk = items * seg, span = chunk + 2 * static_cast<size_t>(params_.radius) + 1;
-    rows.setArg(6, cl::Local(sizeof(cl_uint4) * span));   // the prefix sums
-    rows.setArg(7, cl::Local(sizeof(cl_uint4) * items));  // one total per work-item
-    const cl::NDRange col_local = segmented_local(cols, {}, {64, 1}, "columns");
-    queue.enqueueNDRangeKernel(rows, cl::NullRange,
-                               cl::NDRange((width_ + chunk - 1) / chunk * items, height_),
-                               cl::NDRange(items, 1), nullptr, &events[0]);
     const size_t col_segments = (height_ + col_seg - 1) / col_seg;
-    queue.enqueueNDRangeKernel(
-        cols, cl::NullRange,
-        cl::NDRange(round_up(width_, col_local[0]), round_up(col_segments, col_local[1])),
-        col_local, nullptr, &events[1]);
-    return events;
-  }
-  if (v == BoxVariant::segmented) {
-    const int seg = params_.segment;
-    rows.setArg(5, static_cast<cl_int>(seg));
-    cols.setArg(6, static_cast<cl_int>(seg));
-    const size_t row_segments = (width_ + seg - 1) / seg, col_segments = (height_ + seg - 1) / seg;
-    const cl::NDRange row_local = segmented_local(rows, params_.wg, {4, 16}, "rows");
-    const cl::NDRange col_local = segmented_local(cols, params_.wg, {64, 1}, "columns");
-    queue.enqueueNDRangeKernel(
-        rows, cl::NullRange,
-        cl::NDRange(round_up(row_segments, row_local[0]), round_up(height_, row_local[1])),
-        row_local, nullptr, &events[0]);
     queue.enqueueNDRangeKernel(
         cols, cl::NullRange,
         cl::NDRange(round_up(width_, col_local[0]), round_up(col_segments, col_local[1])),

@@ -103,8 +103,8 @@ class BoxFilter : public Filter {
  private:
   // The local size of one `segmented` pass: `wg`, else `fallback` halved to fit the kernel's
   // limit. Throws blurtool::UsageError when a --wg given by the user does not fit.
-  cl::NDRange segmented_local(const cl::Kernel& kernel, WorkGroup wg, WorkGroup fallback,
-                              const char* pass) const;
+  cl::NDRange segmented_work_group(const cl::Kernel& kernel, WorkGroup wg, WorkGroup fallback,
+                                   const char* pass) const;
   // Work-items per row of segmented-local: --wg L, else 128, halved until its local memory
   // fits the device. Throws blurtool::UsageError when it cannot fit.
   size_t row_group_size() const;

@@ -325,8 +325,8 @@ Runtime::Runtime(DeviceInfo device)
       queue_(context_, device_.device, CL_QUEUE_PROFILING_ENABLE) {}
 
 cl::Program& Runtime::program(const std::string& family, const std::string& options) {
-  auto key_of = [](const std::string& f, const std::string& o) { return std::make_pair(f, o); };
-  auto found = programs_.find(key_of(family, options));
+  const auto id = std::make_pair(family, options);
+  auto found = programs_.find(id);
   if (found != programs_.end()) return found->second;
 
   const auto& sources = kernel_sources();
@@ -350,7 +350,7 @@ cl::Program& Runtime::program(const std::string& family, const std::string& opti
         cl::Program cached(context_, {device_.device}, {binary});
         cached.build({device_.device}, options.c_str());
         ++cache_stats_.loaded;
-        return programs_.emplace(key_of(family, options), cached).first->second;
+        return programs_.emplace(id, cached).first->second;
       } catch (const cl::Error&) {
         // A binary the driver no longer accepts: compile from source and replace it.
       }
@@ -379,7 +379,7 @@ cl::Program& Runtime::program(const std::string& family, const std::string& opti
       // A driver that cannot hand back binaries: nothing to cache.
     }
   }
-  return programs_.emplace(key_of(family, options), program).first->second;
+  return programs_.emplace(id, program).first->second;
 }
 
 cl::Kernel Runtime::kernel(const std::string& family, const std::string& name,
