@@ -78,8 +78,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
        cxxopts::value<std::string>()->default_value("rgba32f"), "FMT")
       ("unroll", "pixels per loop iteration of 'unrolled', 'scan' and 'segmented': " + unrolls +
                  " (default 8; 2 for segmented and segmented-local)", cxxopts::value<std::string>(), "N")
-      ("segment", "pixels per work-item of 'segmented' and 'segmented-local', 1.." +
-                  std::to_string(kMaxBoxSegment) + " (default 64 and 8)",
+      ("segment", "pixels per work-item of 'segmented' and 'segmented-local', rows of a "
+                  "'tiled' tile, 1.." + std::to_string(kMaxBoxSegment) +
+                  " (default 64, 8 and 256)",
        cxxopts::value<std::string>(), "N")
       ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),
        cxxopts::value<std::string>()->default_value("clamp"), "MODE");
@@ -217,8 +218,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
       b.unroll =
           parse_int(parsed["unroll"].as<std::string>(), "--unroll", 1, 32, "the unroll factor");
     if (parsed.count("segment")) {
-      if (b.variant != BoxVariant::segmented && b.variant != BoxVariant::segmented_local)
-        throw UsageError("--segment goes with --variant segmented or segmented-local");
+      if (b.variant != BoxVariant::segmented && b.variant != BoxVariant::segmented_local &&
+          b.variant != BoxVariant::tiled)
+        throw UsageError("--segment goes with --variant segmented, segmented-local or tiled");
       b.segment = parse_int(parsed["segment"].as<std::string>(), "--segment", 1, kMaxBoxSegment,
                             "the segment");
     }

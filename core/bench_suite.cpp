@@ -73,7 +73,7 @@ void time_case(Runtime& runtime, Filter& filter, const Image& rgba, int runs, Su
   c.runs = warm_ms > 1000 ? 1 : warm_ms > 100 ? std::min(runs, 3) : runs;
   std::vector<double> totals;
   for (int i = 0; i < c.runs; ++i) {
-    const std::vector<cl::Event> events = filter.enqueue(filter.io_src, filter.io_dst);
+    const std::vector<cl::Event> events = filter.enqueue_io();
     runtime.queue().finish();
     double total = 0;
     for (const cl::Event& e : events) total += event_ms(e);
@@ -193,7 +193,7 @@ std::vector<SuiteCase> run_suite(Runtime& runtime, const SuiteOptions& o, std::o
     if (wanted(o, "sweep")) {
       std::vector<BoxVariant> swept = {BoxVariant::accumulated, BoxVariant::unrolled,
                                        BoxVariant::scan, BoxVariant::segmented,
-                                       BoxVariant::segmented_local};
+                                       BoxVariant::segmented_local, BoxVariant::tiled};
       if (!o.quick) swept.insert(swept.begin(), BoxVariant::double_linear);
       for (BoxVariant v : swept)
         for (int r : sweep_radii(o.quick)) box_case("sweep", v, Intermediate::rgba32f, r);
@@ -352,7 +352,7 @@ void print_suite(const std::vector<SuiteCase>& cases, const DeviceInfo& device,
   if (variants.empty()) return;
   const SuiteCase& first = *at.begin()->second;
   std::snprintf(line, sizeof line,
-                "\nbox blur radius sweep, %dx%d RGBA8, rgba32f intermediate: median ms "
+                "\nbox blur radius sweep, %dx%d RGBA8, rgba32f intermediate (tiled: none): median ms "
                 "(floor %.4f ms)\n  %6s",
                 first.width, first.height, first.floor_ms, "radius");
   out << line;

@@ -26,10 +26,11 @@ enum class BoxVariant {
   scan,             ///< running-sum rows, then MPS-style cooperative prefix-sum columns
   segmented,        ///< running sums, one work-item per segment of a row, then of a column
   segmented_local,  ///< segmented with each row staged in local memory as a prefix sum
+  tiled,            ///< one pass over buffers, running sums over a tile per work-item (CPUs)
 };
 
 /// Name table: auto, single, single-linear, double, double-linear, accumulated, unrolled, scan,
-/// segmented, segmented-local.
+/// segmented, segmented-local, tiled.
 const std::vector<Named<BoxVariant>>& box_variant_table();
 
 /// Unroll factors `unrolled` accepts, as the write-up measured them.
@@ -38,7 +39,11 @@ const std::vector<int>& box_unroll_choices();
 /// Largest radius accepted: sums stay exact (the rgba32f intermediate holds 255 (2R+1) exactly).
 constexpr int kMaxBoxRadius = 16383;
 
-/// Pixels per work-item of `segmented` and `segmented-local` (--segment): the largest.
+/// Columns of a `tiled` tile (kernels/box.cl TILE_W).
+constexpr int kBoxTileWidth = 256;
+
+/// Pixels per work-item of `segmented` and `segmented-local`, rows of a `tiled` tile
+/// (--segment): the largest.
 constexpr int kMaxBoxSegment = 4096;
 
 /// What to compute and how.
@@ -52,7 +57,7 @@ struct BoxParams {
   int unroll = 0;
   /// Pixels per work-item of `segmented` (both passes) and `segmented-local` (its row pass;
   /// its column pass is segmented's with the default), 1..kMaxBoxSegment; 0: the variant's
-  /// default (box_default_segment).
+  /// default (box_default_segment). For `tiled`, the rows of a tile.
   int segment = 0;
   /// Work-group of `segmented`'s passes over their (segment, row) and (column, segment) grids
   /// (0x0: 4x16 for rows, 64x1 for columns); for `segmented-local`, Lx1: L work-items share a
@@ -71,7 +76,7 @@ int box_default_segment(BoxVariant variant);
 /// write-up's best).
 int box_default_unroll(BoxVariant variant);
 
-/// Whether a variant has two passes and so an intermediate image.
+/// Whether a variant has two passes and so an intermediate image (`tiled` has one pass).
 bool box_is_two_pass(BoxVariant variant);
 
 /// Checks ranges. Throws blurtool::UsageError naming the option at fault (--box, --unroll,
@@ -79,7 +84,7 @@ bool box_is_two_pass(BoxVariant variant);
 void validate(const BoxParams& params);
 
 /// The variant `auto` stands for on `device` with `intermediate`: on GPUs `segmented-local`
-/// with rgba8 and rgba16f, `segmented` with rgba32f; `unrolled` on other devices; until
+/// with rgba8 and rgba16f, `segmented` with rgba32f; `tiled` on other devices; until
 /// `blurtool tune` exists. Other variants are returned unchanged.
 BoxVariant resolve_box_variant(BoxVariant variant, Intermediate intermediate,
                                const DeviceInfo& device);
@@ -96,6 +101,8 @@ class BoxFilter : public Filter {
   const std::vector<PassInfo>& passes() const override { return passes_; }
   std::uint64_t compulsory_bytes() const override { return 8ULL * width_ * height_; }
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
+  bool takes_buffers() const override { return params_.variant == BoxVariant::tiled; }
+  std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) override;
 
   /// The parameters with `auto` resolved.
   const BoxParams& params() const { return params_; }
@@ -116,6 +123,9 @@ class BoxFilter : public Filter {
   std::vector<PassInfo> passes_;
   std::vector<cl::Kernel> kernels_;
   cl::Image2D intermediate_;
+  cl::Buffer scratch_;    // tiled: the running sums of each work-item
+  size_t tile_items_ = 0;  // tiled: work-items
+  bool ring_ = false;      // tiled: row sums kept in a ring (else recomputed)
 };
 
 /// Box-filters RGBA8 host image `rgba` on the runtime's device; returns RGBA8.

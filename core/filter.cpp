@@ -38,29 +38,46 @@ cl::NDRange global_size_2d(int width, int height, const cl::NDRange& local) {
   return cl::NDRange(round_up(width, local[0]), round_up(height, local[1]));
 }
 
+std::vector<cl::Event> Filter::enqueue_buffers(const cl::Buffer&, const cl::Buffer&) {
+  throw Error("schedule '" + describe() + "' does not run on buffers");
+}
+
+std::vector<cl::Event> Filter::enqueue_io() {
+  return takes_buffers() ? enqueue_buffers(io_src_buffer, io_dst_buffer) : enqueue(io_src, io_dst);
+}
+
 FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs) {
   if (rgba.channels != 4) throw Error("run_filter: expected an RGBA image");
   const int w = rgba.width, h = rgba.height;
-  if (!filter.io_src() || filter.io_src.getImageInfo<CL_IMAGE_WIDTH>() != static_cast<size_t>(w) ||
-      filter.io_src.getImageInfo<CL_IMAGE_HEIGHT>() != static_cast<size_t>(h)) {
-    filter.io_src = make_image(runtime, w, h, CL_UNORM_INT8, CL_MEM_READ_ONLY);
-    filter.io_dst = make_image(runtime, w, h, CL_UNORM_INT8, CL_MEM_WRITE_ONLY);
+  const bool buffers = filter.takes_buffers();
+  const size_t bytes = rgba.pixels.size();
+  if (filter.io_width != w || filter.io_height != h || (buffers ? !filter.io_src_buffer() : !filter.io_src())) {
+    if (buffers) {
+      filter.io_src_buffer = cl::Buffer(runtime.context(), CL_MEM_READ_ONLY, bytes);
+      filter.io_dst_buffer = cl::Buffer(runtime.context(), CL_MEM_WRITE_ONLY, bytes);
+    } else {
+      filter.io_src = make_image(runtime, w, h, CL_UNORM_INT8, CL_MEM_READ_ONLY);
+      filter.io_dst = make_image(runtime, w, h, CL_UNORM_INT8, CL_MEM_WRITE_ONLY);
+    }
+    filter.io_width = w;
+    filter.io_height = h;
   }
-  const cl::Image2D& src = filter.io_src;
-  const cl::Image2D& dst = filter.io_dst;
   cl::CommandQueue& queue = runtime.queue();
   const cl::array<size_t, 3> origin = {0, 0, 0};
   const cl::array<size_t, 3> region = {static_cast<size_t>(w), static_cast<size_t>(h), 1};
 
   FilterRun run;
   auto start = std::chrono::steady_clock::now();
-  queue.enqueueWriteImage(src, CL_TRUE, origin, region, 0, 0, rgba.pixels.data());
+  if (buffers)
+    queue.enqueueWriteBuffer(filter.io_src_buffer, CL_TRUE, 0, bytes, rgba.pixels.data());
+  else
+    queue.enqueueWriteImage(filter.io_src, CL_TRUE, origin, region, 0, 0, rgba.pixels.data());
   run.upload_ms = ms_since(start);
 
   run.pass_ms.resize(filter.passes().size());
   const int repetitions = runs > 0 ? runs + 1 : 1;  // the first of several is the warm-up
   for (int rep = 0; rep < repetitions; ++rep) {
-    std::vector<cl::Event> events = filter.enqueue(src, dst);
+    std::vector<cl::Event> events = filter.enqueue_io();
     queue.finish();
     if (runs > 0 && rep == 0) continue;
     for (size_t p = 0; p < events.size(); ++p) run.pass_ms[p].push_back(event_ms(events[p]));
@@ -68,7 +85,10 @@ FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int ru
 
   run.output = Image{w, h, 4, std::vector<std::uint8_t>(rgba.pixels.size())};
   start = std::chrono::steady_clock::now();
-  queue.enqueueReadImage(dst, CL_TRUE, origin, region, 0, 0, run.output.pixels.data());
+  if (buffers)
+    queue.enqueueReadBuffer(filter.io_dst_buffer, CL_TRUE, 0, bytes, run.output.pixels.data());
+  else
+    queue.enqueueReadImage(filter.io_dst, CL_TRUE, origin, region, 0, 0, run.output.pixels.data());
   run.download_ms = ms_since(start);
   return run;
 }

@@ -41,10 +41,24 @@ class Filter {
   /// construction) on the runtime's queue; returns one profiling event per pass.
   virtual std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) = 0;
 
-  /// The RGBA8 input and output images run_filter uploads to and downloads from: made on its
-  /// first call and kept with the filter, so that a batch of same-size images allocates them
-  /// once per device.
+  /// Whether the schedule works on RGBA8 buffers (width * 4 bytes a row, no padding) instead
+  /// of images: run_filter then uploads to buffers and calls enqueue_buffers(). The CPU
+  /// schedules do: PoCL reads images in software, at a tenth of its buffer bandwidth.
+  virtual bool takes_buffers() const { return false; }
+  /// enqueue() on RGBA8 buffers; only for schedules whose takes_buffers() is true (the default
+  /// throws blurtool::Error).
+  virtual std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst);
+
+  /// Enqueues every pass on the input and output run_filter made (io_src and io_dst, or
+  /// io_src_buffer and io_dst_buffer); returns one profiling event per pass.
+  std::vector<cl::Event> enqueue_io();
+
+  /// The RGBA8 input and output images (or buffers, see takes_buffers) run_filter uploads to
+  /// and downloads from: made on its first call and kept with the filter, so that a batch of
+  /// same-size images allocates them once per device.
   cl::Image2D io_src, io_dst;
+  cl::Buffer io_src_buffer, io_dst_buffer;
+  int io_width = 0, io_height = 0;  ///< pixels of the kept input and output
 };
 
 /// Timings of one run_filter() call: kernel times per pass per repetition (milliseconds, from

@@ -1,6 +1,7 @@
 // Host side of the Gaussian schedules (see gauss_blur.h and kernels/gauss.cl).
 #include "core/gauss_blur.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -11,7 +12,7 @@ namespace blurtool {
 
 const std::vector<Named<GaussVariant>>& gauss_variant_table() {
   static const std::vector<Named<GaussVariant>> table = {
-      {GaussVariant::automatic, "auto", "separable-local, the fastest measured on GPU and CPU"},
+      {GaussVariant::automatic, "auto", "GPUs: separable-local; CPUs: tiled"},
       {GaussVariant::naive, "naive", "one pass, (2R+1)^2 image reads per pixel"},
       {GaussVariant::naive_local, "naive-local", "one pass over a tile staged in local memory"},
       {GaussVariant::separable, "separable", "horizontal then vertical pass"},
@@ -20,6 +21,8 @@ const std::vector<Named<GaussVariant>>& gauss_variant_table() {
       {GaussVariant::separable_local, "separable-local",
        "two passes, row/column segments in local memory"},
       {GaussVariant::fused_local, "fused-local", "one pass, both passes in local memory"},
+      {GaussVariant::tiled, "tiled",
+       "one pass over buffers, a tile per work-item, its rows in a ring (CPUs)"},
   };
   return table;
 }
@@ -56,13 +59,20 @@ void validate(const GaussParams& p) {
     throw UsageError("--wg " + p.wg.text() + ": both sizes must be 1 or more");
 }
 
-GaussVariant resolve_gauss_variant(GaussVariant variant, const DeviceInfo&) {
+GaussVariant resolve_gauss_variant(GaussVariant variant, const DeviceInfo& device) {
   if (variant != GaussVariant::automatic) return variant;
-  // Until `blurtool tune` measures per device: separable-local was the fastest at the
-  // write-up's case (sigma 10, R 16, 1920x1080, rgba32f) on both devices measured: an NVIDIA
-  // H100 (0.111 ms; separable-linear 0.235, separable 0.224, fused-local 0.236) and PoCL on
-  // 2 CPU cores (67 ms; fused-local 197, separable 515, separable-linear 870).
+  // Until `blurtool tune` measures per device, at the write-up's case (sigma 10, R 16,
+  // 1920x1080): on GPUs separable-local (an NVIDIA H100: 0.111 ms; separable-linear 0.235,
+  // separable 0.224, fused-local 0.236); on CPUs tiled, which reads buffers instead of
+  // images and keeps its ring in the L1 cache (PoCL, 2 cores: 8.7-8.9 ms; separable-local 67,
+  // fused-local 197, separable 515).
+  if (!(device.type & CL_DEVICE_TYPE_GPU)) return GaussVariant::tiled;
   return GaussVariant::separable_local;
+}
+
+int gauss_tile_width(int radius) {
+  const double columns = 32768.0 / ((2.0 * radius + 1) * 16);
+  return 16 * std::clamp(static_cast<int>(std::lround(columns / 16)), 1, 16);
 }
 
 std::vector<LinearTap> gauss_linear_taps(const std::vector<double>& w) {
@@ -118,6 +128,10 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
   radius_ = params_.radius = gauss_radius(params_);
   const GaussVariant v = params_.variant;
   const bool row = gauss_row_work_group(v);
+  if (v == GaussVariant::tiled && !params_.wg.is_default()) {
+    throw UsageError("--wg " + params_.wg.text() +
+                     ": variant tiled runs one work-item per tile and takes no work-group size");
+  }
   if (params_.wg.is_default()) {
     params_.wg = row ? WorkGroup{64, 1} : WorkGroup{16, 16};
   } else if (row && params_.wg.y != 1) {
@@ -162,6 +176,9 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
       names = {"gauss_fused_local"};
       local_bytes_ = {(wx + r2) * (wy + r2) * 4, (wy + r2) * wx * 16};
       break;
+    case GaussVariant::tiled:
+      names = {"gauss_tiled"};
+      break;
     case GaussVariant::automatic:
       break;
   }
@@ -171,11 +188,28 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
   const std::uint64_t inter = pixels * intermediate_bytes(params_.intermediate);
   const std::string variant = name_of(gauss_variant_table(), v);
   for (size_t i = 0; i < names.size(); ++i) {
-    kernels_.push_back(runtime.kernel("gauss", names[i], ""));
+    const bool tiled = v == GaussVariant::tiled;
+    kernels_.push_back(
+        runtime.kernel("gauss", names[i], ""));
+    passes_.push_back({names[i], names.size() == 1 ? 8 * pixels : 4 * pixels + inter});
+    if (tiled) break;
     // Row segments: rows run Gx1, columns 1xG.
     check_work_group(kernels_.back(), runtime.device(), row && i == 1 ? 1 : wx,
                      row && i == 1 ? wx : wy, local_total, variant, radius_);
-    passes_.push_back({names[i], names.size() == 1 ? 8 * pixels : 4 * pixels + inter});
+  }
+  if (v == GaussVariant::tiled) {
+    // A few work-items per compute unit, each looping over tiles, bound the scratch; fewer
+    // where a large radius makes each one's ring large.
+    const size_t tile_w = gauss_tile_width(radius_);
+    const size_t tiles = static_cast<size_t>((width + tile_w - 1) / tile_w) *
+                         ((height + kGaussTileRows - 1) / kGaussTileRows);
+    const size_t per_item =
+        sizeof(cl_float4) *
+        (4 * (4 + (tile_w + r2 + 3) / 4 * 4) + (r2 + 1) * (tile_w + 4));
+    constexpr size_t kMaxScratchBytes = 256 << 20;
+    tile_items_ = std::min<size_t>(tiles, 4 * std::max<cl_uint>(1, runtime.device().compute_units));
+    tile_items_ = std::max<size_t>(1, std::min(tile_items_, kMaxScratchBytes / per_item));
+    scratch_ = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE, tile_items_ * per_item);
   }
   if (gauss_is_two_pass(v))
     intermediate_ =
@@ -189,10 +223,35 @@ std::string GaussFilter::describe() const {
                      name_of(gauss_variant_table(), params_.variant);
   if (gauss_is_two_pass(params_.variant))
     text += std::string(" ") + name_of(intermediate_table(), params_.intermediate);
-  return text + " wg=" + params_.wg.text() + " edge=" + name_of(edge_mode_table(), params_.edge);
+  if (params_.variant == GaussVariant::tiled)
+    text += " tile=" + std::to_string(gauss_tile_width(radius_)) + "x" +
+            std::to_string(kGaussTileRows);
+  else
+    text += " wg=" + params_.wg.text();
+  return text + " edge=" + name_of(edge_mode_table(), params_.edge);
+}
+
+std::vector<cl::Event> GaussFilter::enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) {
+  if (!takes_buffers()) return Filter::enqueue_buffers(src, dst);
+  cl::Kernel& k = kernels_[0];
+  k.setArg(0, src);
+  k.setArg(1, dst);
+  k.setArg(2, static_cast<cl_int>(width_));
+  k.setArg(3, static_cast<cl_int>(height_));
+  k.setArg(4, static_cast<cl_int>(radius_));
+  k.setArg(5, static_cast<cl_int>(params_.edge));
+  k.setArg(6, weights_);
+  k.setArg(7, static_cast<cl_int>(gauss_tile_width(radius_)));
+  k.setArg(8, static_cast<cl_int>(kGaussTileRows));
+  k.setArg(9, scratch_);
+  std::vector<cl::Event> events(1);
+  runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(tile_items_),
+                                        cl::NDRange(1), nullptr, &events[0]);
+  return events;
 }
 
 std::vector<cl::Event> GaussFilter::enqueue(const cl::Image2D& src, const cl::Image2D& dst) {
+  if (takes_buffers()) throw Error("schedule '" + describe() + "' runs on buffers, not images");
   const GaussVariant v = params_.variant;
   const bool two_pass = gauss_is_two_pass(v), row = gauss_row_work_group(v);
   const cl_int edge = static_cast<cl_int>(params_.edge);

@@ -16,17 +16,18 @@ namespace blurtool {
 
 /// Schedules of the Gaussian blur (--variant). See kernels/gauss.cl for what each costs.
 enum class GaussVariant {
-  automatic,         ///< separable-local until per-device tuning exists
+  automatic,         ///< separable-local on GPUs, tiled on CPUs, until per-device tuning exists
   naive,             ///< one pass, (2R+1)^2 image reads per pixel
   naive_local,       ///< one pass over a tile plus halo staged in local memory
   separable,         ///< horizontal then vertical pass, 2R+1 reads each
   separable_linear,  ///< the same, taps paired through the linear filter: 1 + 2 ceil(R/2)
   separable_local,   ///< each pass stages its row (Gx1) or column (1xG) segment locally
   fused_local,       ///< one pass: tile in local memory, horizontal pass in local memory
+  tiled,             ///< one pass over buffers, a tile per work-item, rows in a ring (CPUs)
 };
 
 /// Name table: auto, naive, naive-local, separable, separable-linear, separable-local,
-/// fused-local.
+/// fused-local, tiled.
 const std::vector<Named<GaussVariant>>& gauss_variant_table();
 
 /// Whether a variant has two passes and so an intermediate image.
@@ -35,6 +36,15 @@ bool gauss_is_two_pass(GaussVariant variant);
 /// Whether a variant's work-group is a row segment (--wg Gx1: Gx1 rows, 1xG columns) rather
 /// than a 2-D tile (--wg WxH).
 bool gauss_row_work_group(GaussVariant variant);
+
+/// Rows of a `tiled` tile.
+constexpr int kGaussTileRows = 256;
+
+/// Columns of a `tiled` tile for `radius`: the multiple of 16 (1..16 of them) nearest to where
+/// the ring of 2R+1 rows of float4 fills 32 KiB, a CPU's L1 data cache. Measured on PoCL (2
+/// AMD EPYC cores, R 16, 1920x1080): 64 columns (a 33 KiB ring) 8.7-8.9 ms; 48: 9.6-9.9; 80:
+/// 9.2-9.3; 128: 10.4-10.7; 256: 10.4-11.4.
+int gauss_tile_width(int radius);
 
 /// Largest radius accepted (the weights live in constant memory, 64 KiB on every device).
 constexpr int kMaxGaussRadius = 4096;
@@ -55,7 +65,8 @@ int gauss_radius(const GaussParams& params);
 /// Checks ranges. Throws blurtool::UsageError naming the option (--gauss, --radius, --wg).
 void validate(const GaussParams& params);
 
-/// The variant `auto` stands for on `device`; other variants are returned unchanged.
+/// The variant `auto` stands for on `device` (separable-local on GPUs, tiled on others); other
+/// variants are returned unchanged.
 GaussVariant resolve_gauss_variant(GaussVariant variant, const DeviceInfo& device);
 
 /// One fetch of separable-linear: (1 - t) px(x + lo) + t px(x + lo + 1), times `weight`.
@@ -82,6 +93,8 @@ class GaussFilter : public Filter {
   const std::vector<PassInfo>& passes() const override { return passes_; }
   std::uint64_t compulsory_bytes() const override { return 8ULL * width_ * height_; }
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
+  bool takes_buffers() const override { return params_.variant == GaussVariant::tiled; }
+  std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) override;
 
   /// The parameters with `auto`, the radius and the work-group size resolved.
   const GaussParams& params() const { return params_; }
@@ -96,6 +109,8 @@ class GaussFilter : public Filter {
   cl::Buffer weights_;
   cl_int taps_ = 0;
   cl::Image2D intermediate_;
+  cl::Buffer scratch_;     // tiled: each work-item's staged row and ring
+  size_t tile_items_ = 0;  // tiled: work-items
 };
 
 /// Gaussian-blurs RGBA8 host image `rgba` on the runtime's device; returns RGBA8.

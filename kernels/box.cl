@@ -346,3 +346,132 @@ kernel void box_rows_segmented_local(read_only image2d_t src, write_only image2d
   for (int i = lid; i < chunk && x_start + i < w; i += items)
     store_intermediate(tmp, x_start + i, y, prefix[i + 2 * radius + 1] - prefix[i], hscale);
 }
+
+// ---------------------------------------------------------------------------------------------
+// tiled: one pass over RGBA8 buffers (4 bytes a pixel, rows of width * 4 bytes), for CPUs,
+// where image reads are software and an intermediate image is a round trip through memory.
+// Each work-item owns tiles of TILE_W x tile_h pixels in turn (work-item g takes tiles g,
+// g + items, ...: a persistent loop, so that its scratch is bounded by the number of
+// work-items, not by the image size). For a tile it keeps the vertical running sums V of its
+// TILE_W columns, and the row window sums of the 2R+1 input rows in V's window in a ring. For
+// each output row y one loop along the row does everything: the running sum along input row
+// y + R (two pixel reads), its row window sum replacing that of row y - R - 1 in the ring
+// (the same slot, 2R+1 rows later), V += entering - leaving, and the mean written out. A pixel
+// therefore costs one row step and one column step whatever R is, plus (2R+1) / tile_h row
+// windows to start each tile and (2R+1) / TILE_W reads to start each row. Where the ring would
+// not fit the scratch (ring == 0, large R), the leaving row's sums are recomputed instead.
+// Sums are exact integers, as above.
+#ifndef TILE_W
+#define TILE_W 256  // columns per tile
+#endif
+
+// Input row y (any integer), through the edge mode: its pixels, or 0 where the zero mode
+// reads zeros.
+inline global const uchar4* edge_row(global const uchar4* src, int y, int w, int h, int edge) {
+  const int yy = edge_index(y, h, edge);
+  return yy < 0 ? 0 : src + (size_t)yy * w;
+}
+
+// 8-bit values of pixel x (any integer) of `row` (0: all zero), through the edge mode.
+inline uint4 edge_pixel(global const uchar4* row, int x, int w, int edge) {
+  const int xx = edge_index(x, w, edge);
+  return row == 0 || xx < 0 ? (uint4)(0) : convert_uint4(row[xx]);
+}
+
+// Row window sum of `row` for the window of column x0 - 1: [x0 - R - 1, x0 + R - 1].
+inline uint4 first_row_window(global const uchar4* row, int x0, int w, int radius, int edge) {
+  uint4 sum = 0;
+  if (row != 0)
+    for (int k = x0 - radius - 1; k < x0 + radius; ++k) sum += edge_pixel(row, k, w, edge);
+  return sum;
+}
+
+// Row window sums of `row` for the n columns x0 .. x0+n-1, into out[0 .. n).
+inline void row_window_sums(global const uchar4* row, int x0, int n, int w, int radius,
+                            int edge, global uint4* out) {
+  uint4 sum = first_row_window(row, x0, w, radius, edge);
+  for (int i = 0; i < n; ++i) {
+    sum += edge_pixel(row, x0 + i + radius, w, edge) - edge_pixel(row, x0 + i - radius - 1, w, edge);
+    out[i] = sum;
+  }
+}
+
+// The mean sum / divisor rounded half up, as 8-bit values. With ROUND_BY_FLOAT (the host sets
+// it for an odd divisor d < 2^14) the nearest integer to sum * inverse (1/d rounded to float,
+// from the host) is exact: sum / d is never a half-integer, so it lies at least 1/(2d) >
+// 3.05e-5 from the nearest half-integer, while sum < 2^24 is exact in float and the product
+// is off by at most 255.5 * (2^-23 + 2^-48) < 3.05e-5. Otherwise as store_mean().
+inline uchar4 mean_u8(sum4 sum, sum_t divisor, float inverse) {
+#if defined(ROUND_BY_FLOAT)
+  // Adding 1.5 * 2^23 rounds to the nearest integer and leaves it in the low mantissa bits.
+  const float4 rounded = convert_float4(as_int4(sum)) * inverse + 12582912.0f;
+  return convert_uchar4(as_int4(rounded) - 0x4B400000);
+#elif defined(WIDE_SUM)
+  return convert_uchar4((sum + divisor / 2) / divisor);
+#else
+  const uint4 n = sum + divisor / 2;
+  uint4 mean = convert_uint4(convert_float4(n) * inverse);
+  mean += as_uint4(mean * divisor > n);
+  mean -= as_uint4((mean + 1) * divisor <= n);
+  return convert_uchar4(mean);
+#endif
+}
+
+// One pixel of the fused loop: row sum `sum` of column i moves by the entering and leaving
+// pixels, replaces the leaving row's sum in `slot`, and moves V; the mean goes to out[i].
+inline void slide(uint4 entering, uint4 leaving, uint4* sum, int i, global uint4* slot,
+                  global sum4* column, global uchar4* out, sum_t divisor, float inverse) {
+  *sum += entering - leaving;
+  const sum4 v = column[i] + convert_sum4(*sum) - convert_sum4(slot[i]);
+  slot[i] = *sum;
+  column[i] = v;
+  out[i] = mean_u8(v, divisor, inverse);
+}
+
+// scratch, per work-item: TILE_W sum4 (V), then TILE_W uint4 for each of the 2R+1 ring rows
+// (ring != 0) or for the recomputed leaving row (ring == 0).
+kernel void box_tiled(global const uchar4* src, global uchar4* dst, int w, int h, int radius,
+                      int edge, sum_t divisor, float inverse, int tile_h, int ring,
+                      global uint4* scratch) {
+  const int items = get_global_size(0), id = get_global_id(0), taps = 2 * radius + 1;
+  const size_t rows = ring ? taps : 1;
+  global sum4* column =
+      (global sum4*)(scratch + (size_t)id * (sizeof(sum4) / sizeof(uint4) + rows) * TILE_W);
+  global uint4* sums = (global uint4*)(column + TILE_W);
+  const int tiles_x = (w + TILE_W - 1) / TILE_W, tiles_y = (h + tile_h - 1) / tile_h;
+  for (int t = id; t < tiles_x * tiles_y; t += items) {
+    const int x0 = (t % tiles_x) * TILE_W, y0 = (t / tiles_x) * tile_h;
+    const int n = min(TILE_W, w - x0), y1 = min(y0 + tile_h, h);
+    // Columns whose row window [x - R - 1, x + R] is inside the image need no edge mapping.
+    const int inner0 = clamp(radius + 1 - x0, 0, n), inner1 = clamp(w - radius - x0, inner0, n);
+    for (int i = 0; i < n; ++i) column[i] = 0;
+    for (int k = 0; k < taps; ++k) {  // V of row y0 - 1: input rows y0 - R - 1 .. y0 + R - 1
+      global uint4* slot = sums + (ring ? k : 0) * TILE_W;
+      row_window_sums(edge_row(src, y0 - radius - 1 + k, w, h, edge), x0, n, w, radius, edge, slot);
+      for (int i = 0; i < n; ++i) column[i] += convert_sum4(slot[i]);
+    }
+    for (int y = y0; y < y1; ++y) {
+      global uint4* slot = sums + (ring ? (y - y0) % taps : 0) * TILE_W;
+      if (!ring)
+        row_window_sums(edge_row(src, y - radius - 1, w, h, edge), x0, n, w, radius, edge, slot);
+      global const uchar4* row = edge_row(src, y + radius, w, h, edge);
+      global uchar4* out = dst + (size_t)y * w + x0;
+      uint4 sum = first_row_window(row, x0, w, radius, edge);
+      int i = 0;
+      for (; i < (row == 0 ? n : inner0); ++i)
+        slide(edge_pixel(row, x0 + i + radius, w, edge),
+              edge_pixel(row, x0 + i - radius - 1, w, edge), &sum, i, slot, column, out, divisor, inverse);
+      if (row != 0) {
+        global const uchar4* enter = row + x0 + radius;
+        global const uchar4* leave = row + x0 - radius - 1;
+        for (; i < inner1; ++i)
+          slide(convert_uint4(enter[i]), convert_uint4(leave[i]), &sum, i, slot, column, out,
+                divisor, inverse);
+        for (; i < n; ++i)
+          slide(edge_pixel(row, x0 + i + radius, w, edge),
+                edge_pixel(row, x0 + i - radius - 1, w, edge), &sum, i, slot, column, out,
+                divisor, inverse);
+      }
+    }
+  }
+}

@@ -124,7 +124,9 @@ TEST(BoxRunningSums, NoDriftAlong4032Pixels) {
 // Radii over 2047 switch the kernels to 64-bit sums (WIDE_SUM); check that path too.
 TEST(BoxRunningSums, WideSumsForHugeRadii) {
   const Image input = random_rgba(9, 5, 3);
-  for (BoxVariant v : {BoxVariant::unrolled, BoxVariant::scan, BoxVariant::double_pass}) {
+  // tiled: its ring of 2R+1 rows would exceed its scratch bound, so the recomputing path runs.
+  for (BoxVariant v :
+       {BoxVariant::unrolled, BoxVariant::scan, BoxVariant::double_pass, BoxVariant::tiled}) {
     BoxParams p;
     p.radius = 2100;
     p.variant = v;
@@ -186,6 +188,36 @@ TEST(BoxSegmented, EverySegmentLengthAndWorkGroupMatchesTheReference) {
       }
     }
   }
+}
+
+// tiled over several tiles across and down (256-column tiles, the last one short), tile heights
+// that do not divide the image, radii whose windows span several tiles, both ways of rounding the
+// mean (ROUND_BY_FLOAT below 2R+1 = 128, integers from there), and a radius large enough that
+// the leaving rows are recomputed instead of kept in the ring: exact everywhere.
+TEST(BoxTiled, EveryTileShapeMatchesTheReference) {
+  const Image input = random_rgba(601, 77, 5);
+  for (int radius : {0, 2, 63, 64, 300}) {
+    for (const auto& edge : edge_mode_table()) {
+      const Image expected = box_blur_reference(input, radius, edge.value);
+      for (int rows : {1, 7, 256}) {
+        BoxParams p;
+        p.radius = radius;
+        p.variant = BoxVariant::tiled;
+        p.edge = edge.value;
+        p.segment = rows;
+        EXPECT_EQ(max_error(box_blur(runtime(), input, p), expected), 0)
+            << "r=" << radius << " edge=" << edge.name << " tile rows=" << rows;
+      }
+    }
+  }
+  // A ring of (2R+1) rows beyond the scratch bound: R = 1100 (2201 rows of 4 KiB a work-item).
+  const Image small = random_rgba(300, 9, 6);
+  BoxParams p;
+  p.radius = 1100;
+  p.variant = BoxVariant::tiled;
+  p.segment = 4;
+  EXPECT_EQ(max_error(box_blur(runtime(), small, p), box_blur_reference(small, 1100, EdgeMode::clamp)),
+            0);
 }
 
 TEST(BoxReference, KnownValues) {

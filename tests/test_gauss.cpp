@@ -34,6 +34,10 @@ std::vector<Intermediate> intermediates_for(GaussVariant v) {
   return all;
 }
 
+struct Size {
+  int w, h;
+};
+
 struct Case {
   int w, h;
   double sigma;
@@ -63,7 +67,7 @@ TEST_P(GaussVariantTest, MatchesReferenceEverywhere) {
         p.edge = edge.value;
         if (gauss_row_work_group(v))
           p.wg = {16, 1};
-        else
+        else if (v != GaussVariant::tiled)  // tiled: one work-item per tile, no work-group
           p.wg = {8, 4};  // not square, so x and y cannot be swapped unnoticed
         const int err = max_error(gauss_blur(runtime(), input, p), expected);
         worst[f] = std::max(worst[f], err);
@@ -90,6 +94,39 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, GaussVariantTest, ::testing::ValuesIn([] {
                              if (c == '-') c = '_';
                            return name;
                          });
+
+// tiled over several tiles across and down: tile widths 256 (R 2) and 64 (R 16), the last
+// tile short both ways, widths that leave 4-pixel and single-pixel remainders, every edge mode.
+TEST(GaussTiled, SeveralTilesMatchReference) {
+  for (Size s : {Size{301, 530}, Size{259, 263}}) {
+    const Image input = random_rgba(s.w, s.h, 21);
+    for (int radius : {2, 16}) {
+      for (const auto& edge : edge_mode_table()) {
+        GaussParams p;
+        p.sigma = radius / 2.0;
+        p.radius = radius;
+        p.variant = GaussVariant::tiled;
+        p.edge = edge.value;
+        EXPECT_LE(max_error(gauss_blur(runtime(), input, p),
+                            gauss_blur_reference(input, p.sigma, radius, edge.value)),
+                  1)
+            << s.w << "x" << s.h << " r=" << radius << " edge=" << edge.name
+            << " tile width=" << gauss_tile_width(radius);
+      }
+    }
+  }
+  GaussParams p;
+  p.sigma = 2.0;
+  p.variant = GaussVariant::tiled;
+  p.wg = {8, 8};
+  EXPECT_THROW(GaussFilter(runtime(), p, 64, 64), UsageError);  // no work-group to choose
+}
+
+TEST(GaussTiled, TileWidthFitsTheRingInL1) {
+  EXPECT_EQ(gauss_tile_width(16), 64);   // 33 rows: 32768 / 528 = 62 columns
+  EXPECT_EQ(gauss_tile_width(0), 256);   // at most 256
+  EXPECT_EQ(gauss_tile_width(4000), 16);  // at least 16
+}
 
 // The default work-group sizes (16x16, 64x1) on an image that is not a multiple of them.
 TEST(GaussWorkGroups, DefaultSizesOnOddImage) {
