@@ -355,8 +355,8 @@ void print_suite(const std::vector<SuiteCase>& cases, const DeviceInfo& device,
   if (variants.empty()) return;
   const SuiteCase& first = *at.begin()->second;
   std::snprintf(line, sizeof line,
-                "\nbox blur radius sweep, %dx%d RGBA8, rgba32f intermediate (tiled: none): median ms "
-                "(floor %.4f ms)\n  %6s",
+                "\nbox blur radius sweep, %dx%d RGBA8, rgba32f intermediate (tiled: none): "
+                "median ms (floor %.4f ms)\n  %6s",
                 first.width, first.height, first.floor_ms, "radius");
   out << line;
   for (const std::string& v : variants) {

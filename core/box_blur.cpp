@@ -111,6 +111,14 @@ Scaling scaling_for(Intermediate format, int radius, bool two_pass) {
   return {1.0f, 1.0f, n * n};
 }
 
+// Sets kernel argument `index` to the divisor d: 64-bit with WIDE_SUM kernels, else 32-bit.
+void set_divisor(cl::Kernel& kernel, cl_uint index, unsigned long long d, bool wide_sum) {
+  if (wide_sum)
+    kernel.setArg(index, static_cast<cl_ulong>(d));
+  else
+    kernel.setArg(index, static_cast<cl_uint>(d));
+}
+
 // Work-items per work-group of the row-per-work-item and column-per-work-item passes: 32, as
 // MPS's MIBox_Horizontal (one SIMD group), fewer if the kernel cannot run that many.
 cl::NDRange local_size_1d(const cl::Kernel& kernel, const cl::Device& device) {
@@ -238,10 +246,9 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
     intermediate_ =
         make_image(runtime, width, height, intermediate_channel_type(params_.intermediate));
   if (v == BoxVariant::tiled) {
-    // A few work-items per compute unit, each looping over tiles, bound the scratch.
     const size_t tiles = static_cast<size_t>((width + kBoxTileWidth - 1) / kBoxTileWidth) *
                          ((height + params_.segment - 1) / params_.segment);
-    tile_items_ = std::max<size_t>(1, std::min<size_t>(tiles, 4 * runtime.device().compute_units));
+    tile_items_ = tile_work_items(tiles, runtime.device());
     // The ring of 2R+1 row sums where it fits kMaxRingBytes, else one recomputed row.
     constexpr size_t kMaxRingBytes = 64 << 20;
     const size_t row_bytes = kBoxTileWidth * sizeof(cl_uint4);
@@ -270,7 +277,7 @@ std::string BoxFilter::describe() const {
 
 std::vector<cl::Event> BoxFilter::enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) {
   if (params_.variant != BoxVariant::tiled) return Filter::enqueue_buffers(src, dst);
-  const unsigned long long n = 2ULL * params_.radius + 1;
+  const unsigned long long d = scaling_for(params_.intermediate, params_.radius, false).d;
   cl::Kernel& k = kernels_[0];
   k.setArg(0, src);
   k.setArg(1, dst);
@@ -278,11 +285,8 @@ std::vector<cl::Event> BoxFilter::enqueue_buffers(const cl::Buffer& src, const c
   k.setArg(3, static_cast<cl_int>(height_));
   k.setArg(4, static_cast<cl_int>(params_.radius));
   k.setArg(5, static_cast<cl_int>(params_.edge));
-  if (wide_sum_)
-    k.setArg(6, static_cast<cl_ulong>(n * n));
-  else
-    k.setArg(6, static_cast<cl_uint>(n * n));
-  k.setArg(7, 1.0f / static_cast<float>(n * n));
+  set_divisor(k, 6, d, wide_sum_);
+  k.setArg(7, 1.0f / static_cast<float>(d));
   k.setArg(8, static_cast<cl_int>(params_.segment));
   k.setArg(9, static_cast<cl_int>(ring_));
   k.setArg(10, scratch_);
@@ -300,13 +304,6 @@ std::vector<cl::Event> BoxFilter::enqueue(const cl::Image2D& src, const cl::Imag
   cl::CommandQueue& queue = runtime_.queue();
   const cl_int radius = params_.radius, edge = static_cast<cl_int>(params_.edge);
 
-  auto set_divisor = [&](cl::Kernel& k, cl_uint index) {
-    if (wide_sum_)
-      k.setArg(index, static_cast<cl_ulong>(s.d));
-    else
-      k.setArg(index, static_cast<cl_uint>(s.d));
-  };
-
   std::vector<cl::Event> events(kernels_.size());
   if (!two_pass) {
     cl::Kernel& k = kernels_[0];
@@ -314,7 +311,7 @@ std::vector<cl::Event> BoxFilter::enqueue(const cl::Image2D& src, const cl::Imag
     k.setArg(1, dst);
     k.setArg(2, radius);
     k.setArg(3, edge);
-    set_divisor(k, 4);
+    set_divisor(k, 4, s.d, wide_sum_);
     cl::NDRange local = local_size_2d(k, device);
     queue.enqueueNDRangeKernel(k, cl::NullRange, global_size_2d(width_, height_, local), local,
                                nullptr, &events[0]);
@@ -333,7 +330,7 @@ std::vector<cl::Event> BoxFilter::enqueue(const cl::Image2D& src, const cl::Imag
   cols.setArg(2, radius);
   cols.setArg(3, edge);
   cols.setArg(4, s.qscale);
-  set_divisor(cols, 5);
+  set_divisor(cols, 5, s.d, wide_sum_);
 
   const BoxVariant v = params_.variant;
   if (v == BoxVariant::double_pass || v == BoxVariant::double_linear) {

@@ -1,6 +1,7 @@
 // Shared device-image plumbing and the timed filter runner (see filter.h).
 #include "core/filter.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/error.h"
@@ -32,6 +33,11 @@ cl::NDRange local_size_2d(const cl::Kernel& kernel, const cl::Device& device) {
       x /= 2;
   }
   return cl::NDRange(x, y);
+}
+
+size_t tile_work_items(size_t tiles, const DeviceInfo& device) {
+  const size_t four_per_unit = 4 * static_cast<size_t>(device.compute_units);
+  return std::max<size_t>(1, std::min(tiles, four_per_unit));
 }
 
 cl::NDRange global_size_2d(int width, int height, const cl::NDRange& local) {

@@ -85,6 +85,11 @@ cl::Image2D make_image(Runtime& runtime, int width, int height, cl_channel_type 
 /// run it (CL_KERNEL_WORK_GROUP_SIZE).
 cl::NDRange local_size_2d(const cl::Kernel& kernel, const cl::Device& device);
 
+/// Work-items of a schedule whose work-items each loop over tiles (the `tiled` CPU schedules):
+/// four per compute unit, so that a slow tile does not leave a core idle, but no more than
+/// `tiles` and at least 1. Bounding them bounds the per-work-item scratch such schedules keep.
+size_t tile_work_items(size_t tiles, const DeviceInfo& device);
+
 /// Global size covering width x height with `local`.
 cl::NDRange global_size_2d(int width, int height, const cl::NDRange& local);
 

@@ -198,8 +198,7 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
                      row && i == 1 ? wx : wy, local_total, variant, radius_);
   }
   if (v == GaussVariant::tiled) {
-    // A few work-items per compute unit, each looping over tiles, bound the scratch; fewer
-    // where a large radius makes each one's ring large.
+    // Fewer work-items where a large radius makes each one's ring large.
     const size_t tile_w = gauss_tile_width(radius_);
     const size_t tiles = static_cast<size_t>((width + tile_w - 1) / tile_w) *
                          ((height + kGaussTileRows - 1) / kGaussTileRows);
@@ -207,8 +206,8 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
         sizeof(cl_float4) *
         (4 * (4 + (tile_w + r2 + 3) / 4 * 4) + (r2 + 1) * (tile_w + 4));
     constexpr size_t kMaxScratchBytes = 256 << 20;
-    tile_items_ = std::min<size_t>(tiles, 4 * std::max<cl_uint>(1, runtime.device().compute_units));
-    tile_items_ = std::max<size_t>(1, std::min(tile_items_, kMaxScratchBytes / per_item));
+    tile_items_ = std::max<size_t>(
+        1, std::min(tile_work_items(tiles, runtime.device()), kMaxScratchBytes / per_item));
     scratch_ = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE, tile_items_ * per_item);
   }
   if (gauss_is_two_pass(v))

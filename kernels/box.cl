@@ -58,20 +58,25 @@ inline void store_intermediate(write_only image2d_t tmp, int x, int y, uint4 hsu
   write_imagef(tmp, (int2)(x, y), convert_float4(hsum) * hscale);
 }
 
-// Writes the window mean sum / divisor, rounded half up, as 8-bit values. The mean is at most
-// 255, so with 32-bit sums a float quotient is within 1 of the integer one and one correction
-// step each way makes it exact, without the integer division (tens of instructions a channel
-// on GPUs). (q + 1) * divisor cannot wrap: 256 * divisor < 2^32 whenever WIDE_SUM is off.
-inline void store_mean(write_only image2d_t dst, int x, int y, sum4 sum, sum_t divisor) {
+// The window mean sum / divisor, rounded half up; store_mean() writes it as 8-bit values. The
+// mean is at most 255, so with 32-bit sums a float quotient is within 1 of the integer one and
+// one correction step each way makes it exact, without the integer division (tens of
+// instructions a channel on GPUs). (q + 1) * divisor cannot wrap: 256 * divisor < 2^32
+// whenever WIDE_SUM is off.
+inline sum4 exact_mean(sum4 sum, sum_t divisor) {
 #ifdef WIDE_SUM
-  sum4 mean = (sum + divisor / 2) / divisor;
+  return (sum + divisor / 2) / divisor;
 #else
   const uint4 n = sum + divisor / 2;
   uint4 mean = convert_uint4(convert_float4(n) * (1.0f / (float)divisor));
   mean += as_uint4(mean * divisor > n);        // true is -1: one less
   mean -= as_uint4((mean + 1) * divisor <= n);  // one more
+  return mean;
 #endif
-  write_imagef(dst, (int2)(x, y), convert_float4(mean) * (1.0f / 255.0f));
+}
+
+inline void store_mean(write_only image2d_t dst, int x, int y, sum4 sum, sum_t divisor) {
+  write_imagef(dst, (int2)(x, y), convert_float4(exact_mean(sum, divisor)) * (1.0f / 255.0f));
 }
 
 // Linear sampling (linear_coord() in kernels/common.cl): taps i and i+1 are averaged by one
@@ -400,20 +405,14 @@ inline void row_window_sums(global const uchar4* row, int x0, int n, int w, int 
 // it for an odd divisor d < 2^14) the nearest integer to sum * inverse (1/d rounded to float,
 // from the host) is exact: sum / d is never a half-integer, so it lies at least 1/(2d) >
 // 3.05e-5 from the nearest half-integer, while sum < 2^24 is exact in float and the product
-// is off by at most 255.5 * (2^-23 + 2^-48) < 3.05e-5. Otherwise as store_mean().
+// is off by at most 255.5 * (2^-23 + 2^-48) < 3.05e-5. Otherwise exact_mean().
 inline uchar4 mean_u8(sum4 sum, sum_t divisor, float inverse) {
-#if defined(ROUND_BY_FLOAT)
+#ifdef ROUND_BY_FLOAT
   // Adding 1.5 * 2^23 rounds to the nearest integer and leaves it in the low mantissa bits.
   const float4 rounded = convert_float4(as_int4(sum)) * inverse + 12582912.0f;
   return convert_uchar4(as_int4(rounded) - 0x4B400000);
-#elif defined(WIDE_SUM)
-  return convert_uchar4((sum + divisor / 2) / divisor);
 #else
-  const uint4 n = sum + divisor / 2;
-  uint4 mean = convert_uint4(convert_float4(n) * inverse);
-  mean += as_uint4(mean * divisor > n);
-  mean -= as_uint4((mean + 1) * divisor <= n);
-  return convert_uchar4(mean);
+  return convert_uchar4(exact_mean(sum, divisor));
 #endif
 }
 
@@ -460,7 +459,8 @@ kernel void box_tiled(global const uchar4* src, global uchar4* dst, int w, int h
       int i = 0;
       for (; i < (row == 0 ? n : inner0); ++i)
         slide(edge_pixel(row, x0 + i + radius, w, edge),
-              edge_pixel(row, x0 + i - radius - 1, w, edge), &sum, i, slot, column, out, divisor, inverse);
+              edge_pixel(row, x0 + i - radius - 1, w, edge), &sum, i, slot, column, out, divisor,
+              inverse);
       if (row != 0) {
         global const uchar4* enter = row + x0 + radius;
         global const uchar4* leave = row + x0 - radius - 1;
