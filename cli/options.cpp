@@ -79,8 +79,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
       ("unroll", "pixels per loop iteration of 'unrolled', 'scan' and 'segmented': " + unrolls +
                  " (default 8; 2 for segmented and segmented-local)", cxxopts::value<std::string>(), "N")
       ("segment", "pixels per work-item of 'segmented' and 'segmented-local', rows of a "
-                  "'tiled' tile, 1.." + std::to_string(kMaxBoxSegment) +
-                  " (default 64, 8 and 256)",
+                  "'tiled' or 'fused' tile, 1.." + std::to_string(kMaxBoxSegment) +
+                  " (default 64, 8, 256 and 64)",
        cxxopts::value<std::string>(), "N")
       ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),
        cxxopts::value<std::string>()->default_value("clamp"), "MODE");
@@ -93,7 +93,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
       ("wg", "work-group size WxH of the Gaussian kernels (default 16x16; Gx1 for "
              "separable-local, default 64x1), or of box 'segmented' over its (segment, row) "
              "and (column, segment) grids (default 4x16 and 64x1), or Lx1 of the row pass of "
-             "'segmented-local' (default 128x1)",
+             "'segmented-local' (default 128x1), or CxB of box 'fused': C work-items along a "
+             "row, B rows at a time (default 16x8)",
        cxxopts::value<std::string>(), "WxH");
   spec.add_options("Bright points")
       ("bright", "report the brightest pixel of every block whose luminance (Rec. 709, 0..1) "
@@ -201,12 +202,14 @@ CliOptions parse_options(int argc, const char* const* argv) {
     validate(b);
   } else if (box) {
     for (const char* gauss_only : {"radius", "wg", "sweep-wg"})
-      if (parsed.count(gauss_only) && !(std::string(gauss_only) == "wg" &&
-                                        (variant == "segmented" || variant == "segmented-local")))
+      if (parsed.count(gauss_only) &&
+          !(std::string(gauss_only) == "wg" &&
+            (variant == "segmented" || variant == "segmented-local" || variant == "fused")))
         throw UsageError(std::string("--") + gauss_only + " goes with --gauss, not --box" +
                          (std::string(gauss_only) == "radius" ? " (the box radius is --box R)"
                           : std::string(gauss_only) == "wg"
-                              ? " (with --box only for --variant segmented)"
+                              ? " (with --box only for --variant segmented, segmented-local "
+                                "or fused)"
                               : ""));
     o.operation = CliOptions::Operation::box;
     BoxParams& b = o.box_params;
@@ -219,8 +222,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
           parse_int(parsed["unroll"].as<std::string>(), "--unroll", 1, 32, "the unroll factor");
     if (parsed.count("segment")) {
       if (b.variant != BoxVariant::segmented && b.variant != BoxVariant::segmented_local &&
-          b.variant != BoxVariant::tiled)
-        throw UsageError("--segment goes with --variant segmented, segmented-local or tiled");
+          b.variant != BoxVariant::tiled && b.variant != BoxVariant::fused)
+        throw UsageError(
+            "--segment goes with --variant segmented, segmented-local, tiled or fused");
       b.segment = parse_int(parsed["segment"].as<std::string>(), "--segment", 1, kMaxBoxSegment,
                             "the segment");
     }

@@ -193,7 +193,7 @@ std::vector<SuiteCase> run_suite(Runtime& runtime, const SuiteOptions& o, std::o
     if (wanted(o, "sweep")) {
       std::vector<BoxVariant> swept = {BoxVariant::accumulated, BoxVariant::unrolled,
                                        BoxVariant::scan, BoxVariant::segmented,
-                                       BoxVariant::segmented_local};
+                                       BoxVariant::segmented_local, BoxVariant::fused};
       if (!o.quick) swept.insert(swept.begin(), BoxVariant::double_linear);
       // tiled is a CPU schedule: on a GPU (one work-item per tile) it is 50-100x slower than
       // the others there, and its line would flatten theirs in the chart.

@@ -24,6 +24,9 @@ const std::vector<Named<BoxVariant>>& box_variant_table() {
        "segmented, each row read once into local memory as a prefix sum"},
       {BoxVariant::tiled, "tiled",
        "one pass over buffers, each work-item a tile of --segment N rows (CPUs)"},
+      {BoxVariant::fused, "fused",
+       "one pass over buffers, each work-group a tile of --segment N rows, row windows in local "
+       "memory (GPUs)"},
   };
   return table;
 }
@@ -43,6 +46,8 @@ int box_default_segment(BoxVariant variant) {
       return 8;
     case BoxVariant::tiled:
       return 256;
+    case BoxVariant::fused:
+      return 64;
     default:
       return 64;
   }
@@ -50,7 +55,7 @@ int box_default_segment(BoxVariant variant) {
 
 bool box_is_two_pass(BoxVariant variant) {
   return variant != BoxVariant::single && variant != BoxVariant::single_linear &&
-         variant != BoxVariant::tiled;
+         variant != BoxVariant::tiled && variant != BoxVariant::fused;
 }
 
 void validate(const BoxParams& params) {
@@ -164,6 +169,34 @@ size_t BoxFilter::row_group_size() const {
   return items;
 }
 
+BoxFilter::FusedLocal BoxFilter::fused_local() const {
+  const WorkGroup wg = params_.wg.is_default() ? kBoxFusedWorkGroup : params_.wg;
+  auto padded = [](size_t c) { return c + c / 16; };  // kernels/box.cl padded()
+  const size_t n = static_cast<size_t>(wg.x) * kBoxFusedOutputs + 2 * params_.radius;
+  const size_t entry = params_.radius > 128 ? sizeof(cl_uint4) : sizeof(cl_ushort4);
+  FusedLocal l;
+  l.stride = static_cast<int>(padded(n - 1) + 1);
+  l.cols = wg.y * l.stride * entry;
+  l.out = wg.y * padded(static_cast<size_t>(wg.x) * kBoxFusedOutputs) * sizeof(cl_uchar4);
+  return l;
+}
+
+void BoxFilter::check_fused_fits(size_t items, size_t limit) const {
+  const DeviceInfo& d = runtime_.device();
+  const WorkGroup wg = params_.wg.is_default() ? kBoxFusedWorkGroup : params_.wg;
+  const FusedLocal l = fused_local();
+  if (items > limit || l.cols + l.out > d.local_mem) {
+    throw UsageError("fused with --wg " + wg.text() + " and radius " +
+                     std::to_string(params_.radius) + " needs " +
+                     std::to_string(static_cast<size_t>(wg.x) * wg.y) + " work-items and " +
+                     std::to_string(l.cols + l.out) + " bytes of local memory; device '" + d.name +
+                     "' has " + std::to_string(d.local_mem) + " (CL_DEVICE_LOCAL_MEM_SIZE)" +
+                     (limit ? " and runs " + std::to_string(limit) + " (CL_KERNEL_WORK_GROUP_SIZE)"
+                            : std::string()) +
+                     "; use a smaller --wg or segmented");
+  }
+}
+
 cl::NDRange BoxFilter::segmented_work_group(const cl::Kernel& kernel, WorkGroup wg,
                                             WorkGroup fallback, const char* pass) const {
   if (wg.is_default()) wg = fallback;
@@ -231,9 +264,19 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
       options += " -DTILE_W=" + std::to_string(kBoxTileWidth);
       if (n * n < (1ULL << 14)) options += " -DROUND_BY_FLOAT";  // see mean_u8()
       break;
+    case BoxVariant::fused: {
+      names = {"box_fused"};
+      const WorkGroup wg = params_.wg.is_default() ? kBoxFusedWorkGroup : params_.wg;
+      options += " -DFUSED_CHUNKS=" + std::to_string(wg.x) + " -DFUSED_ROWS=" +
+                 std::to_string(wg.y) + " -DFUSED_K=" + std::to_string(kBoxFusedOutputs);
+      if (params_.radius > 128) options += " -DFUSED_WIDE";  // 255 (2R+1) > 65535
+      if (n * n < (1ULL << 14)) options += " -DROUND_BY_FLOAT";
+      break;
+    }
     case BoxVariant::automatic:
       break;
   }
+  if (v == BoxVariant::fused) check_fused_fits(0, 0);  // local memory, before building
   const std::uint64_t pixels = static_cast<std::uint64_t>(width) * height;
   const std::uint64_t inter = pixels * intermediate_bytes(params_.intermediate);
   for (size_t i = 0; i < names.size(); ++i) {
@@ -256,6 +299,12 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
     const size_t per_item = kBoxTileWidth * (wide_sum_ ? 32 : 16) + (ring_ ? n : 1) * row_bytes;
     scratch_ = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE, tile_items_ * per_item);
   }
+  if (v == BoxVariant::fused) {
+    const WorkGroup wg = params_.wg.is_default() ? kBoxFusedWorkGroup : params_.wg;
+    const size_t limit = kernels_[0].getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(
+        runtime.device().device);
+    check_fused_fits(static_cast<size_t>(wg.x) * wg.y, limit);
+  }
 }
 
 std::string BoxFilter::describe() const {
@@ -270,15 +319,44 @@ std::string BoxFilter::describe() const {
   }
   if (params_.variant == BoxVariant::tiled)
     text += " tile=" + std::to_string(kBoxTileWidth) + "x" + std::to_string(params_.segment);
+  if (params_.variant == BoxVariant::fused) {
+    const WorkGroup wg = params_.wg.is_default() ? kBoxFusedWorkGroup : params_.wg;
+    text += " tile=" + std::to_string(wg.x * kBoxFusedOutputs) + "x" +
+            std::to_string(params_.segment) + " wg=" + wg.text();
+  }
   if (box_is_two_pass(params_.variant))
     text += std::string(" ") + name_of(intermediate_table(), params_.intermediate);
   return text + " edge=" + name_of(edge_mode_table(), params_.edge);
 }
 
 std::vector<cl::Event> BoxFilter::enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) {
-  if (params_.variant != BoxVariant::tiled) return Filter::enqueue_buffers(src, dst);
+  if (!takes_buffers()) return Filter::enqueue_buffers(src, dst);
   const unsigned long long d = scaling_for(params_.intermediate, params_.radius, false).d;
   cl::Kernel& k = kernels_[0];
+  std::vector<cl::Event> events(1);
+  if (params_.variant == BoxVariant::fused) {
+    k.setArg(0, src);
+    k.setArg(1, dst);
+    k.setArg(2, static_cast<cl_int>(width_));
+    k.setArg(3, static_cast<cl_int>(height_));
+    k.setArg(4, static_cast<cl_int>(params_.radius));
+    k.setArg(5, static_cast<cl_int>(params_.edge));
+    set_divisor(k, 6, d, wide_sum_);
+    k.setArg(7, 1.0f / static_cast<float>(d));
+    k.setArg(8, static_cast<cl_int>(params_.segment));
+    const FusedLocal l = fused_local();
+    k.setArg(9, static_cast<cl_int>(l.stride));
+    k.setArg(10, cl::Local(l.cols));
+    k.setArg(11, cl::Local(l.out));
+    const WorkGroup wg = params_.wg.is_default() ? kBoxFusedWorkGroup : params_.wg;
+    const size_t tile_w = static_cast<size_t>(wg.x) * kBoxFusedOutputs;
+    const size_t tiles_x = (width_ + tile_w - 1) / tile_w;
+    const size_t tiles_y = (height_ + params_.segment - 1) / params_.segment;
+    runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange,
+                                          cl::NDRange(tiles_x * wg.x, tiles_y * wg.y),
+                                          cl::NDRange(wg.x, wg.y), nullptr, &events[0]);
+    return events;
+  }
   k.setArg(0, src);
   k.setArg(1, dst);
   k.setArg(2, static_cast<cl_int>(width_));
@@ -290,7 +368,6 @@ std::vector<cl::Event> BoxFilter::enqueue_buffers(const cl::Buffer& src, const c
   k.setArg(8, static_cast<cl_int>(params_.segment));
   k.setArg(9, static_cast<cl_int>(ring_));
   k.setArg(10, scratch_);
-  std::vector<cl::Event> events(1);
   runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(tile_items_),
                                         cl::NDRange(1), nullptr, &events[0]);
   return events;

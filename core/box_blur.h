@@ -27,10 +27,11 @@ enum class BoxVariant {
   segmented,        ///< running sums, one work-item per segment of a row, then of a column
   segmented_local,  ///< segmented with each row staged in local memory as a prefix sum
   tiled,            ///< one pass over buffers, running sums over a tile per work-item (CPUs)
+  fused,            ///< one pass over buffers, a tile per work-group, rows in local memory (GPUs)
 };
 
 /// Name table: auto, single, single-linear, double, double-linear, accumulated, unrolled, scan,
-/// segmented, segmented-local, tiled.
+/// segmented, segmented-local, tiled, fused.
 const std::vector<Named<BoxVariant>>& box_variant_table();
 
 /// Unroll factors `unrolled` accepts, as the write-up measured them.
@@ -42,8 +43,15 @@ constexpr int kMaxBoxRadius = 16383;
 /// Columns of a `tiled` tile (kernels/box.cl TILE_W).
 constexpr int kBoxTileWidth = 256;
 
-/// Pixels per work-item of `segmented` and `segmented-local`, rows of a `tiled` tile
-/// (--segment): the largest.
+/// Work-group of `fused` (--wg CxB): C work-items along a row, B rows per batch; the tile is
+/// C * kBoxFusedOutputs columns wide.
+constexpr WorkGroup kBoxFusedWorkGroup = {16, 8};
+
+/// Outputs per work-item along a row in `fused` (kernels/box.cl FUSED_K).
+constexpr int kBoxFusedOutputs = 16;
+
+/// Pixels per work-item of `segmented` and `segmented-local`, rows of a `tiled` or `fused`
+/// tile (--segment): the largest.
 constexpr int kMaxBoxSegment = 4096;
 
 /// What to compute and how.
@@ -57,17 +65,18 @@ struct BoxParams {
   int unroll = 0;
   /// Pixels per work-item of `segmented` (both passes) and `segmented-local` (its row pass;
   /// its column pass is segmented's with the default), 1..kMaxBoxSegment; 0: the variant's
-  /// default (box_default_segment). For `tiled`, the rows of a tile.
+  /// default (box_default_segment). For `tiled` and `fused`, the rows of a tile.
   int segment = 0;
   /// Work-group of `segmented`'s passes over their (segment, row) and (column, segment) grids
   /// (0x0: 4x16 for rows, 64x1 for columns); for `segmented-local`, Lx1: L work-items share a
-  /// row (0x0: 128), the columns as segmented's.
+  /// row (0x0: 128), the columns as segmented's; for `fused`, CxB (0x0: kBoxFusedWorkGroup).
   WorkGroup wg;
 };
 
 /// The segment `variant` uses when BoxParams::segment is 0: 64 pixels for segmented, 8 for
 /// segmented-local (its first windows are summed in local memory, so short segments cost
-/// little), as measured best at r = 30 on 3024x4032 on an NVIDIA H100.
+/// little), as measured best at r = 30 on 3024x4032 on an NVIDIA H100; tile rows 256 for
+/// tiled and 64 for fused.
 int box_default_segment(BoxVariant variant);
 
 /// The unroll factor `variant` uses when BoxParams::unroll is 0: 2 for segmented and
@@ -76,7 +85,8 @@ int box_default_segment(BoxVariant variant);
 /// write-up's best).
 int box_default_unroll(BoxVariant variant);
 
-/// Whether a variant has two passes and so an intermediate image (`tiled` has one pass).
+/// Whether a variant has two passes and so an intermediate image (`tiled` and `fused` have
+/// one).
 bool box_is_two_pass(BoxVariant variant);
 
 /// Checks ranges. Throws blurtool::UsageError naming the option at fault (--box, --unroll,
@@ -101,7 +111,9 @@ class BoxFilter : public Filter {
   const std::vector<PassInfo>& passes() const override { return passes_; }
   std::uint64_t compulsory_bytes() const override { return 8ULL * width_ * height_; }
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
-  bool takes_buffers() const override { return params_.variant == BoxVariant::tiled; }
+  bool takes_buffers() const override {
+    return params_.variant == BoxVariant::tiled || params_.variant == BoxVariant::fused;
+  }
   std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) override;
 
   /// The parameters with `auto` resolved.
@@ -115,6 +127,16 @@ class BoxFilter : public Filter {
   // Work-items per row of segmented-local: --wg L, else 128, halved until its local memory
   // fits the device. Throws blurtool::UsageError when it cannot fit.
   size_t row_group_size() const;
+  // Bytes of local memory `fused` needs for its column sums (cols) and output tile (out), and
+  // the row stride of cols in entries.
+  struct FusedLocal {
+    size_t cols, out;
+    int stride;
+  };
+  FusedLocal fused_local() const;
+  // Throws blurtool::UsageError when fused's local memory exceeds the device's, or `items`
+  // work-items exceed `limit` (the kernel's CL_KERNEL_WORK_GROUP_SIZE; 0: not yet known).
+  void check_fused_fits(size_t items, size_t limit) const;
 
   Runtime& runtime_;
   BoxParams params_;

@@ -475,3 +475,145 @@ kernel void box_tiled(global const uchar4* src, global uchar4* dst, int w, int h
     }
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// fused: one pass over RGBA8 buffers for GPUs. A work-group of FUSED_CHUNKS x FUSED_ROWS
+// work-items owns an output tile of FUSED_CHUNKS * FUSED_K columns by tile_h rows, and the
+// n = tile width + 2R input columns its windows cover. It walks down the tile FUSED_ROWS
+// output rows at a time, in three phases separated by barriers:
+//   1. columns: work-item t owns input columns t, t + items, ...; for each it moves the
+//      vertical running sum V by the entering row y + R and the leaving row y - R - 1 (two
+//      coalesced reads a pixel, the leaving one from the cache) and writes V of each of the
+//      batch's rows to local memory. V of the batch's last row is the next batch's start.
+//   2. rows: work-item (i, b) slides the row window along FUSED_K outputs of batch row b over
+//      the V in local memory (2R+1 reads for its first window, then 2 an output) and writes
+//      the 8-bit means to a local output tile;
+//   3. stores: the output tile goes out with neighbouring work-items writing neighbouring
+//      pixels.
+// Global memory sees each input pixel read about (n / tile width) (1 + (2R+1) / tile_h)
+// times, mostly from the cache, and each output written once: no intermediate image.
+// Local rows hold one pad entry after every 16, so that the FUSED_CHUNKS work-items of phase 2,
+// which start FUSED_K entries apart, read different banks.
+#ifndef FUSED_CHUNKS
+#define FUSED_CHUNKS 16  // work-items along a row in phase 2 (local size x)
+#endif
+#ifndef FUSED_ROWS
+#define FUSED_ROWS 8  // output rows per batch (local size y)
+#endif
+#ifndef FUSED_K
+#define FUSED_K 16  // outputs per work-item in phase 2
+#endif
+#define FUSED_W (FUSED_CHUNKS * FUSED_K)  // output columns of a tile
+// V of one column is at most 255 (2R+1): 16 bits a channel hold it up to R = 128.
+#ifdef FUSED_WIDE
+typedef uint4 column4;
+#define convert_column4 convert_uint4
+#else
+typedef ushort4 column4;
+#define convert_column4 convert_ushort4
+#endif
+
+inline int padded(int c) { return c + (c >> 4); }
+
+// A pixel as one 32-bit word, and its four 8-bit channels.
+inline uint4 unpack_u8(uint p) {
+  return (uint4)(p & 0xffu, (p >> 8) & 0xffu, (p >> 16) & 0xffu, p >> 24);
+}
+
+// Row y (any integer) through the edge mode as a pointer that can always be read (the zero
+// mode's rows outside the image point at row 0) and a mask that zeroes what it reads there.
+// Loads stay unconditional, so that a work-item can have many in flight: a load under a
+// condition is a branch, and the GPU waits for it before going on.
+inline global const uint* masked_row(global const uchar4* src, int y, int w, int h, int edge,
+                                     uint* mask) {
+  const int yy = edge_index(y, h, edge);
+  *mask = yy < 0 ? 0u : ~0u;
+  return (global const uint*)(src + (size_t)max(yy, 0) * w);
+}
+
+// cols: FUSED_ROWS rows of `stride` column4 entries (stride >= padded(n - 1) + 1);
+// out: FUSED_ROWS rows of padded(FUSED_W) uchar4.
+kernel void box_fused(global const uchar4* src, global uchar4* dst, int w, int h, int radius,
+                      int edge, sum_t divisor, float inverse, int tile_h, int stride,
+                      local column4* cols, local uchar4* out) {
+  const int lx = get_local_id(0), ly = get_local_id(1);
+  const int t = ly * FUSED_CHUNKS + lx, items = FUSED_CHUNKS * FUSED_ROWS;
+  const int x0 = get_group_id(0) * FUSED_W, y0 = get_group_id(1) * tile_h;
+  const int y1 = min(y0 + tile_h, h), n = FUSED_W + 2 * radius, out_stride = padded(FUSED_W);
+  local column4* last = cols + (FUSED_ROWS - 1) * stride;
+  // V of row y0 - 1 (input rows y0 - R - 1 .. y0 + R - 1), where phase 1 expects the last
+  // batch's; 8 rows' reads in flight at a time.
+  for (int c = t; c < n; c += items) {
+    const int xi = edge_index(x0 - radius + c, w, edge), x = max(xi, 0);
+    const uint column_mask = xi < 0 ? 0u : ~0u;
+    uint4 v = 0;
+    int k = y0 - radius - 1;
+    for (; k + 8 <= y0 + radius; k += 8) {
+      uint p[8], mask[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) p[j] = masked_row(src, k + j, w, h, edge, &mask[j])[x];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) v += unpack_u8(p[j] & mask[j] & column_mask);
+    }
+    for (; k < y0 + radius; ++k) {
+      uint mask;
+      const uint p = masked_row(src, k, w, h, edge, &mask)[x];
+      v += unpack_u8(p & mask & column_mask);
+    }
+    last[padded(c)] = convert_column4(v);
+  }
+  for (int yb = y0; yb < y1; yb += FUSED_ROWS) {
+    global const uint* enter_row[FUSED_ROWS];
+    global const uint* leave_row[FUSED_ROWS];
+    uint enter_mask[FUSED_ROWS], leave_mask[FUSED_ROWS];
+#pragma unroll
+    for (int b = 0; b < FUSED_ROWS; ++b) {
+      enter_row[b] = masked_row(src, yb + b + radius, w, h, edge, &enter_mask[b]);
+      leave_row[b] = masked_row(src, yb + b - radius - 1, w, h, edge, &leave_mask[b]);
+    }
+    for (int c = t; c < n; c += items) {  // phase 1
+      const int xi = edge_index(x0 - radius + c, w, edge), x = max(xi, 0);
+      const uint column_mask = xi < 0 ? 0u : ~0u;
+      uint enter[FUSED_ROWS], leave[FUSED_ROWS];
+#pragma unroll
+      for (int b = 0; b < FUSED_ROWS; ++b) {  // every read of the batch in flight at once
+        enter[b] = enter_row[b][x];
+        leave[b] = leave_row[b][x];
+      }
+      uint4 v = convert_uint4(last[padded(c)]);
+#pragma unroll
+      for (int b = 0; b < FUSED_ROWS; ++b) {
+        v += unpack_u8(enter[b] & enter_mask[b] & column_mask) -
+             unpack_u8(leave[b] & leave_mask[b] & column_mask);
+        cols[b * stride + padded(c)] = convert_column4(v);
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    {  // phase 2: outputs o0 .. o0 + FUSED_K - 1 of batch row ly read columns o .. o + 2R
+      local const column4* row = cols + ly * stride;
+      local uchar4* means = out + ly * out_stride;
+      const int o0 = lx * FUSED_K;
+      sum4 s = 0, s1 = 0;  // two chains of additions over the first 2R columns
+      int c = o0;
+      for (; c + 2 <= o0 + 2 * radius; c += 2) {
+        s += convert_sum4(row[padded(c)]);
+        s1 += convert_sum4(row[padded(c + 1)]);
+      }
+      if (c < o0 + 2 * radius) s += convert_sum4(row[padded(c)]);
+      s += s1;
+#pragma unroll
+      for (int i = 0; i < FUSED_K; ++i) {
+        s += convert_sum4(row[padded(o0 + i + 2 * radius)]);
+        means[padded(o0 + i)] = mean_u8(s, divisor, inverse);
+        s -= convert_sum4(row[padded(o0 + i)]);
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = t; k < FUSED_ROWS * FUSED_W; k += items) {  // phase 3
+      const int b = k / FUSED_W, o = k % FUSED_W, y = yb + b, x = x0 + o;
+      if (y < y1 && x < w) dst[(size_t)y * w + x] = out[b * out_stride + padded(o)];
+    }
+    // The next batch's phase 1 writes `cols`, which phase 2 has finished reading; its phase 2
+    // writes `out` only after the next barrier, when every phase 3 here is done.
+  }
+}

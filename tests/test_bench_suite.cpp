@@ -49,17 +49,19 @@ TEST(BenchSuite, QuickSuiteHoldsEveryPromisedCase) {
     if (v.value == BoxVariant::automatic || v.value == BoxVariant::single ||
         v.value == BoxVariant::single_linear)
       continue;  // auto is one of the others; quick skips the O(R^2) ones
-    if (!box_is_two_pass(v.value)) {  // tiled: one pass, no intermediate
+    if (!box_is_two_pass(v.value)) {  // tiled, fused: one pass, no intermediate
       want.insert(std::string("box/") + v.name + "//30");
       continue;
     }
     for (const auto& f : intermediate_table())
       want.insert(std::string("box/") + v.name + "/" + f.name + "/30");
   }
-  for (const char* v : {"accumulated", "unrolled", "scan", "segmented", "segmented-local", "tiled"})
+  for (const char* v :
+       {"accumulated", "unrolled", "scan", "segmented", "segmented-local", "fused", "tiled"}) {
+    const bool one_pass = std::string(v) == "tiled" || std::string(v) == "fused";
     for (int r : {1, 8, 16, 24, 30, 40, 48, 56, 63})
-      want.insert(std::string("sweep/") + v + (std::string(v) == "tiled" ? "//" : "/rgba32f/") +
-                  std::to_string(r));
+      want.insert(std::string("sweep/") + v + (one_pass ? "//" : "/rgba32f/") + std::to_string(r));
+  }
   for (const auto& v : gauss_variant_table()) {
     if (v.value == GaussVariant::automatic || v.value == GaussVariant::naive ||
         v.value == GaussVariant::naive_local)
@@ -130,7 +132,7 @@ TEST(BenchSuite, TableCsvAndJsonListTheSameCases) {
   const std::string t = table.str();
   EXPECT_NE(t.find("box blur radius sweep"), std::string::npos) << t;
   EXPECT_EQ(std::count(t.begin(), t.end(), '\n') > 40, true) << t;
-  EXPECT_TRUE(std::regex_search(t, std::regex("\n +63( +[0-9.]+){6}\n"))) << t;
+  EXPECT_TRUE(std::regex_search(t, std::regex("\n +63( +[0-9.]+){7}\n"))) << t;
   EXPECT_NE(t.find("vs r30"), std::string::npos);
   std::ostringstream ignored;
   EXPECT_THROW(print_suite(quick_suite(), runtime().device(), o, "xml", ignored), UsageError);
@@ -152,7 +154,7 @@ TEST(BenchSuite, ChartHasALinePerSweptVariantWithAPointPerRadius) {
     EXPECT_EQ(count, 9) << (*it)[2];
   }
   EXPECT_EQ(variants, (std::set<std::string>{"accumulated", "unrolled", "scan", "segmented",
-                                             "segmented-local", "tiled"}));
+                                             "segmented-local", "fused", "tiled"}));
   SuiteOptions no_sweep = small_quick();
   no_sweep.groups = {"bright"};
   const std::vector<SuiteCase> bright = run_suite(runtime(), no_sweep, nullptr);

@@ -136,6 +136,16 @@ TEST(BoxRunningSums, WideSumsForHugeRadii) {
         0)
         << name_of(box_variant_table(), v);
   }
+  // fused with one work-item (one row of 2R + 16 column sums in local memory: 72 KB, which
+  // PoCL's 512 KiB holds; a GPU's 48 KiB would not).
+  BoxParams p;
+  p.radius = 2100;
+  p.variant = BoxVariant::fused;
+  p.edge = EdgeMode::mirror;
+  p.wg = {1, 1};
+  EXPECT_EQ(
+      max_error(box_blur(runtime(), input, p), box_blur_reference(input, 2100, EdgeMode::mirror)),
+      0);
 }
 
 TEST(BoxParams, RefusesOutOfRangeValues) {
@@ -218,6 +228,51 @@ TEST(BoxTiled, EveryTileShapeMatchesTheReference) {
   p.segment = 4;
   EXPECT_EQ(max_error(box_blur(runtime(), small, p), box_blur_reference(small, 1100, EdgeMode::clamp)),
             0);
+}
+
+// fused over several tiles across and down, work-group shapes that give tiles of 256, 64 and
+// 48 columns (the last one short), tile heights that do not divide the image or the batch of
+// rows, radii whose windows span several tiles, both ways of rounding the mean (ROUND_BY_FLOAT
+// up to 2R+1 = 127) and 32-bit column sums in local memory (FUSED_WIDE, R > 128): exact
+// everywhere.
+TEST(BoxFused, EveryTileShapeMatchesTheReference) {
+  const Image input = random_rgba(601, 77, 8);
+  for (int radius : {0, 2, 63, 64, 129}) {
+    for (const auto& edge : edge_mode_table()) {
+      const Image expected = box_blur_reference(input, radius, edge.value);
+      for (WorkGroup wg : {WorkGroup{}, WorkGroup{4, 2}, WorkGroup{3, 5}}) {
+        for (int rows : {1, 7, 64}) {
+          BoxParams p;
+          p.radius = radius;
+          p.variant = BoxVariant::fused;
+          p.edge = edge.value;
+          p.segment = rows;
+          p.wg = wg;
+          EXPECT_EQ(max_error(box_blur(runtime(), input, p), expected), 0)
+              << "r=" << radius << " edge=" << edge.name << " wg=" << wg.text()
+              << " tile rows=" << rows;
+        }
+      }
+    }
+  }
+}
+
+// fused keeps a row of column sums per batch row in local memory, 2R + tile width entries: a
+// radius whose rows cannot fit is refused with the sizes and what to use instead.
+TEST(BoxFused, RefusesWhatLocalMemoryCannotHold) {
+  BoxParams p;
+  p.radius = 2100;
+  p.variant = BoxVariant::fused;
+  try {
+    BoxFilter filter(runtime(), p, 64, 64);
+    FAIL() << "R = 2100 fitted " << runtime().device().local_mem << " bytes of local memory";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("fused with --wg 16x8 and radius 2100 needs 128 "
+                                         "work-items and 614656 bytes of local memory"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("use a smaller --wg or segmented"), std::string::npos);
+  }
 }
 
 TEST(BoxReference, KnownValues) {
