@@ -80,7 +80,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
                  " (default 8; 2 for segmented and segmented-local)", cxxopts::value<std::string>(), "N")
       ("segment", "pixels per work-item of 'segmented' and 'segmented-local', rows of a "
                   "'tiled' or 'fused' tile, 1.." + std::to_string(kMaxBoxSegment) +
-                  " (default 64, 8, 256 and 64)",
+                  " (default 64, 8, 256 and 32)",
        cxxopts::value<std::string>(), "N")
       ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),
        cxxopts::value<std::string>()->default_value("clamp"), "MODE");
@@ -94,7 +94,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
              "separable-local, default 64x1), or of box 'segmented' over its (segment, row) "
              "and (column, segment) grids (default 4x16 and 64x1), or Lx1 of the row pass of "
              "'segmented-local' (default 128x1), or CxB of box 'fused': C work-items along a "
-             "row, B rows at a time (default 16x8)",
+             "row, B rows at a time (default 32x4)",
        cxxopts::value<std::string>(), "WxH");
   spec.add_options("Bright points")
       ("bright", "report the brightest pixel of every block whose luminance (Rec. 709, 0..1) "

@@ -47,7 +47,7 @@ int box_default_segment(BoxVariant variant) {
     case BoxVariant::tiled:
       return 256;
     case BoxVariant::fused:
-      return 64;
+      return 32;
     default:
       return 64;
   }
@@ -171,14 +171,12 @@ size_t BoxFilter::row_group_size() const {
 
 BoxFilter::FusedLocal BoxFilter::fused_local() const {
   const WorkGroup wg = params_.wg.is_default() ? kBoxFusedWorkGroup : params_.wg;
-  auto padded = [](size_t c) { return c + c / 16; };  // kernels/box.cl padded()
-  const size_t n = static_cast<size_t>(wg.x) * kBoxFusedOutputs + 2 * params_.radius;
-  const size_t entry = params_.radius > 128 ? sizeof(cl_uint4) : sizeof(cl_ushort4);
-  FusedLocal l;
-  l.stride = static_cast<int>(padded(n - 1) + 1);
-  l.cols = wg.y * l.stride * entry;
-  l.out = wg.y * padded(static_cast<size_t>(wg.x) * kBoxFusedOutputs) * sizeof(cl_uchar4);
-  return l;
+  const size_t tile_w = static_cast<size_t>(wg.x) * kBoxFusedOutputs;
+  const size_t n = tile_w + 2 * static_cast<size_t>(params_.radius);
+  const size_t entry = params_.radius > 128 ? sizeof(cl_uint4) : sizeof(cl_uint2);
+  // kernels/box.cl FUSED_OUT_STRIDE
+  const size_t out_stride = (tile_w + 31) / 32 * 32 + ((wg.x % 32) + 3) / 4 * 4;
+  return {wg.y * n * entry, wg.y * out_stride * sizeof(cl_uchar4)};
 }
 
 void BoxFilter::check_fused_fits(size_t items, size_t limit) const {
@@ -345,9 +343,8 @@ std::vector<cl::Event> BoxFilter::enqueue_buffers(const cl::Buffer& src, const c
     k.setArg(7, 1.0f / static_cast<float>(d));
     k.setArg(8, static_cast<cl_int>(params_.segment));
     const FusedLocal l = fused_local();
-    k.setArg(9, static_cast<cl_int>(l.stride));
-    k.setArg(10, cl::Local(l.cols));
-    k.setArg(11, cl::Local(l.out));
+    k.setArg(9, cl::Local(l.cols));
+    k.setArg(10, cl::Local(l.out));
     const WorkGroup wg = params_.wg.is_default() ? kBoxFusedWorkGroup : params_.wg;
     const size_t tile_w = static_cast<size_t>(wg.x) * kBoxFusedOutputs;
     const size_t tiles_x = (width_ + tile_w - 1) / tile_w;

@@ -489,11 +489,11 @@ kernel void box_tiled(global const uchar4* src, global uchar4* dst, int w, int h
 //      the V in local memory (2R+1 reads for its first window, then 2 an output) and writes
 //      the 8-bit means to a local output tile;
 //   3. stores: the output tile goes out with neighbouring work-items writing neighbouring
-//      pixels.
+//      pixels, 16 bytes each where rows are a multiple of 4 pixels.
 // Global memory sees each input pixel read about (n / tile width) (1 + (2R+1) / tile_h)
 // times, mostly from the cache, and each output written once: no intermediate image.
-// Local rows hold one pad entry after every 16, so that the FUSED_CHUNKS work-items of phase 2,
-// which start FUSED_K entries apart, read different banks.
+// FUSED_K is odd, so that the work-items of phase 2, FUSED_K entries apart, read and write
+// different local-memory banks without padding.
 #ifndef FUSED_CHUNKS
 #define FUSED_CHUNKS 16  // work-items along a row in phase 2 (local size x)
 #endif
@@ -501,24 +501,36 @@ kernel void box_tiled(global const uchar4* src, global uchar4* dst, int w, int h
 #define FUSED_ROWS 8  // output rows per batch (local size y)
 #endif
 #ifndef FUSED_K
-#define FUSED_K 16  // outputs per work-item in phase 2
+#define FUSED_K 17  // outputs per work-item in phase 2
 #endif
 #define FUSED_W (FUSED_CHUNKS * FUSED_K)  // output columns of a tile
-// V of one column is at most 255 (2R+1): 16 bits a channel hold it up to R = 128.
-#ifdef FUSED_WIDE
-typedef uint4 column4;
-#define convert_column4 convert_uint4
-#else
-typedef ushort4 column4;
-#define convert_column4 convert_ushort4
-#endif
-
-inline int padded(int c) { return c + (c >> 4); }
+// Row stride of the output tile in local memory: a multiple of 4 pixels (16-byte rows for
+// phase 3), and FUSED_CHUNKS banks past a multiple of 32, so that the rows that share a
+// sub-group in phase 2 write different banks.
+#define FUSED_OUT_STRIDE \
+  (((FUSED_W + 31) / 32) * 32 + (((FUSED_CHUNKS % 32) + 3) / 4) * 4)
 
 // A pixel as one 32-bit word, and its four 8-bit channels.
 inline uint4 unpack_u8(uint p) {
   return (uint4)(p & 0xffu, (p >> 8) & 0xffu, (p >> 16) & 0xffu, p >> 24);
 }
+
+// V of one column is at most 255 (2R+1). Up to R = 128 that fits 16 bits a channel, so V is
+// kept as two words of two 16-bit lanes (channels 0 and 2, 1 and 3) and moved with two adds a
+// pixel instead of four: the lanes never carry into each other, because sums and differences
+// are exact modulo 2^32 and every final lane value lies in 0..65535. FUSED_WIDE: 32 bits a
+// channel.
+#ifdef FUSED_WIDE
+typedef uint4 column_t;
+inline column_t column_of(uint p) { return unpack_u8(p); }
+inline uint4 column_value(column_t v) { return v; }
+#else
+typedef uint2 column_t;
+inline column_t column_of(uint p) { return (uint2)(p & 0x00ff00ffu, (p >> 8) & 0x00ff00ffu); }
+inline uint4 column_value(column_t v) {
+  return (uint4)(v.x & 0xffffu, v.y & 0xffffu, v.x >> 16, v.y >> 16);
+}
+#endif
 
 // Row y (any integer) through the edge mode as a pointer that can always be read (the zero
 // mode's rows outside the image point at row 0) and a mask that zeroes what it reads there.
@@ -531,37 +543,39 @@ inline global const uint* masked_row(global const uchar4* src, int y, int w, int
   return (global const uint*)(src + (size_t)max(yy, 0) * w);
 }
 
-// cols: FUSED_ROWS rows of `stride` column4 entries (stride >= padded(n - 1) + 1);
-// out: FUSED_ROWS rows of padded(FUSED_W) uchar4.
+// cols: FUSED_ROWS rows of n column_t; out: FUSED_ROWS rows of FUSED_OUT_STRIDE pixels,
+// declared as uint4 so that it is 16-byte aligned for phase 3.
 kernel void box_fused(global const uchar4* src, global uchar4* dst, int w, int h, int radius,
-                      int edge, sum_t divisor, float inverse, int tile_h, int stride,
-                      local column4* cols, local uchar4* out) {
+                      int edge, sum_t divisor, float inverse, int tile_h, local column_t* cols,
+                      local uint4* out_tile) {
+  local uchar4* out = (local uchar4*)out_tile;
   const int lx = get_local_id(0), ly = get_local_id(1);
   const int t = ly * FUSED_CHUNKS + lx, items = FUSED_CHUNKS * FUSED_ROWS;
   const int x0 = get_group_id(0) * FUSED_W, y0 = get_group_id(1) * tile_h;
-  const int y1 = min(y0 + tile_h, h), n = FUSED_W + 2 * radius, out_stride = padded(FUSED_W);
-  local column4* last = cols + (FUSED_ROWS - 1) * stride;
+  const int y1 = min(y0 + tile_h, h), n = FUSED_W + 2 * radius;
+  local column_t* last = cols + (FUSED_ROWS - 1) * n;
   // V of row y0 - 1 (input rows y0 - R - 1 .. y0 + R - 1), where phase 1 expects the last
   // batch's; 8 rows' reads in flight at a time.
   for (int c = t; c < n; c += items) {
     const int xi = edge_index(x0 - radius + c, w, edge), x = max(xi, 0);
     const uint column_mask = xi < 0 ? 0u : ~0u;
-    uint4 v = 0;
+    column_t v = 0;
     int k = y0 - radius - 1;
     for (; k + 8 <= y0 + radius; k += 8) {
       uint p[8], mask[8];
 #pragma unroll
       for (int j = 0; j < 8; ++j) p[j] = masked_row(src, k + j, w, h, edge, &mask[j])[x];
 #pragma unroll
-      for (int j = 0; j < 8; ++j) v += unpack_u8(p[j] & mask[j] & column_mask);
+      for (int j = 0; j < 8; ++j) v += column_of(p[j] & mask[j] & column_mask);
     }
     for (; k < y0 + radius; ++k) {
       uint mask;
       const uint p = masked_row(src, k, w, h, edge, &mask)[x];
-      v += unpack_u8(p & mask & column_mask);
+      v += column_of(p & mask & column_mask);
     }
-    last[padded(c)] = convert_column4(v);
+    last[c] = v;
   }
+  const bool vector_stores = (w & 3) == 0 && FUSED_CHUNKS % 4 == 0;  // x0 and rows 16-byte aligned
   for (int yb = y0; yb < y1; yb += FUSED_ROWS) {
     global const uint* enter_row[FUSED_ROWS];
     global const uint* leave_row[FUSED_ROWS];
@@ -580,38 +594,46 @@ kernel void box_fused(global const uchar4* src, global uchar4* dst, int w, int h
         enter[b] = enter_row[b][x];
         leave[b] = leave_row[b][x];
       }
-      uint4 v = convert_uint4(last[padded(c)]);
+      column_t v = last[c];
 #pragma unroll
       for (int b = 0; b < FUSED_ROWS; ++b) {
-        v += unpack_u8(enter[b] & enter_mask[b] & column_mask) -
-             unpack_u8(leave[b] & leave_mask[b] & column_mask);
-        cols[b * stride + padded(c)] = convert_column4(v);
+        v += column_of(enter[b] & enter_mask[b] & column_mask) -
+             column_of(leave[b] & leave_mask[b] & column_mask);
+        cols[b * n + c] = v;
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     {  // phase 2: outputs o0 .. o0 + FUSED_K - 1 of batch row ly read columns o .. o + 2R
-      local const column4* row = cols + ly * stride;
-      local uchar4* means = out + ly * out_stride;
-      const int o0 = lx * FUSED_K;
+      local const column_t* row = cols + ly * n + lx * FUSED_K;
+      local uchar4* means = out + ly * FUSED_OUT_STRIDE + lx * FUSED_K;
       sum4 s = 0, s1 = 0;  // two chains of additions over the first 2R columns
-      int c = o0;
-      for (; c + 2 <= o0 + 2 * radius; c += 2) {
-        s += convert_sum4(row[padded(c)]);
-        s1 += convert_sum4(row[padded(c + 1)]);
+      int c = 0;
+      for (; c + 2 <= 2 * radius; c += 2) {
+        s += convert_sum4(column_value(row[c]));
+        s1 += convert_sum4(column_value(row[c + 1]));
       }
-      if (c < o0 + 2 * radius) s += convert_sum4(row[padded(c)]);
+      if (c < 2 * radius) s += convert_sum4(column_value(row[c]));
       s += s1;
 #pragma unroll
       for (int i = 0; i < FUSED_K; ++i) {
-        s += convert_sum4(row[padded(o0 + i + 2 * radius)]);
-        means[padded(o0 + i)] = mean_u8(s, divisor, inverse);
-        s -= convert_sum4(row[padded(o0 + i)]);
+        s += convert_sum4(column_value(row[i + 2 * radius]));
+        means[i] = mean_u8(s, divisor, inverse);
+        s -= convert_sum4(column_value(row[i]));
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int k = t; k < FUSED_ROWS * FUSED_W; k += items) {  // phase 3
-      const int b = k / FUSED_W, o = k % FUSED_W, y = yb + b, x = x0 + o;
-      if (y < y1 && x < w) dst[(size_t)y * w + x] = out[b * out_stride + padded(o)];
+    if (vector_stores) {  // phase 3, 4 pixels a work-item at a time
+      for (int k = t; k < FUSED_ROWS * (FUSED_W / 4); k += items) {
+        const int b = k / (FUSED_W / 4), q = k % (FUSED_W / 4), y = yb + b, x = x0 + 4 * q;
+        if (y < y1 && x < w)
+          *(global uint4*)(dst + (size_t)y * w + x) =
+              ((local const uint4*)(out + b * FUSED_OUT_STRIDE))[q];
+      }
+    } else {
+      for (int k = t; k < FUSED_ROWS * FUSED_W; k += items) {
+        const int b = k / FUSED_W, o = k % FUSED_W, y = yb + b, x = x0 + o;
+        if (y < y1 && x < w) dst[(size_t)y * w + x] = out[b * FUSED_OUT_STRIDE + o];
+      }
     }
     // The next batch's phase 1 writes `cols`, which phase 2 has finished reading; its phase 2
     // writes `out` only after the next barrier, when every phase 3 here is done.

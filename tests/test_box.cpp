@@ -230,27 +230,29 @@ TEST(BoxTiled, EveryTileShapeMatchesTheReference) {
             0);
 }
 
-// fused over several tiles across and down, work-group shapes that give tiles of 256, 64 and
-// 48 columns (the last one short), tile heights that do not divide the image or the batch of
+// fused over several tiles across and down, work-group shapes that give tiles of 272, 68 and
+// 51 columns (the last one short), tile heights that do not divide the image or the batch of
 // rows, radii whose windows span several tiles, both ways of rounding the mean (ROUND_BY_FLOAT
-// up to 2R+1 = 127) and 32-bit column sums in local memory (FUSED_WIDE, R > 128): exact
-// everywhere.
+// up to 2R+1 = 127), 32-bit column sums in local memory (FUSED_WIDE, R > 128), and rows of a
+// multiple of 4 pixels (16-byte stores) or not: exact everywhere.
 TEST(BoxFused, EveryTileShapeMatchesTheReference) {
-  const Image input = random_rgba(601, 77, 8);
-  for (int radius : {0, 2, 63, 64, 129}) {
-    for (const auto& edge : edge_mode_table()) {
-      const Image expected = box_blur_reference(input, radius, edge.value);
-      for (WorkGroup wg : {WorkGroup{}, WorkGroup{4, 2}, WorkGroup{3, 5}}) {
-        for (int rows : {1, 7, 64}) {
-          BoxParams p;
-          p.radius = radius;
-          p.variant = BoxVariant::fused;
-          p.edge = edge.value;
-          p.segment = rows;
-          p.wg = wg;
-          EXPECT_EQ(max_error(box_blur(runtime(), input, p), expected), 0)
-              << "r=" << radius << " edge=" << edge.name << " wg=" << wg.text()
-              << " tile rows=" << rows;
+  for (int width : {600, 601}) {
+    const Image input = random_rgba(width, 77, 8);
+    for (int radius : {0, 2, 63, 64, 129}) {
+      for (const auto& edge : edge_mode_table()) {
+        const Image expected = box_blur_reference(input, radius, edge.value);
+        for (WorkGroup wg : {WorkGroup{}, WorkGroup{4, 2}, WorkGroup{3, 5}}) {
+          for (int rows : {1, 7, 64}) {
+            BoxParams p;
+            p.radius = radius;
+            p.variant = BoxVariant::fused;
+            p.edge = edge.value;
+            p.segment = rows;
+            p.wg = wg;
+            EXPECT_EQ(max_error(box_blur(runtime(), input, p), expected), 0)
+                << width << "x77 r=" << radius << " edge=" << edge.name << " wg=" << wg.text()
+                << " tile rows=" << rows;
+          }
         }
       }
     }
@@ -261,14 +263,14 @@ TEST(BoxFused, EveryTileShapeMatchesTheReference) {
 // radius whose rows cannot fit is refused with the sizes and what to use instead.
 TEST(BoxFused, RefusesWhatLocalMemoryCannotHold) {
   BoxParams p;
-  p.radius = 2100;
+  p.radius = 4000;
   p.variant = BoxVariant::fused;
   try {
     BoxFilter filter(runtime(), p, 64, 64);
-    FAIL() << "R = 2100 fitted " << runtime().device().local_mem << " bytes of local memory";
+    FAIL() << "R = 4000 fitted " << runtime().device().local_mem << " bytes of local memory";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("fused with --wg 16x8 and radius 2100 needs 128 "
-                                         "work-items and 614656 bytes of local memory"),
+    EXPECT_NE(std::string(e.what()).find("fused with --wg 32x4 and radius 4000 needs 128 "
+                                         "work-items and 555520 bytes of local memory"),
               std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("use a smaller --wg or segmented"), std::string::npos);
