@@ -62,7 +62,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
       "  blurtool blas saxpy|sdot|sgemm [options]    (own BLAS kernels against CLBlast; "
       "blurtool blas --help)\n"
       "  blurtool bench [--quick] [--plot FILE.svg] [options]    (the fixed benchmark suite; "
-      "blurtool bench --help)\n\n"
+      "blurtool bench --help)\n"
+      "  blurtool tune [options]    (measure the fastest schedules of a device for --variant "
+      "auto; blurtool tune --help)\n\n"
       " INPUT or OUTPUT '-' reads stdin or writes stdout.");
   spec.positional_help("");
   // clang-format off

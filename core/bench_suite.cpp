@@ -28,26 +28,6 @@ constexpr double kGaussSigma = 10;
 constexpr int kGaussRadius = 16;
 constexpr double kBrightThreshold = 0.5;
 
-// A photo-like RGBA image: smooth shading with grain, and small bright spots (so that bright
-// points has points to report). Deterministic, so every run times the same work.
-Image suite_image(int w, int h) {
-  Image img{w, h, 4, std::vector<std::uint8_t>(static_cast<size_t>(w) * h * 4)};
-  std::mt19937 rng(2026);
-  std::uniform_int_distribution<int> grain(-12, 12);
-  for (int y = 0; y < h; ++y) {
-    for (int x = 0; x < w; ++x) {
-      const double shade = 110 + 70 * std::sin(x / 41.0) * std::cos(y / 57.0);
-      const bool spot = (x % 97 - 48) * (x % 97 - 48) + (y % 89 - 44) * (y % 89 - 44) < 9;
-      for (int c = 0; c < 3; ++c) {
-        const int v = spot ? 250 : static_cast<int>(shade) + 15 * c + grain(rng);
-        img.pixels[img.index(x, y, c)] = static_cast<std::uint8_t>(std::clamp(v, 0, 255));
-      }
-      img.pixels[img.index(x, y, 3)] = 255;
-    }
-  }
-  return img;
-}
-
 SuiteCase new_case(const std::string& group, const std::string& variant,
                    const std::string& intermediate, int radius, int width, int height) {
   SuiteCase c;
@@ -133,6 +113,24 @@ std::string percent(double v) {
 }
 
 }  // namespace
+
+Image suite_image(int w, int h) {
+  Image img{w, h, 4, std::vector<std::uint8_t>(static_cast<size_t>(w) * h * 4)};
+  std::mt19937 rng(2026);
+  std::uniform_int_distribution<int> grain(-12, 12);
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const double shade = 110 + 70 * std::sin(x / 41.0) * std::cos(y / 57.0);
+      const bool spot = (x % 97 - 48) * (x % 97 - 48) + (y % 89 - 44) * (y % 89 - 44) < 9;
+      for (int c = 0; c < 3; ++c) {
+        const int v = spot ? 250 : static_cast<int>(shade) + 15 * c + grain(rng);
+        img.pixels[img.index(x, y, c)] = static_cast<std::uint8_t>(std::clamp(v, 0, 255));
+      }
+      img.pixels[img.index(x, y, 3)] = 255;
+    }
+  }
+  return img;
+}
 
 const std::vector<std::string>& suite_groups() {
   static const std::vector<std::string> groups = {"box", "sweep", "gauss", "bright"};

@@ -15,8 +15,14 @@
 
 #include "core/bench.h"
 #include "core/cl_runtime.h"
+#include "core/image_io.h"
 
 namespace blurtool {
+
+/// A photo-like RGBA8 image of `w` x `h` pixels: smooth shading with grain, and small bright
+/// spots (so that bright points has points to report). Deterministic, so every run times the
+/// same work.
+Image suite_image(int w, int h);
 
 /// The groups of the suite, in the order they run: "box" (r = 30, every variant and
 /// intermediate), "sweep" (the box radius sweep), "gauss", "bright".

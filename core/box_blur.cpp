@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/tune.h"
 
 namespace blurtool {
 
@@ -77,19 +78,27 @@ void validate(const BoxParams& params) {
   }
 }
 
-BoxVariant resolve_box_variant(BoxVariant variant, Intermediate intermediate,
-                               const DeviceInfo& device) {
+size_t box_fused_local_bytes(int radius, WorkGroup wg) {
+  if (wg.is_default()) wg = kBoxFusedWorkGroup;
+  const size_t tile_w = static_cast<size_t>(wg.x) * kBoxFusedOutputs;
+  const size_t n = tile_w + 2 * static_cast<size_t>(radius);
+  const size_t entry = radius > 128 ? sizeof(cl_uint4) : sizeof(cl_uint2);
+  // kernels/box.cl FUSED_OUT_STRIDE
+  const size_t out_stride = (tile_w + 31) / 32 * 32 + ((wg.x % 32) + 3) / 4 * 4;
+  return wg.y * n * entry + wg.y * out_stride * sizeof(cl_uchar4);
+}
+
+BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo& device) {
   if (variant != BoxVariant::automatic) return variant;
-  // Until `blurtool tune` measures per device, at r=30 on 3024x4032 on an NVIDIA H100: with
-  // rgba8 segmented-local was the fastest (0.206 ms against 0.248 for segmented), with rgba16f
-  // too (0.245 against 0.258); with the exact rgba32f intermediate segmented (0.380 against
-  // 0.516, whose row pass writes 16-byte pixels along a row), against 1.44 ms for scan and
-  // 3.14 for unrolled: both give a work-item to every few pixels instead of a whole row. On
-  // CPUs (PoCL, 2 cores) tiled: 23-28 ms against 252 for unrolled, the best image schedule,
-  // as it reads buffers and keeps its sums in the cache (no intermediate image).
+  // Without a tuning table, at r=30 on 3024x4032: on an NVIDIA H100 fused (0.124 ms) against
+  // segmented-local (0.206, rgba8) and segmented (0.248 rgba8, 0.38 rgba32f), the others 1.1 ms
+  // and up; fused is exact with any intermediate. Where its local memory does not fit (R in
+  // the thousands), segmented, which needs none. On CPUs (PoCL, 2 cores) tiled: 23-28 ms
+  // against 252 for unrolled, the best image schedule, as it reads buffers and keeps its sums
+  // in the cache.
   if (!(device.type & CL_DEVICE_TYPE_GPU)) return BoxVariant::tiled;
-  return intermediate == Intermediate::rgba32f ? BoxVariant::segmented
-                                               : BoxVariant::segmented_local;
+  return box_fused_local_bytes(radius, {}) <= device.local_mem ? BoxVariant::fused
+                                                              : BoxVariant::segmented;
 }
 
 namespace {
@@ -169,25 +178,15 @@ size_t BoxFilter::row_group_size() const {
   return items;
 }
 
-BoxFilter::FusedLocal BoxFilter::fused_local() const {
-  const WorkGroup wg = params_.wg.is_default() ? kBoxFusedWorkGroup : params_.wg;
-  const size_t tile_w = static_cast<size_t>(wg.x) * kBoxFusedOutputs;
-  const size_t n = tile_w + 2 * static_cast<size_t>(params_.radius);
-  const size_t entry = params_.radius > 128 ? sizeof(cl_uint4) : sizeof(cl_uint2);
-  // kernels/box.cl FUSED_OUT_STRIDE
-  const size_t out_stride = (tile_w + 31) / 32 * 32 + ((wg.x % 32) + 3) / 4 * 4;
-  return {wg.y * n * entry, wg.y * out_stride * sizeof(cl_uchar4)};
-}
-
 void BoxFilter::check_fused_fits(size_t items, size_t limit) const {
   const DeviceInfo& d = runtime_.device();
   const WorkGroup wg = params_.wg.is_default() ? kBoxFusedWorkGroup : params_.wg;
-  const FusedLocal l = fused_local();
-  if (items > limit || l.cols + l.out > d.local_mem) {
+  const size_t bytes = box_fused_local_bytes(params_.radius, params_.wg);
+  if (items > limit || bytes > d.local_mem) {
     throw UsageError("fused with --wg " + wg.text() + " and radius " +
                      std::to_string(params_.radius) + " needs " +
                      std::to_string(static_cast<size_t>(wg.x) * wg.y) + " work-items and " +
-                     std::to_string(l.cols + l.out) + " bytes of local memory; device '" + d.name +
+                     std::to_string(bytes) + " bytes of local memory; device '" + d.name +
                      "' has " + std::to_string(d.local_mem) + " (CL_DEVICE_LOCAL_MEM_SIZE)" +
                      (limit ? " and runs " + std::to_string(limit) + " (CL_KERNEL_WORK_GROUP_SIZE)"
                             : std::string()) +
@@ -215,7 +214,19 @@ cl::NDRange BoxFilter::segmented_work_group(const cl::Kernel& kernel, WorkGroup 
 BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int height)
     : runtime_(runtime), params_(params), width_(width), height_(height) {
   validate(params_);
-  params_.variant = resolve_box_variant(params_.variant, params_.intermediate, runtime.device());
+  if (params_.variant == BoxVariant::automatic) {
+    const auto tuned = tuned_schedule(runtime.device(), "box",
+                                      name_of(intermediate_table(), params_.intermediate),
+                                      params_.radius);
+    if (tuned) {
+      params_.variant = parse_named(box_variant_table(), tuned->variant,
+                                    "the tuning table's box variant");
+      if (params_.segment == 0) params_.segment = tuned->segment;
+      if (params_.unroll == 0) params_.unroll = tuned->unroll;
+      if (params_.wg.is_default()) params_.wg = tuned->wg;
+    }
+  }
+  params_.variant = resolve_box_variant(params_.variant, params_.radius, runtime.device());
   const BoxVariant v = params_.variant;
   if (params_.segment == 0) params_.segment = box_default_segment(v);
   if (params_.unroll == 0) params_.unroll = box_default_unroll(v);
@@ -342,11 +353,12 @@ std::vector<cl::Event> BoxFilter::enqueue_buffers(const cl::Buffer& src, const c
     set_divisor(k, 6, d, wide_sum_);
     k.setArg(7, 1.0f / static_cast<float>(d));
     k.setArg(8, static_cast<cl_int>(params_.segment));
-    const FusedLocal l = fused_local();
-    k.setArg(9, cl::Local(l.cols));
-    k.setArg(10, cl::Local(l.out));
     const WorkGroup wg = params_.wg.is_default() ? kBoxFusedWorkGroup : params_.wg;
     const size_t tile_w = static_cast<size_t>(wg.x) * kBoxFusedOutputs;
+    const size_t cols = wg.y * (tile_w + 2 * static_cast<size_t>(params_.radius)) *
+                        (params_.radius > 128 ? sizeof(cl_uint4) : sizeof(cl_uint2));
+    k.setArg(9, cl::Local(cols));  // the rest of box_fused_local_bytes: the output tile
+    k.setArg(10, cl::Local(box_fused_local_bytes(params_.radius, wg) - cols));
     const size_t tiles_x = (width_ + tile_w - 1) / tile_w;
     const size_t tiles_y = (height_ + params_.segment - 1) / params_.segment;
     runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange,

@@ -95,11 +95,15 @@ bool box_is_two_pass(BoxVariant variant);
 /// --segment).
 void validate(const BoxParams& params);
 
-/// The variant `auto` stands for on `device` with `intermediate`: on GPUs `segmented-local`
-/// with rgba8 and rgba16f, `segmented` with rgba32f; `tiled` on other devices; until
-/// `blurtool tune` exists. Other variants are returned unchanged.
-BoxVariant resolve_box_variant(BoxVariant variant, Intermediate intermediate,
-                               const DeviceInfo& device);
+/// The variant `auto` stands for on `device` at `radius` without a tuning table (see
+/// core/tune.h): `fused` on GPUs where its local memory fits (else `segmented`), `tiled` on
+/// other devices. Other variants are returned unchanged.
+BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo& device);
+
+/// Bytes of local memory a `fused` work-group needs at `radius` with work-group `wg` (0x0: the
+/// default): FUSED_ROWS rows of 2R + tile-width column sums (8 bytes each up to R = 128, 16
+/// above) and the output tile.
+size_t box_fused_local_bytes(int radius, WorkGroup wg);
 
 /// A box filter schedule for `width` x `height` RGBA8 images on one device: builds (or takes
 /// from the cache) its program and allocates its intermediate image.
@@ -129,11 +133,6 @@ class BoxFilter : public Filter {
   // Work-items per row of segmented-local: --wg L, else 128, halved until its local memory
   // fits the device. Throws blurtool::UsageError when it cannot fit.
   size_t row_group_size() const;
-  // Bytes of local memory `fused` needs for its column sums (cols) and output tile (out).
-  struct FusedLocal {
-    size_t cols, out;
-  };
-  FusedLocal fused_local() const;
   // Throws blurtool::UsageError when fused's local memory exceeds the device's, or `items`
   // work-items exceed `limit` (the kernel's CL_KERNEL_WORK_GROUP_SIZE; 0: not yet known).
   void check_fused_fits(size_t items, size_t limit) const;

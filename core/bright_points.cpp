@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/tune.h"
 
 namespace blurtool {
 
@@ -49,7 +50,13 @@ BrightFinder::BrightFinder(Runtime& runtime, const BrightParams& params, int wid
   // was the fastest on an NVIDIA H100 (17 us; serial 31, tree 32, hybrid K=2 32) and on PoCL with
   // 2 cores (12.5 ms; serial 13.6, hybrid 15.7, tree 18.8), unlike on the write-up's GPU, where
   // it was the slowest (900 us against 110 us for hybrid).
-  if (params_.variant == BrightVariant::automatic) params_.variant = BrightVariant::per_thread;
+  // A tuning table (core/tune.h) overrides this for its device.
+  if (params_.variant == BrightVariant::automatic) {
+    const auto tuned = tuned_schedule(runtime.device(), "bright", "", params_.block);
+    params_.variant = tuned ? parse_named(bright_variant_table(), tuned->variant,
+                                          "the tuning table's bright-point variant")
+                            : BrightVariant::per_thread;
+  }
   const BrightVariant v = params_.variant;
   const DeviceInfo& device = runtime.device();
   const int b = params_.block;

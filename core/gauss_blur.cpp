@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "core/tune.h"
 #include "core/gauss_reference.h"
 
 namespace blurtool {
@@ -124,8 +125,17 @@ void check_work_group(const cl::Kernel& kernel, const DeviceInfo& device, size_t
 GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width, int height)
     : runtime_(runtime), params_(params), width_(width), height_(height) {
   validate(params_);
-  params_.variant = resolve_gauss_variant(params_.variant, runtime.device());
   radius_ = params_.radius = gauss_radius(params_);
+  if (params_.variant == GaussVariant::automatic) {
+    const auto tuned = tuned_schedule(runtime.device(), "gauss",
+                                      name_of(intermediate_table(), params_.intermediate), radius_);
+    if (tuned) {
+      params_.variant = parse_named(gauss_variant_table(), tuned->variant,
+                                    "the tuning table's Gaussian variant");
+      if (params_.wg.is_default()) params_.wg = tuned->wg;
+    }
+  }
+  params_.variant = resolve_gauss_variant(params_.variant, runtime.device());
   const GaussVariant v = params_.variant;
   const bool row = gauss_row_work_group(v);
   if (v == GaussVariant::tiled && !params_.wg.is_default()) {

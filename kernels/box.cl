@@ -575,7 +575,12 @@ kernel void box_fused(global const uchar4* src, global uchar4* dst, int w, int h
     }
     last[c] = v;
   }
-  const bool vector_stores = (w & 3) == 0 && FUSED_CHUNKS % 4 == 0;  // x0 and rows 16-byte aligned
+  // 16-byte stores need x0 (FUSED_CHUNKS % 4 == 0) and every row (w % 4 == 0) 16-byte aligned.
+#if FUSED_CHUNKS % 4 == 0
+  const bool vector_stores = (w & 3) == 0;
+#else
+  const bool vector_stores = false;
+#endif
   for (int yb = y0; yb < y1; yb += FUSED_ROWS) {
     global const uint* enter_row[FUSED_ROWS];
     global const uint* leave_row[FUSED_ROWS];

@@ -187,7 +187,8 @@ TEST_F(BenchCli, WritesJsonToStdoutAndTheChartToItsFile) {
                         "--bench-format", "json", "--plot", "sweep chart.svg"});
   ASSERT_EQ(r.status, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["cases"].size(), 6u * 9u + bright_variant_table().size() - 1);
+  // On a CPU: accumulated, unrolled, scan, segmented, segmented-local, fused, tiled; 9 radii.
+  EXPECT_EQ(j["cases"].size(), 7u * 9u + bright_variant_table().size() - 1);
   EXPECT_NE(read_file(root_ / "sweep chart.svg").find("<polyline"), std::string::npos);
   EXPECT_NE(r.err.find("sweep segmented rgba32f r=63: "), std::string::npos) << r.err;
 }

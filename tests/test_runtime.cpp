@@ -102,26 +102,10 @@ class ProgramCache : public ::testing::Test {
     save("BLURTOOL_PROGRAM_CACHE", "on");  // write even where the driver caches (auto does not)
   }
   void TearDown() override {
-    for (const auto& [name, value] : saved_) {
-      if (value)
-        ::setenv(name.c_str(), value->c_str(), 1);
-      else
-        ::unsetenv(name.c_str());
-    }
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }
-  // Sets `name` to `value` (unsets it for null), remembering the value to restore.
-  void save(const std::string& name, const char* value) {
-    if (!saved_.count(name)) {
-      const char* old = std::getenv(name.c_str());
-      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
-    }
-    if (value)
-      ::setenv(name.c_str(), value, 1);
-    else
-      ::unsetenv(name.c_str());
-  }
+  void save(const std::string& name, const char* value) { env_.set(name, value); }
   std::vector<std::filesystem::path> cached_files() const {
     std::vector<std::filesystem::path> files;
     std::error_code ec;
@@ -143,7 +127,7 @@ class ProgramCache : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
-  std::map<std::string, std::optional<std::string>> saved_;
+  ScopedEnv env_;
 };
 
 TEST_F(ProgramCache, SecondRuntimeLoadsTheBinaryTheFirstStored) {

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <optional>
 #include <random>
+#include <string>
 
 #include "core/cl_runtime.h"
 #include "core/image_io.h"
@@ -35,5 +38,36 @@ inline int max_error(const Image& a, const Image& b) {
     worst = std::max(worst, std::abs(int(a.pixels[i]) - int(b.pixels[i])));
   return worst;
 }
+
+/// Environment variables set for one test and restored when it ends (blurtool reads some of
+/// them, such as BLURTOOL_CACHE_DIR, at every use).
+class ScopedEnv {
+ public:
+  ScopedEnv() = default;
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  ~ScopedEnv() {
+    for (const auto& [name, value] : saved_) {
+      if (value)
+        ::setenv(name.c_str(), value->c_str(), 1);
+      else
+        ::unsetenv(name.c_str());
+    }
+  }
+  /// Sets `name` to `value` (unsets it for null), remembering the first value to restore.
+  void set(const std::string& name, const char* value) {
+    if (!saved_.count(name)) {
+      const char* old = std::getenv(name.c_str());
+      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
+    }
+    if (value)
+      ::setenv(name.c_str(), value, 1);
+    else
+      ::unsetenv(name.c_str());
+  }
+
+ private:
+  std::map<std::string, std::optional<std::string>> saved_;
+};
 
 }  // namespace blurtool

@@ -1,0 +1,281 @@
+// `blurtool tune` and the tuning table `auto` reads (see tune.h).
+#include "core/tune.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "core/bench.h"
+#include "core/bench_suite.h"
+#include "core/box_blur.h"
+#include "core/bright_points.h"
+#include "core/error.h"
+#include "core/gauss_blur.h"
+#include "core/intermediate.h"
+
+namespace blurtool {
+
+namespace {
+
+constexpr int kTuneWidth = 1920, kTuneHeight = 1080;
+// The radii each case is tuned at; a request is served by the smallest tuned radius at or above
+// it. The box radii span the write-up's sweep (1..63), the Gaussian ones sigma 1.3 to 10.
+const std::vector<int> kBoxRadii = {1, 8, 30, 63};
+const std::vector<int> kGaussRadii = {4, 16, 30};
+const std::vector<int> kBrightBlocks = {8, 16};
+
+nlohmann::ordered_json to_json(const TunedSchedule& t) {
+  return {{"op", t.op},           {"intermediate", t.intermediate},
+          {"radius", t.radius},   {"variant", t.variant},
+          {"segment", t.segment}, {"unroll", t.unroll},
+          {"wg", t.wg.text()},    {"ms", t.ms},
+          {"width", t.width},     {"height", t.height}};
+}
+
+TunedSchedule from_json(const nlohmann::json& j) {
+  TunedSchedule t;
+  t.op = j.at("op").get<std::string>();
+  t.intermediate = j.at("intermediate").get<std::string>();
+  t.radius = j.at("radius").get<int>();
+  t.variant = j.at("variant").get<std::string>();
+  t.segment = j.at("segment").get<int>();
+  t.unroll = j.at("unroll").get<int>();
+  const std::string wg = j.at("wg").get<std::string>();
+  if (std::sscanf(wg.c_str(), "%dx%d", &t.wg.x, &t.wg.y) != 2)
+    throw nlohmann::json::other_error::create(501, "wg '" + wg + "' is not WxH", &j);
+  t.ms = j.at("ms").get<double>();
+  t.width = j.at("width").get<int>();
+  t.height = j.at("height").get<int>();
+  return t;
+}
+
+struct CachedTable {
+  std::filesystem::file_time_type written;
+  std::uintmax_t size = 0;
+  std::vector<TunedSchedule> entries;
+};
+
+std::vector<TunedSchedule> read_table(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot read the tuning table");
+  try {
+    const nlohmann::json j = nlohmann::json::parse(in);
+    std::vector<TunedSchedule> entries;
+    for (const auto& e : j.at("entries")) entries.push_back(from_json(e));
+    return entries;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + ": not a blurtool tuning table (" + e.what() +
+                "); run blurtool tune again or delete it");
+  }
+}
+
+// Median kernel time of `filter` on `image`: one warm-up, then `runs` repetitions (one when the
+// warm-up took over a second, three over 0.1 s).
+double time_filter(Runtime& runtime, Filter& filter, const Image& image, int runs) {
+  const FilterRun warm = run_filter(runtime, filter, image, 0);
+  double warm_ms = 0;
+  for (const auto& pass : warm.pass_ms) warm_ms += pass.empty() ? 0 : pass[0];
+  const int n = warm_ms > 1000 ? 1 : warm_ms > 100 ? std::min(runs, 3) : runs;
+  std::vector<double> totals;
+  for (int i = 0; i < n; ++i) {
+    const std::vector<cl::Event> events = filter.enqueue_io();
+    runtime.queue().finish();
+    double total = 0;
+    for (const cl::Event& e : events) total += event_ms(e);
+    totals.push_back(total);
+  }
+  return summarize(totals).median;
+}
+
+// One case: the candidates `make` builds, timed; the fastest becomes the case's entry.
+struct Candidate {
+  TunedSchedule schedule;
+  std::function<std::unique_ptr<Filter>()> make;
+};
+
+std::string describe_candidate(const TunedSchedule& t) {
+  std::string text = t.variant;
+  if (t.segment) text += " segment=" + std::to_string(t.segment);
+  if (t.unroll) text += " x" + std::to_string(t.unroll);
+  if (!t.wg.is_default()) text += " wg=" + t.wg.text();
+  return text;
+}
+
+}  // namespace
+
+std::string tune_table_path(const DeviceInfo& d) {
+  return cache_directory() + "/tune-" + file_name_safe(d.platform) + "-" + file_name_safe(d.name) +
+         "-" + file_name_safe(d.driver) + ".json";
+}
+
+std::optional<TunedSchedule> tuned_schedule(const DeviceInfo& device, const std::string& op,
+                                            const std::string& intermediate, int radius) {
+  if (const char* off = std::getenv("BLURTOOL_TUNE"); off && std::string(off) == "off")
+    return std::nullopt;
+  const std::string path = tune_table_path(device);
+  std::error_code ec;
+  const auto written = std::filesystem::last_write_time(path, ec);
+  if (ec) return std::nullopt;  // no table for this device and driver
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  static std::mutex mutex;
+  static std::map<std::string, CachedTable> tables;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = tables.find(path);
+  if (it == tables.end() || it->second.written != written || it->second.size != size)
+    it = tables.insert_or_assign(path, CachedTable{written, size, read_table(path)}).first;
+  const TunedSchedule* best = nullptr;
+  for (const TunedSchedule& t : it->second.entries) {
+    if (t.op != op || t.intermediate != intermediate || t.radius < radius) continue;
+    if (!best || t.radius < best->radius) best = &t;
+  }
+  if (!best) return std::nullopt;
+  return *best;
+}
+
+std::vector<TunedSchedule> tune(Runtime& runtime, const TuneOptions& o, std::ostream* log) {
+  const int w = std::max(1, static_cast<int>(kTuneWidth * o.scale));
+  const int h = std::max(1, static_cast<int>(kTuneHeight * o.scale));
+  const Image image = suite_image(w, h);
+  const bool gpu = runtime.device().type & CL_DEVICE_TYPE_GPU;
+  std::vector<TunedSchedule> table;
+
+  // Times the candidates of one case (all with the case's op, radius and intermediate) and
+  // appends the fastest to the table.
+  auto run_case = [&](const std::string& label, std::vector<Candidate> candidates) {
+    const Candidate* best = nullptr;
+    double best_ms = 0;
+    int skipped = 0;
+    for (Candidate& c : candidates) {
+      std::unique_ptr<Filter> filter;
+      try {
+        filter = c.make();
+      } catch (const UsageError&) {  // a work-group, local memory or feature it lacks
+        ++skipped;
+        continue;
+      } catch (const Error&) {  // an image size it cannot hold
+        ++skipped;
+        continue;
+      }
+      c.schedule.ms = time_filter(runtime, *filter, image, o.runs);
+      if (!best || c.schedule.ms < best_ms) {
+        best = &c;
+        best_ms = c.schedule.ms;
+      }
+    }
+    if (!best) throw Error("tune: no schedule of " + label + " runs on this device");
+    TunedSchedule t = best->schedule;
+    t.width = w;
+    t.height = h;
+    table.push_back(t);
+    if (log) {
+      char ms[32];
+      std::snprintf(ms, sizeof ms, "%.4f ms", t.ms);
+      *log << "  " << label << ": " << describe_candidate(t) << " " << ms << " (best of "
+           << candidates.size() - skipped << (skipped ? ", " + std::to_string(skipped) + " skipped" : "")
+           << ")" << std::endl;
+    }
+  };
+
+  for (int radius : kBoxRadii) {
+    for (const auto& f : intermediate_table()) {
+      std::vector<Candidate> cs;
+      auto add = [&](BoxVariant v, int segment, int unroll, WorkGroup wg) {
+        TunedSchedule t;
+        t.op = "box";
+        t.intermediate = f.name;
+        t.radius = radius;
+        t.variant = name_of(box_variant_table(), v);
+        t.segment = segment;
+        t.unroll = unroll;
+        t.wg = wg;
+        BoxParams p;
+        p.radius = radius;
+        p.variant = v;
+        p.intermediate = f.value;
+        p.segment = segment;
+        p.unroll = unroll;
+        p.wg = wg;
+        cs.push_back({t, [&runtime, p, w, h] {
+                        return std::make_unique<BoxFilter>(runtime, p, w, h);
+                      }});
+      };
+      for (WorkGroup wg : {WorkGroup{32, 4}, WorkGroup{16, 8}, WorkGroup{16, 4}})
+        for (int segment : {32, 64}) add(BoxVariant::fused, segment, 0, wg);
+      for (int segment : {64, 256}) add(BoxVariant::tiled, segment, 0, {});
+      for (int unroll : {2, 4}) add(BoxVariant::segmented, 0, unroll, {});
+      add(BoxVariant::segmented_local, 0, 0, {});
+      if (!gpu) add(BoxVariant::unrolled, 0, 8, {});  // images: slow on CPUs, but try one
+      run_case("box r=" + std::to_string(radius) + " " + f.name, std::move(cs));
+    }
+  }
+  for (int radius : kGaussRadii) {
+    for (const auto& f : intermediate_table()) {
+      std::vector<Candidate> cs;
+      auto add = [&](GaussVariant v, WorkGroup wg) {
+        TunedSchedule t;
+        t.op = "gauss";
+        t.intermediate = f.name;
+        t.radius = radius;
+        t.variant = name_of(gauss_variant_table(), v);
+        t.wg = wg;
+        GaussParams p;
+        p.sigma = radius / 3.0;
+        p.radius = radius;
+        p.variant = v;
+        p.intermediate = f.value;
+        p.wg = wg;
+        cs.push_back({t, [&runtime, p, w, h] {
+                        return std::make_unique<GaussFilter>(runtime, p, w, h);
+                      }});
+      };
+      add(GaussVariant::tiled, {});
+      for (WorkGroup wg : {WorkGroup{32, 1}, WorkGroup{64, 1}, WorkGroup{128, 1}})
+        add(GaussVariant::separable_local, wg);
+      add(GaussVariant::separable_linear, {});
+      add(GaussVariant::fused_local, {});
+      if (gpu) add(GaussVariant::separable, {});  // 0.5 s a run on a 2-core CPU
+      run_case("gauss r=" + std::to_string(radius) + " " + f.name, std::move(cs));
+    }
+  }
+  for (int block : kBrightBlocks) {
+    std::vector<Candidate> cs;
+    for (const auto& v : bright_variant_table()) {
+      if (v.value == BrightVariant::automatic) continue;
+      TunedSchedule t;
+      t.op = "bright";
+      t.radius = block;
+      t.variant = v.name;
+      BrightParams p;
+      p.threshold = 0.5;
+      p.block = block;
+      p.variant = v.value;
+      cs.push_back({t, [&runtime, p, w, h] {
+                      return std::make_unique<BrightFinder>(runtime, p, w, h);
+                    }});
+    }
+    run_case("bright B=" + std::to_string(block), std::move(cs));
+  }
+
+  const DeviceInfo& d = runtime.device();
+  nlohmann::ordered_json j = {{"device", d.name},
+                              {"platform", d.platform},
+                              {"driver", d.driver},
+                              {"runs", o.runs},
+                              {"entries", nlohmann::ordered_json::array()}};
+  for (const TunedSchedule& t : table) j["entries"].push_back(to_json(t));
+  const std::string path = tune_table_path(d);
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  const std::string text = j.dump(2) + "\n";
+  write_file_atomic(path, std::vector<std::uint8_t>(text.begin(), text.end()));
+  return table;
+}
+
+}  // namespace blurtool

@@ -1,0 +1,61 @@
+// `blurtool tune`: measures, on one device, which schedule of each operation is fastest (box
+// blur and Gaussian blur per radius and intermediate format, bright points per block size),
+// with its segment, unroll and work-group size, and stores the winners in a table per device and
+// driver in the cache directory. `--variant auto` reads that table; without one it keeps the
+// defaults measured best for the device class (GPU or CPU).
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/cl_runtime.h"
+#include "core/filter.h"
+
+namespace blurtool {
+
+/// One measured winner: the schedule that was fastest for `op` ("box", "gauss" or "bright")
+/// at `radius` (pixels; for bright points the block side B) with `intermediate` (the
+/// --intermediate name of the case: one-pass schedules qualify for every format; "" for bright
+/// points).
+struct TunedSchedule {
+  std::string op, intermediate;
+  int radius = 0;
+  std::string variant;  ///< the --variant name
+  int segment = 0;      ///< box --segment (0: the variant's default)
+  int unroll = 0;       ///< box --unroll (0: the variant's default)
+  int per_item = 0;     ///< bright --per-item K (0: the default)
+  WorkGroup wg;         ///< --wg (0x0: the variant's default)
+  double ms = 0;        ///< median kernel time when tuned, milliseconds
+  int width = 0, height = 0;  ///< image it was tuned on, pixels
+};
+
+/// The table file of `device`: cache_directory()/tune-<platform>-<device>-<driver>.json
+/// (unsafe characters replaced by '_'), so that a new driver starts without a table.
+std::string tune_table_path(const DeviceInfo& device);
+
+/// The tuned schedule `auto` uses for `op` at `radius` with `intermediate` on `device`: the
+/// entry tuned at the smallest radius at or above `radius` (tables hold radii 1..63 for the
+/// box, 4..30 for the Gaussian, blocks 8 and 16 for bright points); none above the largest
+/// tuned radius, without a table, or when $BLURTOOL_TUNE is "off". The table is read once per
+/// process and again when the file changes. Throws blurtool::Error naming the file when it is
+/// not a tuning table.
+std::optional<TunedSchedule> tuned_schedule(const DeviceInfo& device, const std::string& op,
+                                            const std::string& intermediate, int radius);
+
+/// What `blurtool tune` measures.
+struct TuneOptions {
+  int runs = 5;        ///< timed repetitions per candidate after one warm-up
+  double scale = 1.0;  ///< image sides times this: 1 is 1920x1080 (tests use less)
+};
+
+/// Times every candidate schedule of each case on `runtime`'s device (on a 1920x1080 photo-like
+/// image, scaled), keeps the fastest of each case and writes the table atomically to
+/// tune_table_path(); prints one line per case to `log` (candidates, winner, time). A candidate
+/// the device cannot run (a work-group, local memory or feature it lacks) is skipped. Returns
+/// the table's entries. Throws blurtool::Error when the table cannot be written, cl::Error for
+/// device failures.
+std::vector<TunedSchedule> tune(Runtime& runtime, const TuneOptions& options, std::ostream* log);
+
+}  // namespace blurtool

@@ -1,0 +1,174 @@
+// `blurtool tune` and the table `--variant auto` reads: auto follows a table entry by entry
+// (radius buckets, intermediates, parameters), ignores it when told to or where it has no
+// entry, refuses a corrupt one by name, and a real tuning run writes a winner for every case
+// that auto then picks and that still computes the reference's result.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/box_blur.h"
+#include "core/box_reference.h"
+#include "core/bright_points.h"
+#include "core/error.h"
+#include "core/gauss_blur.h"
+#include "core/tune.h"
+#include "tests/cli_support.h"
+#include "tests/test_support.h"
+
+namespace blurtool {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Each test gets a cache folder of its own (BLURTOOL_CACHE_DIR), so that its table reaches no
+// other test, and BLURTOOL_TUNE unset.
+class Tune : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("blurtool tune " + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    save("BLURTOOL_CACHE_DIR", dir_.c_str());
+    save("BLURTOOL_TUNE", nullptr);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  void save(const std::string& name, const char* value) { env_.set(name, value); }
+  void write_table(const std::string& text) {
+    const std::string path = tune_table_path(runtime().device());
+    EXPECT_EQ(fs::path(path).parent_path(), dir_);
+    std::ofstream(path) << text;
+  }
+  fs::path dir_;
+  ScopedEnv env_;
+};
+
+const char* kTable = R"({"device": "any", "entries": [
+  {"op": "box", "intermediate": "rgba32f", "radius": 8, "variant": "unrolled", "segment": 0,
+   "unroll": 4, "wg": "0x0", "ms": 1, "width": 1920, "height": 1080},
+  {"op": "box", "intermediate": "rgba32f", "radius": 30, "variant": "segmented", "segment": 16,
+   "unroll": 2, "wg": "8x8", "ms": 1, "width": 1920, "height": 1080},
+  {"op": "gauss", "intermediate": "rgba32f", "radius": 16, "variant": "separable-local",
+   "segment": 0, "unroll": 0, "wg": "32x1", "ms": 1, "width": 1920, "height": 1080},
+  {"op": "bright", "intermediate": "", "radius": 8, "variant": "tree", "segment": 0,
+   "unroll": 0, "wg": "0x0", "ms": 1, "width": 1920, "height": 1080}]})";
+
+BoxFilter auto_box(int radius, Intermediate f = Intermediate::rgba32f) {
+  BoxParams p;
+  p.radius = radius;
+  p.intermediate = f;
+  return BoxFilter(runtime(), p, 40, 30);
+}
+
+TEST_F(Tune, AutoFollowsTheTableByRadiusAndIntermediate) {
+  const BoxVariant plain = auto_box(5).params().variant;  // the device-class default
+  write_table(kTable);
+  // r 1..8 takes the r = 8 entry, 9..30 the r = 30 one, with their parameters.
+  for (int r : {0, 5, 8}) {
+    const BoxFilter f = auto_box(r);
+    EXPECT_EQ(f.params().variant, BoxVariant::unrolled) << r;
+    EXPECT_EQ(f.params().unroll, 4) << r;
+  }
+  const BoxFilter mid = auto_box(9);
+  EXPECT_EQ(mid.params().variant, BoxVariant::segmented);
+  EXPECT_EQ(mid.params().segment, 16);
+  EXPECT_EQ(mid.params().wg.text(), "8x8");
+  EXPECT_NE(mid.describe().find("segmented x2 segment=16 wg=8x8"), std::string::npos)
+      << mid.describe();
+  // Above the largest tuned radius and for an intermediate the table lacks: the default.
+  EXPECT_EQ(auto_box(31).params().variant, plain);
+  EXPECT_EQ(auto_box(5, Intermediate::rgba8).params().variant, plain);
+
+  GaussParams g;
+  g.sigma = 3;  // radius 9: the r = 16 entry
+  const GaussFilter gauss(runtime(), g, 40, 30);
+  EXPECT_EQ(gauss.params().variant, GaussVariant::separable_local);
+  EXPECT_EQ(gauss.params().wg.text(), "32x1");
+  BrightParams b;
+  EXPECT_EQ(BrightFinder(runtime(), b, 40, 30).params().variant, BrightVariant::tree);
+  b.block = 16;  // not tuned: the default
+  EXPECT_EQ(BrightFinder(runtime(), b, 40, 30).params().variant, BrightVariant::per_thread);
+
+  // The tuned schedule still computes the reference's result.
+  const Image input = random_rgba(61, 37, 4);
+  BoxParams p;
+  p.radius = 6;
+  EXPECT_EQ(max_error(box_blur(runtime(), input, p), box_blur_reference(input, 6, EdgeMode::clamp)),
+            0);
+
+  save("BLURTOOL_TUNE", "off");
+  EXPECT_EQ(auto_box(5).params().variant, plain);
+}
+
+TEST_F(Tune, RefusesACorruptTableByName) {
+  write_table("{\"entries\": [{\"op\": \"box\"}]}");
+  try {
+    auto_box(5);
+    FAIL() << "a table without fields was accepted";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(tune_table_path(runtime().device())), std::string::npos) << what;
+    EXPECT_NE(what.find("not a blurtool tuning table"), std::string::npos) << what;
+  }
+  write_table(R"({"entries": [{"op": "box", "intermediate": "rgba32f", "radius": 8,
+    "variant": "no-such", "segment": 0, "unroll": 0, "wg": "0x0", "ms": 1, "width": 1,
+    "height": 1}]})");
+  EXPECT_THROW(auto_box(5), UsageError);  // an unknown variant name
+}
+
+TEST_F(Tune, WritesAWinnerForEveryCaseThatAutoThenPicks) {
+  TuneOptions o;
+  o.runs = 1;
+  o.scale = 0.03;  // 58x32: the candidates' speed does not matter here
+  const std::vector<TunedSchedule> table = tune(runtime(), o, nullptr);
+  ASSERT_EQ(table.size(), 4u * 3 + 3u * 3 + 2);  // box radii x formats, Gaussian, bright blocks
+  for (const TunedSchedule& t : table) EXPECT_GT(t.ms, 0) << t.op << " " << t.radius;
+  ASSERT_TRUE(fs::exists(tune_table_path(runtime().device())));
+  for (const TunedSchedule& t : table) {
+    if (t.op != "box") continue;
+    const Intermediate f = parse_named(intermediate_table(), t.intermediate, "intermediate");
+    const BoxFilter auto_filter = auto_box(t.radius, f);
+    EXPECT_EQ(name_of(box_variant_table(), auto_filter.params().variant), t.variant)
+        << "r=" << t.radius << " " << t.intermediate;
+    // And the winner is correct: within 1 level (exact for one-pass and rgba32f).
+    const Image input = random_rgba(45, 29, static_cast<unsigned>(t.radius));
+    BoxParams p;
+    p.radius = t.radius;
+    p.intermediate = f;
+    EXPECT_LE(max_error(box_blur(runtime(), input, p),
+                        box_blur_reference(input, t.radius, EdgeMode::clamp)),
+              f == Intermediate::rgba32f ? 0 : 1)
+        << t.variant << " r=" << t.radius << " " << t.intermediate;
+  }
+}
+
+TEST_F(Tune, CommandWritesTheTableAndRefusesBadOptions) {
+  const fs::path scratch = dir_ / "scratch";
+  fs::create_directories(scratch);
+  Result r = run_blurtool({"tune", "--runs", "1", "--scale", "0.02"}, scratch, scratch);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("box r=30 rgba32f: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("table written to " + tune_table_path(runtime().device())),
+            std::string::npos)
+      << r.out;
+  r = run_blurtool({"tune", "--runs", "0"}, scratch, scratch);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--runs"), std::string::npos) << r.err;
+  r = run_blurtool({"tune", "--scale", "2"}, scratch, scratch);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--scale '2'"), std::string::npos) << r.err;
+  r = run_blurtool({"tune", "photo.jpg"}, scratch, scratch);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unexpected argument 'photo.jpg'"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace blurtool
