@@ -44,22 +44,8 @@ int scaled(int side, double scale) {
   return std::max(1, static_cast<int>(std::lround(side * scale)));
 }
 
-// Times `filter` on `rgba`: one warm-up run (which also uploads the image), then up to `runs`
-// repetitions, fewer when the warm-up shows the case is slow.
 void time_case(Runtime& runtime, Filter& filter, const Image& rgba, int runs, SuiteCase& c) {
-  const FilterRun warm = run_filter(runtime, filter, rgba, 0);
-  double warm_ms = 0;
-  for (const auto& pass : warm.pass_ms) warm_ms += pass.empty() ? 0 : pass[0];
-  c.runs = warm_ms > 1000 ? 1 : warm_ms > 100 ? std::min(runs, 3) : runs;
-  std::vector<double> totals;
-  for (int i = 0; i < c.runs; ++i) {
-    const std::vector<cl::Event> events = filter.enqueue_io();
-    runtime.queue().finish();
-    double total = 0;
-    for (const cl::Event& e : events) total += event_ms(e);
-    totals.push_back(total);
-  }
-  c.ms = summarize(totals);
+  c.ms = time_filter(runtime, filter, rgba, runs, &c.runs);
   c.schedule = filter.describe();
   c.bytes = filter.compulsory_bytes();
 }
@@ -113,6 +99,23 @@ std::string percent(double v) {
 }
 
 }  // namespace
+
+Stats time_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs, int* made) {
+  const FilterRun warm = run_filter(runtime, filter, rgba, 0);
+  double warm_ms = 0;
+  for (const auto& pass : warm.pass_ms) warm_ms += pass.empty() ? 0 : pass[0];
+  const int n = warm_ms > 1000 ? 1 : warm_ms > 100 ? std::min(runs, 3) : runs;
+  std::vector<double> totals;
+  for (int i = 0; i < n; ++i) {
+    const std::vector<cl::Event> events = filter.enqueue_io();
+    runtime.queue().finish();
+    double total = 0;
+    for (const cl::Event& e : events) total += event_ms(e);
+    totals.push_back(total);
+  }
+  if (made) *made = n;
+  return summarize(totals);
+}
 
 Image suite_image(int w, int h) {
   Image img{w, h, 4, std::vector<std::uint8_t>(static_cast<size_t>(w) * h * 4)};

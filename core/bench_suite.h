@@ -24,6 +24,13 @@ namespace blurtool {
 /// same work.
 Image suite_image(int w, int h);
 
+/// Times `filter` on `rgba`: one warm-up run (which also uploads the image), then `runs`
+/// repetitions of all its kernels, fewer when the warm-up shows the case is slow (3 above
+/// 0.1 s, 1 above 1 s); stores the repetitions made in `*made` (if not null). Returns the stats
+/// of the per-repetition totals, milliseconds (profiling events). Errors as run_filter.
+Stats time_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs,
+                  int* made = nullptr);
+
 /// The groups of the suite, in the order they run: "box" (r = 30, every variant and
 /// intermediate), "sweep" (the box radius sweep), "gauss", "bright".
 const std::vector<std::string>& suite_groups();

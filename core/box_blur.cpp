@@ -78,14 +78,24 @@ void validate(const BoxParams& params) {
   }
 }
 
-size_t box_fused_local_bytes(int radius, WorkGroup wg) {
+namespace {
+
+// box_fused_local_bytes, as its two local arguments: the column sums and the output tile.
+std::pair<size_t, size_t> fused_local_parts(int radius, WorkGroup wg) {
   if (wg.is_default()) wg = kBoxFusedWorkGroup;
   const size_t tile_w = static_cast<size_t>(wg.x) * kBoxFusedOutputs;
   const size_t n = tile_w + 2 * static_cast<size_t>(radius);
   const size_t entry = radius > 128 ? sizeof(cl_uint4) : sizeof(cl_uint2);
   // kernels/box.cl FUSED_OUT_STRIDE
   const size_t out_stride = (tile_w + 31) / 32 * 32 + ((wg.x % 32) + 3) / 4 * 4;
-  return wg.y * n * entry + wg.y * out_stride * sizeof(cl_uchar4);
+  return {wg.y * n * entry, wg.y * out_stride * sizeof(cl_uchar4)};
+}
+
+}  // namespace
+
+size_t box_fused_local_bytes(int radius, WorkGroup wg) {
+  const auto [cols, out] = fused_local_parts(radius, wg);
+  return cols + out;
 }
 
 BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo& device) {
@@ -180,8 +190,8 @@ size_t BoxFilter::row_group_size() const {
 
 void BoxFilter::check_fused_fits(size_t items, size_t limit) const {
   const DeviceInfo& d = runtime_.device();
-  const WorkGroup wg = params_.wg.is_default() ? kBoxFusedWorkGroup : params_.wg;
-  const size_t bytes = box_fused_local_bytes(params_.radius, params_.wg);
+  const WorkGroup wg = params_.wg;
+  const size_t bytes = box_fused_local_bytes(params_.radius, wg);
   if (items > limit || bytes > d.local_mem) {
     throw UsageError("fused with --wg " + wg.text() + " and radius " +
                      std::to_string(params_.radius) + " needs " +
@@ -230,6 +240,7 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
   const BoxVariant v = params_.variant;
   if (params_.segment == 0) params_.segment = box_default_segment(v);
   if (params_.unroll == 0) params_.unroll = box_default_unroll(v);
+  if (v == BoxVariant::fused && params_.wg.is_default()) params_.wg = kBoxFusedWorkGroup;
   const bool two_pass = box_is_two_pass(v);
 
   // 32-bit sums hold 256 (2R+1)^2 up to R = 2047; beyond that the kernels use 64-bit sums.
@@ -275,7 +286,7 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
       break;
     case BoxVariant::fused: {
       names = {"box_fused"};
-      const WorkGroup wg = params_.wg.is_default() ? kBoxFusedWorkGroup : params_.wg;
+      const WorkGroup wg = params_.wg;
       options += " -DFUSED_CHUNKS=" + std::to_string(wg.x) + " -DFUSED_ROWS=" +
                  std::to_string(wg.y) + " -DFUSED_K=" + std::to_string(kBoxFusedOutputs);
       if (params_.radius > 128) options += " -DFUSED_WIDE";  // 255 (2R+1) > 65535
@@ -309,10 +320,9 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
     scratch_ = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE, tile_items_ * per_item);
   }
   if (v == BoxVariant::fused) {
-    const WorkGroup wg = params_.wg.is_default() ? kBoxFusedWorkGroup : params_.wg;
     const size_t limit = kernels_[0].getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(
         runtime.device().device);
-    check_fused_fits(static_cast<size_t>(wg.x) * wg.y, limit);
+    check_fused_fits(static_cast<size_t>(params_.wg.x) * params_.wg.y, limit);
   }
 }
 
@@ -329,9 +339,8 @@ std::string BoxFilter::describe() const {
   if (params_.variant == BoxVariant::tiled)
     text += " tile=" + std::to_string(kBoxTileWidth) + "x" + std::to_string(params_.segment);
   if (params_.variant == BoxVariant::fused) {
-    const WorkGroup wg = params_.wg.is_default() ? kBoxFusedWorkGroup : params_.wg;
-    text += " tile=" + std::to_string(wg.x * kBoxFusedOutputs) + "x" +
-            std::to_string(params_.segment) + " wg=" + wg.text();
+    text += " tile=" + std::to_string(params_.wg.x * kBoxFusedOutputs) + "x" +
+            std::to_string(params_.segment) + " wg=" + params_.wg.text();
   }
   if (box_is_two_pass(params_.variant))
     text += std::string(" ") + name_of(intermediate_table(), params_.intermediate);
@@ -341,31 +350,8 @@ std::string BoxFilter::describe() const {
 std::vector<cl::Event> BoxFilter::enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) {
   if (!takes_buffers()) return Filter::enqueue_buffers(src, dst);
   const unsigned long long d = scaling_for(params_.intermediate, params_.radius, false).d;
+  // box_tiled and box_fused share their first nine arguments (--segment: rows of a tile).
   cl::Kernel& k = kernels_[0];
-  std::vector<cl::Event> events(1);
-  if (params_.variant == BoxVariant::fused) {
-    k.setArg(0, src);
-    k.setArg(1, dst);
-    k.setArg(2, static_cast<cl_int>(width_));
-    k.setArg(3, static_cast<cl_int>(height_));
-    k.setArg(4, static_cast<cl_int>(params_.radius));
-    k.setArg(5, static_cast<cl_int>(params_.edge));
-    set_divisor(k, 6, d, wide_sum_);
-    k.setArg(7, 1.0f / static_cast<float>(d));
-    k.setArg(8, static_cast<cl_int>(params_.segment));
-    const WorkGroup wg = params_.wg.is_default() ? kBoxFusedWorkGroup : params_.wg;
-    const size_t tile_w = static_cast<size_t>(wg.x) * kBoxFusedOutputs;
-    const size_t cols = wg.y * (tile_w + 2 * static_cast<size_t>(params_.radius)) *
-                        (params_.radius > 128 ? sizeof(cl_uint4) : sizeof(cl_uint2));
-    k.setArg(9, cl::Local(cols));  // the rest of box_fused_local_bytes: the output tile
-    k.setArg(10, cl::Local(box_fused_local_bytes(params_.radius, wg) - cols));
-    const size_t tiles_x = (width_ + tile_w - 1) / tile_w;
-    const size_t tiles_y = (height_ + params_.segment - 1) / params_.segment;
-    runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange,
-                                          cl::NDRange(tiles_x * wg.x, tiles_y * wg.y),
-                                          cl::NDRange(wg.x, wg.y), nullptr, &events[0]);
-    return events;
-  }
   k.setArg(0, src);
   k.setArg(1, dst);
   k.setArg(2, static_cast<cl_int>(width_));
@@ -375,6 +361,20 @@ std::vector<cl::Event> BoxFilter::enqueue_buffers(const cl::Buffer& src, const c
   set_divisor(k, 6, d, wide_sum_);
   k.setArg(7, 1.0f / static_cast<float>(d));
   k.setArg(8, static_cast<cl_int>(params_.segment));
+  std::vector<cl::Event> events(1);
+  if (params_.variant == BoxVariant::fused) {
+    const WorkGroup wg = params_.wg;
+    const auto [cols, out] = fused_local_parts(params_.radius, wg);
+    k.setArg(9, cl::Local(cols));
+    k.setArg(10, cl::Local(out));
+    const size_t tile_w = static_cast<size_t>(wg.x) * kBoxFusedOutputs;
+    const size_t tiles_x = (width_ + tile_w - 1) / tile_w;
+    const size_t tiles_y = (height_ + params_.segment - 1) / params_.segment;
+    runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange,
+                                          cl::NDRange(tiles_x * wg.x, tiles_y * wg.y),
+                                          cl::NDRange(wg.x, wg.y), nullptr, &events[0]);
+    return events;
+  }
   k.setArg(9, static_cast<cl_int>(ring_));
   k.setArg(10, scratch_);
   runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(tile_items_),

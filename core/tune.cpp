@@ -76,24 +76,6 @@ std::vector<TunedSchedule> read_table(const std::string& path) {
   }
 }
 
-// Median kernel time of `filter` on `image`: one warm-up, then `runs` repetitions (one when the
-// warm-up took over a second, three over 0.1 s).
-double time_filter(Runtime& runtime, Filter& filter, const Image& image, int runs) {
-  const FilterRun warm = run_filter(runtime, filter, image, 0);
-  double warm_ms = 0;
-  for (const auto& pass : warm.pass_ms) warm_ms += pass.empty() ? 0 : pass[0];
-  const int n = warm_ms > 1000 ? 1 : warm_ms > 100 ? std::min(runs, 3) : runs;
-  std::vector<double> totals;
-  for (int i = 0; i < n; ++i) {
-    const std::vector<cl::Event> events = filter.enqueue_io();
-    runtime.queue().finish();
-    double total = 0;
-    for (const cl::Event& e : events) total += event_ms(e);
-    totals.push_back(total);
-  }
-  return summarize(totals).median;
-}
-
 // One case: the candidates `make` builds, timed; the fastest becomes the case's entry.
 struct Candidate {
   TunedSchedule schedule;
@@ -163,7 +145,7 @@ std::vector<TunedSchedule> tune(Runtime& runtime, const TuneOptions& o, std::ost
         ++skipped;
         continue;
       }
-      c.schedule.ms = time_filter(runtime, *filter, image, o.runs);
+      c.schedule.ms = time_filter(runtime, *filter, image, o.runs).median;
       if (!best || c.schedule.ms < best_ms) {
         best = &c;
         best_ms = c.schedule.ms;
