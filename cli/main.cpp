@@ -86,7 +86,8 @@ int run_single(const CliOptions& o) {
   auto make = [&](WorkGroup wg) { return make_filter(runtime, o, image.width, image.height, wg); };
   const bool row_segments =
       o.operation == CliOptions::Operation::gauss &&
-      gauss_row_work_group(resolve_gauss_variant(o.gauss_params.variant, runtime.device()));
+      gauss_row_work_group(resolve_gauss_variant(o.gauss_params.variant,
+                                                 gauss_radius(o.gauss_params), runtime.device()));
   std::unique_ptr<Filter> filter;
   try {
     filter = make(WorkGroup{});

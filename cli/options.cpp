@@ -82,7 +82,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
                  " (default 8; 2 for segmented and segmented-local)", cxxopts::value<std::string>(), "N")
       ("segment", "pixels per work-item of 'segmented' and 'segmented-local', rows of a "
                   "'tiled' or 'fused' tile, 1.." + std::to_string(kMaxBoxSegment) +
-                  " (default 64, 8, 256 and 32)",
+                  " (default 64, 8, 256 and 32); with --gauss, output rows of a 'fused' tile, "
+                  "1.." + std::to_string(kMaxGaussFusedRows) + " (default 8)",
        cxxopts::value<std::string>(), "N")
       ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),
        cxxopts::value<std::string>()->default_value("clamp"), "MODE");
@@ -93,7 +94,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
                  " pixels (default: ceil(3 SIGMA)); weights renormalised after truncation",
        cxxopts::value<std::string>(), "R")
       ("wg", "work-group size WxH of the Gaussian kernels (default 16x16; Gx1 for "
-             "separable-local, default 64x1), or of box 'segmented' over its (segment, row) "
+             "separable-local, default 64x1; Gx1 for fused, default 128x1), or of box 'segmented' over its (segment, row) "
              "and (column, segment) grids (default 4x16 and 64x1), or Lx1 of the row pass of "
              "'segmented-local' (default 128x1), or CxB of box 'fused': C work-items along a "
              "row, B rows at a time (default 32x4)",
@@ -233,9 +234,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
     if (parsed.count("wg")) b.wg = parse_work_group(parsed["wg"].as<std::string>());
     validate(b);
   } else if (gauss) {
-    for (const char* box_only : {"unroll", "segment"})
-      if (parsed.count(box_only))
-        throw UsageError(std::string("--") + box_only + " goes with --box, not --gauss");
+    if (parsed.count("unroll")) throw UsageError("--unroll goes with --box, not --gauss");
+    if (parsed.count("segment") && variant != "fused")
+      throw UsageError("--segment goes with --box, or with --gauss only for --variant fused");
     o.operation = CliOptions::Operation::gauss;
     GaussParams& g = o.gauss_params;
     g.sigma = parse_positive(parsed["gauss"].as<std::string>(), "--gauss", "sigma");
@@ -246,6 +247,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
     g.intermediate = intermediate;
     g.edge = edge;
     if (parsed.count("wg")) g.wg = parse_work_group(parsed["wg"].as<std::string>());
+    if (parsed.count("segment"))
+      g.segment = parse_int(parsed["segment"].as<std::string>(), "--segment", 1,
+                            kMaxGaussFusedRows, "the tile rows");
     validate(g);
     o.sweep_wg = parsed.count("sweep-wg") > 0;
   }

@@ -324,7 +324,12 @@ Runtime::Runtime(DeviceInfo device)
       context_(device_.device),
       queue_(context_, device_.device, CL_QUEUE_PROFILING_ENABLE) {}
 
-cl::Program& Runtime::program(const std::string& family, const std::string& options) {
+cl::Program& Runtime::program(const std::string& family, const std::string& schedule_options) {
+  // BLURTOOL_CL_OPTIONS: build options for kernel work (say -cl-nv-verbose for NVIDIA's
+  // register counts), appended to every program's own; part of the cache key like them.
+  std::string options = schedule_options;
+  if (const char* extra = std::getenv("BLURTOOL_CL_OPTIONS"); extra && *extra)
+    options += std::string(options.empty() ? "" : " ") + extra;
   const auto id = std::make_pair(family, options);
   auto found = programs_.find(id);
   if (found != programs_.end()) return found->second;
@@ -371,6 +376,13 @@ cl::Program& Runtime::program(const std::string& family, const std::string& opti
                 options + "': " + describe_cl_error(e) + "\n" + log);
   }
   ++cache_stats_.built;
+  if (const char* e = std::getenv("BLURTOOL_BUILD_LOG"); e && *e && std::strcmp(e, "0") != 0) {
+    const std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_.device);
+    std::fprintf(stderr, "blurtool: built kernels/%s.cl on %s with options '%s'%s%s\n",
+                 family.c_str(), device_.name.c_str(), options.c_str(),
+                 log.find_first_not_of(" \n\r\t") == std::string::npos ? "" : ":\n",
+                 log.c_str());
+  }
   if (use_disk && store) {
     try {
       const auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();

@@ -13,7 +13,8 @@ namespace blurtool {
 
 const std::vector<Named<GaussVariant>>& gauss_variant_table() {
   static const std::vector<Named<GaussVariant>> table = {
-      {GaussVariant::automatic, "auto", "GPUs: separable-local; CPUs: tiled"},
+      {GaussVariant::automatic, "auto",
+       "the tuning table's pick, else GPUs: fused (separable-local above R 64); CPUs: tiled"},
       {GaussVariant::naive, "naive", "one pass, (2R+1)^2 image reads per pixel"},
       {GaussVariant::naive_local, "naive-local", "one pass over a tile staged in local memory"},
       {GaussVariant::separable, "separable", "horizontal then vertical pass"},
@@ -24,6 +25,8 @@ const std::vector<Named<GaussVariant>>& gauss_variant_table() {
       {GaussVariant::fused_local, "fused-local", "one pass, both passes in local memory"},
       {GaussVariant::tiled, "tiled",
        "one pass over buffers, a tile per work-item, its rows in a ring (CPUs)"},
+      {GaussVariant::fused, "fused",
+       "one pass over buffers, built per radius: column sums then rows in local memory (GPUs)"},
   };
   return table;
 }
@@ -34,7 +37,7 @@ bool gauss_is_two_pass(GaussVariant v) {
 }
 
 bool gauss_row_work_group(GaussVariant v) {
-  return v == GaussVariant::separable_local;
+  return v == GaussVariant::separable_local || v == GaussVariant::fused;
 }
 
 int gauss_radius(const GaussParams& p) {
@@ -58,22 +61,41 @@ void validate(const GaussParams& p) {
   }
   if (!p.wg.is_default() && (p.wg.x < 1 || p.wg.y < 1))
     throw UsageError("--wg " + p.wg.text() + ": both sizes must be 1 or more");
+  if (p.segment < 0 || p.segment > kMaxGaussFusedRows)
+    throw UsageError("--segment " + std::to_string(p.segment) + ": the tile rows must be from 1 to " +
+                     std::to_string(kMaxGaussFusedRows));
+  if (p.segment != 0 && p.variant != GaussVariant::fused)
+    throw UsageError("--segment " + std::to_string(p.segment) +
+                     ": goes with --gauss only for --variant fused (its tile rows)");
 }
 
-GaussVariant resolve_gauss_variant(GaussVariant variant, const DeviceInfo& device) {
+GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const DeviceInfo& device) {
   if (variant != GaussVariant::automatic) return variant;
-  // Until `blurtool tune` measures per device, at the write-up's case (sigma 10, R 16,
-  // 1920x1080): on GPUs separable-local (an NVIDIA H100: 0.111 ms; separable-linear 0.235,
-  // separable 0.224, fused-local 0.236); on CPUs tiled, which reads buffers instead of
-  // images and keeps its ring in the L1 cache (PoCL, 2 cores: 8.7-8.9 ms; separable-local 67,
-  // fused-local 197, separable 515).
+  // Until `blurtool tune` measures the device: on CPUs tiled, which reads buffers instead of
+  // images and keeps its ring in the L1 cache (PoCL, 2 cores, sigma 10, R 16, 1920x1080:
+  // 8.7-8.9 ms; separable-local 67, fused-local 197, separable 515). On GPUs fused up to the
+  // largest radius measured (an NVIDIA H100: 0.059 ms at R 16, separable-local 0.105,
+  // separable-linear 0.235), where its local memory fits; separable-local beyond.
   if (!(device.type & CL_DEVICE_TYPE_GPU)) return GaussVariant::tiled;
+  if (radius <= kGaussFusedAutoRadius &&
+      gauss_fused_local_bytes(radius, kGaussFusedGroup, kGaussFusedRows) <= device.local_mem)
+    return GaussVariant::fused;
   return GaussVariant::separable_local;
 }
 
 int gauss_tile_width(int radius) {
   const double columns = 32768.0 / ((2.0 * radius + 1) * 16);
   return 16 * std::clamp(static_cast<int>(std::lround(columns / 16)), 1, 16);
+}
+
+int gauss_fused_tile_width(int radius, int group) {
+  const long long width = (2LL * group - 2LL * radius) / 8 * 8;
+  return static_cast<int>(std::max(8LL, width));
+}
+
+size_t gauss_fused_local_bytes(int radius, int group, int rows) {
+  const size_t columns = gauss_fused_tile_width(radius, group) + 2 * static_cast<size_t>(radius);
+  return rows * (columns + 1) * sizeof(cl_float4);
 }
 
 std::vector<LinearTap> gauss_linear_taps(const std::vector<double>& w) {
@@ -133,9 +155,10 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
       params_.variant = parse_named(gauss_variant_table(), tuned->variant,
                                     "the tuning table's Gaussian variant");
       if (params_.wg.is_default()) params_.wg = tuned->wg;
+      if (params_.variant == GaussVariant::fused) params_.segment = tuned->segment;
     }
   }
-  params_.variant = resolve_gauss_variant(params_.variant, runtime.device());
+  params_.variant = resolve_gauss_variant(params_.variant, radius_, runtime.device());
   const GaussVariant v = params_.variant;
   const bool row = gauss_row_work_group(v);
   if (v == GaussVariant::tiled && !params_.wg.is_default()) {
@@ -143,7 +166,12 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
                      ": variant tiled runs one work-item per tile and takes no work-group size");
   }
   if (params_.wg.is_default()) {
-    params_.wg = row ? WorkGroup{64, 1} : WorkGroup{16, 16};
+    params_.wg = v == GaussVariant::fused ? WorkGroup{kGaussFusedGroup, 1}
+                 : row                    ? WorkGroup{64, 1}
+                                          : WorkGroup{16, 16};
+  } else if (v == GaussVariant::fused && params_.wg.y != 1) {
+    throw UsageError("--wg " + params_.wg.text() +
+                     ": variant fused takes Gx1 (G work-items share a tile of output rows)");
   } else if (row && params_.wg.y != 1) {
     throw UsageError("--wg " + params_.wg.text() + ": variant separable-local takes Gx1 (rows in " +
                      "Gx1 work-groups, columns in 1xG)");
@@ -163,6 +191,7 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
   }
 
   std::vector<std::string> names;
+  std::string options;
   const size_t wx = params_.wg.x, wy = params_.wg.y, r2 = 2 * static_cast<size_t>(radius_);
   switch (v) {
     case GaussVariant::naive:
@@ -189,6 +218,25 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
     case GaussVariant::tiled:
       names = {"gauss_tiled"};
       break;
+    case GaussVariant::fused: {
+      // Checked before the build: the program is unrolled for the radius, and a radius too
+      // large for local memory would take long to build only to be refused.
+      const int g = static_cast<int>(wx);
+      local_bytes_ = {gauss_fused_local_bytes(radius_, g, fused_rows())};
+      if (local_bytes_[0] > runtime.device().local_mem) {
+        throw UsageError("--radius " + std::to_string(radius_) + ": variant fused with --wg " +
+                         params_.wg.text() + " needs " + std::to_string(local_bytes_[0]) +
+                         " bytes of local memory; " + runtime.device().name + " has " +
+                         std::to_string(runtime.device().local_mem) +
+                         " (CL_DEVICE_LOCAL_MEM_SIZE); use a smaller --wg or --segment, or "
+                         "separable-local or tiled");
+      }
+      names = {"gauss_fused"};
+      options = "-DGAUSS_R=" + std::to_string(radius_) +
+                " -DFUSED_TILE_W=" + std::to_string(gauss_fused_tile_width(radius_, g)) +
+                " -DFUSED_ROWS=" + std::to_string(fused_rows());
+      break;
+    }
     case GaussVariant::automatic:
       break;
   }
@@ -199,8 +247,7 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
   const std::string variant = name_of(gauss_variant_table(), v);
   for (size_t i = 0; i < names.size(); ++i) {
     const bool tiled = v == GaussVariant::tiled;
-    kernels_.push_back(
-        runtime.kernel("gauss", names[i], ""));
+    kernels_.push_back(runtime.kernel("gauss", names[i], options));
     passes_.push_back({names[i], names.size() == 1 ? 8 * pixels : 4 * pixels + inter});
     if (tiled) break;
     // Row segments: rows run Gx1, columns 1xG.
@@ -235,6 +282,9 @@ std::string GaussFilter::describe() const {
   if (params_.variant == GaussVariant::tiled)
     text += " tile=" + std::to_string(gauss_tile_width(radius_)) + "x" +
             std::to_string(kGaussTileRows);
+  else if (params_.variant == GaussVariant::fused)
+    text += " tile=" + std::to_string(gauss_fused_tile_width(radius_, params_.wg.x)) + "x" +
+            std::to_string(fused_rows()) + " wg=" + params_.wg.text();
   else
     text += " wg=" + params_.wg.text();
   return text + " edge=" + name_of(edge_mode_table(), params_.edge);
@@ -242,6 +292,7 @@ std::string GaussFilter::describe() const {
 
 std::vector<cl::Event> GaussFilter::enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) {
   if (!takes_buffers()) return Filter::enqueue_buffers(src, dst);
+  if (params_.variant == GaussVariant::fused) return enqueue_fused(src, dst);
   cl::Kernel& k = kernels_[0];
   k.setArg(0, src);
   k.setArg(1, dst);
@@ -256,6 +307,25 @@ std::vector<cl::Event> GaussFilter::enqueue_buffers(const cl::Buffer& src, const
   std::vector<cl::Event> events(1);
   runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(tile_items_),
                                         cl::NDRange(1), nullptr, &events[0]);
+  return events;
+}
+
+std::vector<cl::Event> GaussFilter::enqueue_fused(const cl::Buffer& src, const cl::Buffer& dst) {
+  cl::Kernel& k = kernels_[0];
+  k.setArg(0, src);
+  k.setArg(1, dst);
+  k.setArg(2, static_cast<cl_int>(width_));
+  k.setArg(3, static_cast<cl_int>(height_));
+  k.setArg(4, static_cast<cl_int>(params_.edge));
+  k.setArg(5, weights_);
+  k.setArg(6, cl::Local(local_bytes_[0]));
+  const size_t g = params_.wg.x;
+  const size_t tile_w = gauss_fused_tile_width(radius_, static_cast<int>(g));
+  const cl::NDRange global((width_ + tile_w - 1) / tile_w * g,
+                           (height_ + fused_rows() - 1) / fused_rows());
+  std::vector<cl::Event> events(1);
+  runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange, global, cl::NDRange(g, 1), nullptr,
+                                        &events[0]);
   return events;
 }
 

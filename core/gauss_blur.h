@@ -16,7 +16,7 @@ namespace blurtool {
 
 /// Schedules of the Gaussian blur (--variant). See kernels/gauss.cl for what each costs.
 enum class GaussVariant {
-  automatic,         ///< separable-local on GPUs, tiled on CPUs, until per-device tuning exists
+  automatic,         ///< the tuning table's pick, else fused (GPUs) or tiled (CPUs)
   naive,             ///< one pass, (2R+1)^2 image reads per pixel
   naive_local,       ///< one pass over a tile plus halo staged in local memory
   separable,         ///< horizontal then vertical pass, 2R+1 reads each
@@ -24,10 +24,11 @@ enum class GaussVariant {
   separable_local,   ///< each pass stages its row (Gx1) or column (1xG) segment locally
   fused_local,       ///< one pass: tile in local memory, horizontal pass in local memory
   tiled,             ///< one pass over buffers, a tile per work-item, rows in a ring (CPUs)
+  fused,             ///< one pass over buffers, built per radius, tiles of TW x 8 (GPUs)
 };
 
 /// Name table: auto, naive, naive-local, separable, separable-linear, separable-local,
-/// fused-local, tiled.
+/// fused-local, tiled, fused.
 const std::vector<Named<GaussVariant>>& gauss_variant_table();
 
 /// Whether a variant has two passes and so an intermediate image.
@@ -46,6 +47,26 @@ constexpr int kGaussTileRows = 256;
 /// 9.2-9.3; 128: 10.4-10.7; 256: 10.4-11.4.
 int gauss_tile_width(int radius);
 
+/// Work-items of a `fused` work-group (--wg Gx1) by default.
+constexpr int kGaussFusedGroup = 128;
+
+/// Largest radius at which `auto` picks `fused` on a GPU without a tuning table (the largest
+/// measured; it is built unrolled for its radius).
+constexpr int kGaussFusedAutoRadius = 64;
+
+/// Output rows of a `fused` tile (FUSED_ROWS in kernels/gauss.cl, --segment) by default, and
+/// the most accepted.
+constexpr int kGaussFusedRows = 8;
+constexpr int kMaxGaussFusedRows = 64;
+
+/// Output columns of a `fused` tile for `radius` and a work-group of `group` work-items: the
+/// largest multiple of 8 with TW + 2R <= 2 G (the vertical pass then takes two rounds of the
+/// work-group), at least 8.
+int gauss_fused_tile_width(int radius, int group);
+
+/// Local memory of a `fused` work-group, in bytes: `rows` rows of TW + 2R + 1 float4.
+size_t gauss_fused_local_bytes(int radius, int group, int rows);
+
 /// Largest radius accepted (the weights live in constant memory, 64 KiB on every device).
 constexpr int kMaxGaussRadius = 4096;
 
@@ -56,7 +77,8 @@ struct GaussParams {
   GaussVariant variant = GaussVariant::automatic;
   Intermediate intermediate = Intermediate::rgba32f;  ///< two-pass variants only
   EdgeMode edge = EdgeMode::clamp;
-  WorkGroup wg;  ///< 0x0: 16x16 for 2-D variants, 64x1 for row segments
+  WorkGroup wg;  ///< 0x0: 16x16 for 2-D variants, 64x1 for row segments, 128x1 for fused
+  int segment = 0;  ///< fused: output rows of a tile, 1..kMaxGaussFusedRows; 0: kGaussFusedRows
 };
 
 /// The radius `params` stands for (its own, or ceil(3 sigma)).
@@ -65,10 +87,10 @@ int gauss_radius(const GaussParams& params);
 /// Checks ranges. Throws blurtool::UsageError naming the option (--gauss, --radius, --wg).
 void validate(const GaussParams& params);
 
-/// The variant `auto` stands for on `device` (separable-local on GPUs, tiled on others); other
-/// variants are returned unchanged.
-GaussVariant resolve_gauss_variant(GaussVariant variant, const DeviceInfo& device);
-
+/// The variant `auto` stands for on `device` at `radius` when no tuning table answers: tiled
+/// on CPUs; on GPUs fused up to kGaussFusedAutoRadius where its local memory fits, else
+/// separable-local. Other variants are returned unchanged.
+GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const DeviceInfo& device);
 /// One fetch of separable-linear: (1 - t) px(x + lo) + t px(x + lo + 1), times `weight`.
 struct LinearTap {
   int lo;
@@ -93,13 +115,18 @@ class GaussFilter : public Filter {
   const std::vector<PassInfo>& passes() const override { return passes_; }
   std::uint64_t compulsory_bytes() const override { return 8ULL * width_ * height_; }
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
-  bool takes_buffers() const override { return params_.variant == GaussVariant::tiled; }
+  bool takes_buffers() const override {
+    return params_.variant == GaussVariant::tiled || params_.variant == GaussVariant::fused;
+  }
   std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) override;
 
   /// The parameters with `auto`, the radius and the work-group size resolved.
   const GaussParams& params() const { return params_; }
 
  private:
+  int fused_rows() const { return params_.segment ? params_.segment : kGaussFusedRows; }
+  std::vector<cl::Event> enqueue_fused(const cl::Buffer& src, const cl::Buffer& dst);
+
   Runtime& runtime_;
   GaussParams params_;
   int width_, height_, radius_;

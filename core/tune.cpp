@@ -200,19 +200,21 @@ std::vector<TunedSchedule> tune(Runtime& runtime, const TuneOptions& o, std::ost
   for (int radius : kGaussRadii) {
     for (const auto& f : intermediate_table()) {
       std::vector<Candidate> cs;
-      auto add = [&](GaussVariant v, WorkGroup wg) {
+      auto add = [&](GaussVariant v, WorkGroup wg, int segment = 0) {
         TunedSchedule t;
         t.op = "gauss";
         t.intermediate = f.name;
         t.radius = radius;
         t.variant = name_of(gauss_variant_table(), v);
         t.wg = wg;
+        t.segment = segment;
         GaussParams p;
         p.sigma = radius / 3.0;
         p.radius = radius;
         p.variant = v;
         p.intermediate = f.value;
         p.wg = wg;
+        p.segment = segment;
         cs.push_back({t, [&runtime, p, w, h] {
                         return std::make_unique<GaussFilter>(runtime, p, w, h);
                       }});
@@ -223,6 +225,11 @@ std::vector<TunedSchedule> tune(Runtime& runtime, const TuneOptions& o, std::ost
       add(GaussVariant::separable_linear, {});
       add(GaussVariant::fused_local, {});
       if (gpu) add(GaussVariant::separable, {});  // 0.5 s a run on a 2-core CPU
+      // fused is built for each radius: on CPUs, seconds a build for a schedule that loses
+      // to tiled (PoCL, 2 cores, R 16: 14.8 ms against 8.9).
+      if (gpu)
+        for (auto [group, rows] : {std::pair{128, 8}, {64, 8}, {256, 4}, {64, 16}})
+          add(GaussVariant::fused, {group, 1}, rows);
       run_case("gauss r=" + std::to_string(radius) + " " + f.name, std::move(cs));
     }
   }

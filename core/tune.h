@@ -23,7 +23,7 @@ struct TunedSchedule {
   std::string op, intermediate;
   int radius = 0;
   std::string variant;  ///< the --variant name
-  int segment = 0;      ///< box --segment (0: the variant's default)
+  int segment = 0;      ///< --segment of box, and of Gaussian fused (0: the default)
   int unroll = 0;       ///< box --unroll (0: the variant's default)
   int per_item = 0;     ///< bright --per-item K (0: the default)
   WorkGroup wg;         ///< --wg (0x0: the variant's default)

@@ -356,3 +356,107 @@ kernel void gauss_tiled(global const uchar4* src, global uchar4* dst, int w, int
     }
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// fused: one pass over RGBA8 buffers (4 bytes a pixel, rows of width * 4 bytes), for GPUs.
+// Built per radius (-DGAUSS_R=R) with the tile (-DFUSED_TILE_W=TW, a multiple of 8, and
+// -DFUSED_ROWS, 8), so
+// that every loop below unrolls and every weight index is a constant: no index arithmetic and
+// no bounds tests in the multiply-adds, which are then nearly all the work-item's instructions.
+// A work-group (Gx1) owns a tile of TW x FUSED_ROWS output pixels:
+//  1. vertical: work-item c takes input columns x0 - R + c, c + G, ... (TW + 2R of them): it
+//     reads the FUSED_ROWS + 2R pixels of the column (neighbouring work-items read neighbouring
+//     pixels: whole 128-byte lines a warp), unpacks each once and adds it into the 8 outputs
+//     it reaches, then writes the 8 vertical sums to local memory (float4);
+//  2. horizontal: work-item i takes row i % 8 and the 8 outputs from 8 (i / 8) on: it reads
+//     the 8 + 2R vertical sums it needs, each once, and stores 8 pixels (16-byte stores where
+//     the row allows). Local rows are TW + 2R + 1 float4 apart: an odd stride puts the 8 rows
+//     that a quarter-warp reads together in 8 different banks.
+// Per pixel: (2R+1) multiply-adds a channel in each direction, (1 + 2R/TW) columns of the
+// vertical pass, (1 + 2R/8) reads of each input pixel (mostly from the cache).
+#ifdef GAUSS_R
+#define FUSED_COLS (FUSED_TILE_W + 2 * GAUSS_R)
+#define FUSED_STRIDE (FUSED_COLS + 1)
+#define FUSED_TAPS (2 * GAUSS_R + 1)
+
+// RGBA8 (little-endian: R in the low byte) as floats 0..255. 0x4B000000 | b is the float
+// 2^23 + b: one bit operation and one subtraction a channel, where convert_float4 costs four
+// integer-to-float conversions (a quarter of the multiply-add rate on NVIDIA GPUs).
+inline float4 unpack_rgba8(uint u) {
+  const uint4 b = (uint4)(u, u >> 8, u >> 16, u >> 24) & 0xFFu;
+  return as_float4(b | 0x4B000000u) - 8388608.0f;
+}
+
+// 0..255 floats (slightly outside is clamped) rounded to the nearest level, packed as RGBA8.
+inline uint pack_rgba8(float4 v) {
+  const uint4 i = as_uint4(clamp(v, 0.0f, 255.0f) + 12582912.0f) & 0xFFu;
+  return i.x | i.y << 8 | i.z << 16 | i.w << 24;
+}
+
+// Adds input row j of the window (0 .. FUSED_ROWS + 2R - 1) into the outputs it reaches.
+#define FUSED_ACCUMULATE(acc, j, v)                                     \
+  _Pragma("unroll") for (int i_ = 0; i_ < FUSED_ROWS; ++i_) {           \
+    if ((j) - i_ >= 0 && (j) - i_ < FUSED_TAPS)                         \
+      acc[i_] = fma(weights[(j) - i_], v, acc[i_]);                     \
+  }
+
+kernel void gauss_fused(global const uint* src, global uint* dst, int w, int h, int edge,
+                        constant float* weights, local float4* vsum) {
+  const int g = get_local_size(0), lid = get_local_id(0);
+  const int x0 = get_group_id(0) * FUSED_TILE_W, y0 = get_group_id(1) * FUSED_ROWS;
+  const bool inner_rows = y0 - GAUSS_R >= 0 && y0 + FUSED_ROWS + GAUSS_R <= h;
+  for (int c = lid; c < FUSED_COLS; c += g) {
+    float4 acc[FUSED_ROWS];
+#pragma unroll
+    for (int i = 0; i < FUSED_ROWS; ++i) acc[i] = 0.0f;
+    const int xx = edge_index(x0 - GAUSS_R + c, w, edge);
+    if (xx >= 0) {
+      if (inner_rows) {
+        global const uint* p = src + (size_t)(y0 - GAUSS_R) * w + xx;
+#pragma unroll
+        for (int j = 0; j < FUSED_ROWS + 2 * GAUSS_R; ++j) {
+          const float4 v = unpack_rgba8(p[(size_t)j * w]);
+          FUSED_ACCUMULATE(acc, j, v)
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < FUSED_ROWS + 2 * GAUSS_R; ++j) {
+          const int yy = edge_index(y0 - GAUSS_R + j, h, edge);
+          const float4 v = yy < 0 ? (float4)(0.0f) : unpack_rgba8(src[(size_t)yy * w + xx]);
+          FUSED_ACCUMULATE(acc, j, v)
+        }
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < FUSED_ROWS; ++i) vsum[i * FUSED_STRIDE + c] = acc[i];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int t = lid; t < FUSED_TILE_W / 8 * FUSED_ROWS; t += g) {
+    const int row = t % FUSED_ROWS, first = t / FUSED_ROWS * 8;
+    local const float4* line = vsum + row * FUSED_STRIDE + first;
+    float4 acc[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) acc[i] = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 8 + 2 * GAUSS_R; ++j) {
+      const float4 v = line[j];
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        if (j - i >= 0 && j - i < FUSED_TAPS) acc[i] = fma(weights[j - i], v, acc[i]);
+    }
+    const int x = x0 + first, y = y0 + row;
+    if (y >= h) continue;
+    global uint* out = dst + (size_t)y * w + x;
+    if (x + 8 <= w && (((size_t)y * w + x) & 3) == 0) {
+      ((global uint4*)out)[0] = (uint4)(pack_rgba8(acc[0]), pack_rgba8(acc[1]),
+                                        pack_rgba8(acc[2]), pack_rgba8(acc[3]));
+      ((global uint4*)out)[1] = (uint4)(pack_rgba8(acc[4]), pack_rgba8(acc[5]),
+                                        pack_rgba8(acc[6]), pack_rgba8(acc[7]));
+    } else {
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        if (x + i < w) out[i] = pack_rgba8(acc[i]);
+    }
+  }
+}
+#endif

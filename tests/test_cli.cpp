@@ -343,6 +343,14 @@ TEST_F(Cli, GaussUsageErrorsNameTheOptionAtFault) {
       {{"--gauss", "2", "--wg", "16", in, out}, {"--wg '16'", "WxH"}},
       {{"--gauss", "2", "--wg", "0x4", in, out}, {"--wg '0x4'", "from 1 to 4096"}},
       {{"--gauss", "2", "--unroll", "4", in, out}, {"--unroll", "--box"}},
+      {{"--gauss", "2", "--segment", "4", in, out}, {"--segment", "--variant fused"}},
+      {{"--gauss", "2", "--variant", "fused", "--segment", "65", in, out},
+       {"--segment '65'", "from 1 to 64"}},
+      {{"--gauss", "2", "--variant", "fused", "--wg", "8x4", in, out}, {"--wg 8x4", "Gx1"}},
+      // 8 rows of 8 + 2 * 4000 + 1 float4: more local memory than any device has; refused
+      // before the (unrolled) program is built.
+      {{"--gauss", "1000", "--radius", "4000", "--variant", "fused", in, out},
+       {"--radius 4000", "fused", "CL_DEVICE_LOCAL_MEM_SIZE"}},
       // ceil(3 SIGMA) overflowed an int once and was reported as a negative --radius.
       {{"--gauss", "1e9", in, out}, {"--gauss 1e+09", "give --radius"}},
       {{"--box", "3", "--radius", "4", in, out}, {"--radius", "--gauss", "--box R"}},

@@ -27,6 +27,16 @@ int tolerance(GaussVariant v, Intermediate f) {
   return !gauss_is_two_pass(v) || f == Intermediate::rgba32f ? 1 : 2;
 }
 
+// GaussFilter refuses `p` on a 64x64 image with a UsageError naming `limit`.
+void expect_refusal(const GaussParams& p, const std::string& limit, const std::string& what) {
+  try {
+    GaussFilter filter(runtime(), p, 64, 64);
+    FAIL() << what << " was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(limit), std::string::npos) << e.what();
+  }
+}
+
 std::vector<Intermediate> intermediates_for(GaussVariant v) {
   if (!gauss_is_two_pass(v)) return {Intermediate::rgba32f};
   std::vector<Intermediate> all;
@@ -51,7 +61,7 @@ class GaussVariantTest : public ::testing::TestWithParam<GaussVariant> {};
 
 TEST_P(GaussVariantTest, MatchesReferenceEverywhere) {
   // `auto` is tested as what it stands for on this device (its work-group shape, formats).
-  const GaussVariant v = resolve_gauss_variant(GetParam(), runtime().device());
+  const GaussVariant v = resolve_gauss_variant(GetParam(), 16, runtime().device());
   std::map<Intermediate, int> worst;  // printed: the measured accuracy of this device
   unsigned seed = 1;
   for (const Case& c : kCases) {
@@ -122,6 +132,84 @@ TEST(GaussTiled, SeveralTilesMatchReference) {
   EXPECT_THROW(GaussFilter(runtime(), p, 64, 64), UsageError);  // no work-group to choose
 }
 
+// fused over several tiles across and down: tile widths 8 (the least: G 16, R 16) to 240
+// (G 128, R 3), tile rows 1, 3, 8 and 16, widths whose rows take 16-byte stores (a multiple of
+// 4) and ones that do not, the last tile short both ways, every edge mode.
+TEST(GaussFused, SeveralTilesMatchReference) {
+  struct Schedule {
+    int radius, group, rows;
+  };
+  for (Size s : {Size{300, 70}, Size{259, 41}}) {
+    const Image input = random_rgba(s.w, s.h, 23);
+    for (Schedule k : {Schedule{3, 128, 8}, Schedule{3, 64, 1}, Schedule{3, 32, 3},
+                       Schedule{16, 16, 16}, Schedule{16, 128, 8}}) {
+      for (const auto& edge : edge_mode_table()) {
+        GaussParams p;
+        p.sigma = k.radius / 2.0;
+        p.radius = k.radius;
+        p.variant = GaussVariant::fused;
+        p.wg = {k.group, 1};
+        p.segment = k.rows;
+        p.edge = edge.value;
+        GaussFilter filter(runtime(), p, s.w, s.h);
+        const std::string tile = "tile=" +
+                                 std::to_string(gauss_fused_tile_width(k.radius, k.group)) + "x" +
+                                 std::to_string(k.rows);
+        EXPECT_NE(filter.describe().find(tile), std::string::npos) << filter.describe();
+        EXPECT_LE(max_error(gauss_blur(runtime(), input, p),
+                            gauss_blur_reference(input, p.sigma, k.radius, edge.value)),
+                  1)
+            << s.w << "x" << s.h << " r=" << k.radius << " wg=" << k.group << "x1 rows=" << k.rows
+            << " edge=" << edge.name;
+      }
+    }
+  }
+}
+
+TEST(GaussFused, TileWidthAndLocalMemory) {
+  EXPECT_EQ(gauss_fused_tile_width(16, 128), 224);  // TW + 2R = 2G
+  EXPECT_EQ(gauss_fused_tile_width(3, 128), 248);   // a multiple of 8
+  EXPECT_EQ(gauss_fused_tile_width(63, 128), 128);
+  EXPECT_EQ(gauss_fused_tile_width(200, 128), 8);  // at least 8
+  EXPECT_EQ(gauss_fused_local_bytes(16, 128, 8), 8u * 257 * 16);
+  EXPECT_EQ(gauss_fused_local_bytes(16, 64, 16), 16u * 129 * 16);
+}
+
+TEST(GaussFused, RefusesWhatItCannotRun) {
+  GaussParams p;
+  p.sigma = 2.0;
+  p.variant = GaussVariant::fused;
+  p.wg = {8, 4};  // takes Gx1
+  EXPECT_THROW(GaussFilter(runtime(), p, 64, 64), UsageError);
+  p.wg = {};
+  p.radius = 4000;  // 8 rows of 8 + 8000 + 1 float4
+  expect_refusal(p, "CL_DEVICE_LOCAL_MEM_SIZE", "a tile larger than local memory");
+  p.radius = 2;
+  p.segment = 65;
+  EXPECT_THROW(GaussFilter(runtime(), p, 64, 64), UsageError);
+  p.segment = 4;
+  p.variant = GaussVariant::separable_local;  // --segment is fused's
+  EXPECT_THROW(GaussFilter(runtime(), p, 64, 64), UsageError);
+}
+
+// Without a tuning table auto is tiled on CPUs; on GPUs fused up to R 64, separable-local
+// beyond (and where fused's local memory does not fit).
+TEST(GaussAuto, DefaultsByDeviceClassAndRadius) {
+  DeviceInfo gpu = runtime().device(), cpu = runtime().device();
+  gpu.type = CL_DEVICE_TYPE_GPU;
+  gpu.local_mem = 48 * 1024;
+  cpu.type = CL_DEVICE_TYPE_CPU;
+  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, cpu), GaussVariant::tiled);
+  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, gpu), GaussVariant::fused);
+  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 64, gpu), GaussVariant::fused);
+  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 65, gpu),
+            GaussVariant::separable_local);
+  gpu.local_mem = 16 * 1024;  // 8 x 257 float4 do not fit
+  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, gpu),
+            GaussVariant::separable_local);
+  EXPECT_EQ(resolve_gauss_variant(GaussVariant::naive, 16, gpu), GaussVariant::naive);
+}
+
 TEST(GaussTiled, TileWidthFitsTheRingInL1) {
   EXPECT_EQ(gauss_tile_width(16), 64);   // 33 rows: 32768 / 528 = 62 columns
   EXPECT_EQ(gauss_tile_width(0), 256);   // at most 256
@@ -146,25 +234,13 @@ TEST(GaussWorkGroups, RefusesWhatTheDeviceCannotRun) {
   p.sigma = 2.0;
   p.variant = GaussVariant::naive;
   p.wg = {4096, 4096};
-  try {
-    GaussFilter filter(runtime(), p, 64, 64);
-    FAIL() << "a 4096x4096 work-group was accepted";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("CL_KERNEL_WORK_GROUP_SIZE"), std::string::npos)
-        << e.what();
-  }
+  expect_refusal(p, "CL_KERNEL_WORK_GROUP_SIZE", "a 4096x4096 work-group");
   // Local memory: a tile with a halo of 4000 pixels cannot fit in any device's local memory.
   p.variant = GaussVariant::naive_local;
   p.sigma = 1000.0;
   p.radius = 4000;
   p.wg = {4, 4};
-  try {
-    GaussFilter filter(runtime(), p, 64, 64);
-    FAIL() << "a tile larger than local memory was accepted";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("CL_DEVICE_LOCAL_MEM_SIZE"), std::string::npos)
-        << e.what();
-  }
+  expect_refusal(p, "CL_DEVICE_LOCAL_MEM_SIZE", "a tile larger than local memory");
   p.variant = GaussVariant::separable_local;
   p.sigma = 2.0;
   p.radius = -1;

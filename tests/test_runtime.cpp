@@ -54,6 +54,36 @@ TEST(ClRuntime, FailedBuildReportsLogAndOptions) {
   EXPECT_THROW(runtime.program("no_such_family", ""), Error);
 }
 
+// BLURTOOL_CL_OPTIONS reaches the compiler (a macro it defines breaks the build on purpose,
+// and the error names it among the options); BLURTOOL_BUILD_LOG prints each build.
+TEST(ClRuntime, ExtraBuildOptionsAndBuildLogFromTheEnvironment) {
+  ScopedEnv env;
+  env.set("BLURTOOL_PROGRAM_CACHE", "off");
+  env.set("BLURTOOL_CL_OPTIONS", "-DSCAN_LANES=from_the_environment");
+  Runtime runtime(select_device(""));
+  try {
+    runtime.program("box", "");
+    FAIL() << "the extra options did not reach the build";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("options '-DSCAN_LANES=from_the_environment'"),
+              std::string::npos)
+        << e.what();
+  }
+  env.set("BLURTOOL_CL_OPTIONS", "-DBLURTOOL_TEST_OPTION=1");
+  env.set("BLURTOOL_BUILD_LOG", "1");
+  ::testing::internal::CaptureStderr();
+  runtime.program("bright", "-DFROM_THE_SCHEDULE");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("blurtool: built kernels/bright.cl on " + runtime.device().name +
+                     " with options '-DFROM_THE_SCHEDULE -DBLURTOOL_TEST_OPTION=1'"),
+            std::string::npos)
+      << err;
+  env.set("BLURTOOL_BUILD_LOG", "0");
+  ::testing::internal::CaptureStderr();
+  runtime.program("bright", "-DFROM_THE_SCHEDULE -DSECOND");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
 TEST(ClRuntime, SelectsDevicesByIndexAndName) {
   const std::vector<DeviceInfo> devices = list_devices();
   ASSERT_FALSE(devices.empty());

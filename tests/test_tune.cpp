@@ -17,6 +17,7 @@
 #include "core/bright_points.h"
 #include "core/error.h"
 #include "core/gauss_blur.h"
+#include "core/gauss_reference.h"
 #include "core/tune.h"
 #include "tests/cli_support.h"
 #include "tests/test_support.h"
@@ -56,6 +57,8 @@ const char* kTable = R"({"device": "any", "entries": [
    "unroll": 4, "wg": "0x0", "ms": 1, "width": 1920, "height": 1080},
   {"op": "box", "intermediate": "rgba32f", "radius": 30, "variant": "segmented", "segment": 16,
    "unroll": 2, "wg": "8x8", "ms": 1, "width": 1920, "height": 1080},
+  {"op": "gauss", "intermediate": "rgba32f", "radius": 4, "variant": "fused", "segment": 3,
+   "unroll": 0, "wg": "64x1", "ms": 1, "width": 1920, "height": 1080},
   {"op": "gauss", "intermediate": "rgba32f", "radius": 16, "variant": "separable-local",
    "segment": 0, "unroll": 0, "wg": "32x1", "ms": 1, "width": 1920, "height": 1080},
   {"op": "bright", "intermediate": "", "radius": 8, "variant": "tree", "segment": 0,
@@ -92,6 +95,15 @@ TEST_F(Tune, AutoFollowsTheTableByRadiusAndIntermediate) {
   const GaussFilter gauss(runtime(), g, 40, 30);
   EXPECT_EQ(gauss.params().variant, GaussVariant::separable_local);
   EXPECT_EQ(gauss.params().wg.text(), "32x1");
+  g.sigma = 1;  // radius 3: the r = 4 entry, fused with its tile rows
+  const GaussFilter fused(runtime(), g, 40, 30);
+  EXPECT_EQ(fused.params().variant, GaussVariant::fused);
+  EXPECT_EQ(fused.params().segment, 3);
+  EXPECT_NE(fused.describe().find("tile=120x3 wg=64x1"), std::string::npos) << fused.describe();
+  const Image small = random_rgba(45, 29, 5);
+  EXPECT_LE(max_error(gauss_blur(runtime(), small, g),
+                      gauss_blur_reference(small, 1.0, 3, EdgeMode::clamp)),
+            1);
   BrightParams b;
   EXPECT_EQ(BrightFinder(runtime(), b, 40, 30).params().variant, BrightVariant::tree);
   b.block = 16;  // not tuned: the default
