@@ -13,12 +13,15 @@ namespace blurtool {
 
 const std::vector<Named<BrightVariant>>& bright_variant_table() {
   static const std::vector<Named<BrightVariant>> table = {
-      {BrightVariant::automatic, "auto", "per-thread, the fastest measured on GPU and CPU"},
+      {BrightVariant::automatic, "auto",
+       "the tuning table's pick, else buffer (the fastest measured on GPU and CPU)"},
       {BrightVariant::serial, "serial", "one pixel per work-item, one work-item scans the block"},
       {BrightVariant::per_thread, "per-thread", "each work-item scans a whole block"},
       {BrightVariant::tree, "tree", "one pixel per work-item, tree reduction in local memory"},
       {BrightVariant::hybrid, "hybrid", "KxK pixels per work-item (--per-item), then a tree"},
       {BrightVariant::subgroup, "subgroup", "sub-group reductions (cl_khr_subgroups)"},
+      {BrightVariant::buffer, "buffer",
+       "per-thread over a plain buffer, built per block side, 16-byte loads"},
   };
   return table;
 }
@@ -46,16 +49,16 @@ bool has_subgroups(const DeviceInfo& d) {
 BrightFinder::BrightFinder(Runtime& runtime, const BrightParams& params, int width, int height)
     : runtime_(runtime), params_(params), width_(width), height_(height) {
   validate(params_);
-  // auto: per-thread, until `blurtool tune` measures per device. At T 0.5, B 8 on 1920x1080 it
-  // was the fastest on an NVIDIA H100 (17 us; serial 31, tree 32, hybrid K=2 32) and on PoCL with
-  // 2 cores (12.5 ms; serial 13.6, hybrid 15.7, tree 18.8), unlike on the write-up's GPU, where
-  // it was the slowest (900 us against 110 us for hybrid).
+  // auto without a tuning table: buffer, the fastest measured on GPU and CPU at T 0.5, B 8 on
+  // 1920x1080: an NVIDIA H100 8.2 us (per-thread 16.8, serial 27.5, tree 27.4, hybrid 28.4);
+  // PoCL with 2 cores 0.83 ms (per-thread 12.7: its image reads are software). On the
+  // write-up's GPU per-thread was the slowest (900 us against 110 us for hybrid).
   // A tuning table (core/tune.h) overrides this for its device.
   if (params_.variant == BrightVariant::automatic) {
     const auto tuned = tuned_schedule(runtime.device(), "bright", "", params_.block);
     params_.variant = tuned ? parse_named(bright_variant_table(), tuned->variant,
                                           "the tuning table's bright-point variant")
-                            : BrightVariant::per_thread;
+                            : BrightVariant::buffer;
   }
   const BrightVariant v = params_.variant;
   const DeviceInfo& device = runtime.device();
@@ -67,11 +70,17 @@ BrightFinder::BrightFinder(Runtime& runtime, const BrightParams& params, int wid
                      "' lacks the OpenCL extension cl_khr_subgroups (sub-groups); use tree or "
                      "hybrid");
   }
-  const char* names[] = {
-      "", "bright_serial", "bright_per_thread", "bright_tree", "bright_hybrid", "bright_subgroup"};
-  kernel_ = runtime.kernel("bright", names[static_cast<int>(v)], "");
+  const char* names[] = {"",           "bright_serial",   "bright_per_thread", "bright_tree",
+                         "bright_hybrid", "bright_subgroup", "bright_buffer"};
+  kernel_ = runtime.kernel("bright", names[static_cast<int>(v)],
+                           v == BrightVariant::buffer ? "-DBRIGHT_BLOCK=" + std::to_string(b) : "");
   const size_t limit = kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device);
-  if (v == BrightVariant::per_thread) {
+  if (v == BrightVariant::buffer) {
+    // 32 neighbouring blocks of a row a warp, two rows of blocks a work-group.
+    const size_t x = std::min<size_t>(32, limit), y = std::max<size_t>(1, std::min<size_t>(2, limit / x));
+    local_ = cl::NDRange(x, y);
+    global_ = cl::NDRange(round_up(blocks_x_, x), round_up(blocks_y_, y));
+  } else if (v == BrightVariant::per_thread) {
     size_t side = 8;
     while (side * side > limit) side /= 2;
     local_ = cl::NDRange(side, side);
@@ -107,7 +116,23 @@ std::string BrightFinder::describe() const {
   return s + " wg=" + std::to_string(local_[0]) + "x" + std::to_string(local_[1]);
 }
 
+std::vector<cl::Event> BrightFinder::enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) {
+  if (!takes_buffers()) return Filter::enqueue_buffers(src, dst);
+  cl::CommandQueue& queue = runtime_.queue();
+  queue.enqueueFillBuffer(count_, cl_uint{0}, 0, sizeof(cl_uint));
+  kernel_.setArg(0, src);
+  kernel_.setArg(1, static_cast<cl_int>(width_));
+  kernel_.setArg(2, static_cast<cl_int>(height_));
+  kernel_.setArg(3, static_cast<cl_uint>(bright_threshold_units(params_.threshold)));
+  kernel_.setArg(4, count_);
+  kernel_.setArg(5, points_);
+  std::vector<cl::Event> events(1);
+  queue.enqueueNDRangeKernel(kernel_, cl::NullRange, global_, local_, nullptr, &events[0]);
+  return events;
+}
+
 std::vector<cl::Event> BrightFinder::enqueue(const cl::Image2D& src, const cl::Image2D&) {
+  if (takes_buffers()) throw Error("schedule '" + describe() + "' runs on buffers, not images");
   cl::CommandQueue& queue = runtime_.queue();
   queue.enqueueFillBuffer(count_, cl_uint{0}, 0, sizeof(cl_uint));
   kernel_.setArg(0, src);

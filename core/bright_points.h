@@ -16,9 +16,9 @@
 namespace blurtool {
 
 /// Reduction strategies (--variant). See kernels/bright.cl for what each costs.
-enum class BrightVariant { automatic, serial, per_thread, tree, hybrid, subgroup };
+enum class BrightVariant { automatic, serial, per_thread, tree, hybrid, subgroup, buffer };
 
-/// Name table: auto, serial, per-thread, tree, hybrid, subgroup.
+/// Name table: auto, serial, per-thread, tree, hybrid, subgroup, buffer.
 const std::vector<Named<BrightVariant>>& bright_variant_table();
 
 /// Largest block side: keys hold the raster index in 10 bits.
@@ -76,6 +76,8 @@ class BrightFinder : public Filter {
   /// The image read once: 4 bytes a pixel (the points written are negligible).
   std::uint64_t compulsory_bytes() const override { return 4ULL * width_ * height_; }
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
+  bool takes_buffers() const override { return params_.variant == BrightVariant::buffer; }
+  std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) override;
 
   /// The points of the last enqueue(), sorted by (y, x) (waits for the queue).
   std::vector<BrightPoint> points();

@@ -157,3 +157,46 @@ kernel void bright_glow(read_only image2d_t src, write_only image2d_t dst, int b
   }
   write_imagef(dst, (int2)(x, y), clamp(c, 0.0f, 1.0f));
 }
+
+// buffer: per-thread over a plain RGBA8 buffer (rows of width * 4 bytes, R in the low byte)
+// instead of an image: no sampler and no float conversion, and with the block side known at
+// build time (-DBRIGHT_BLOCK=B) its loops unroll. Where a block's rows are whole and 16-byte
+// aligned (B and the width multiples of 4) each row is B/4 16-byte loads; neighbouring
+// work-items take neighbouring blocks of a row, so a warp's loads cover whole cache lines.
+#ifdef BRIGHT_BLOCK
+inline uint word_key(uint u, int i) {
+  const uint l = 2126u * (u & 0xFFu) + 7152u * (u >> 8 & 0xFFu) + 722u * (u >> 16 & 0xFFu);
+  return (l << 10) | (1023u - (uint)i);
+}
+
+kernel void bright_buffer(global const uint* src, int w, int h, uint threshold,
+                          volatile global uint* count, global uint4* points) {
+  const int x0 = get_global_id(0) * BRIGHT_BLOCK, y0 = get_global_id(1) * BRIGHT_BLOCK;
+  if (x0 >= w || y0 >= h) return;
+  uint best = 0;
+  if ((BRIGHT_BLOCK & 3) == 0 && (w & 3) == 0 && x0 + BRIGHT_BLOCK <= w &&
+      y0 + BRIGHT_BLOCK <= h) {
+#pragma unroll
+    for (int j = 0; j < BRIGHT_BLOCK; ++j) {
+      global const uint4* row = (global const uint4*)(src + (size_t)(y0 + j) * w + x0);
+#pragma unroll
+      for (int q = 0; q < BRIGHT_BLOCK / 4; ++q) {
+        const uint4 p = row[q];
+        const int i = j * BRIGHT_BLOCK + 4 * q;
+        best = max(best, max(max(word_key(p.x, i), word_key(p.y, i + 1)),
+                             max(word_key(p.z, i + 2), word_key(p.w, i + 3))));
+      }
+    }
+  } else {  // a partial block, or rows that are not 16-byte aligned
+    const int bw = min(BRIGHT_BLOCK, w - x0), bh = min(BRIGHT_BLOCK, h - y0);
+    for (int j = 0; j < bh; ++j)
+      for (int i = 0; i < bw; ++i)
+        best = max(best, word_key(src[(size_t)(y0 + j) * w + x0 + i], j * BRIGHT_BLOCK + i));
+  }
+  if ((best >> 10) <= threshold) return;
+  const int i = 1023 - (int)(best & 1023u);
+  const int x = x0 + i % BRIGHT_BLOCK, y = y0 + i / BRIGHT_BLOCK;
+  const uint slot = atomic_inc(count);
+  points[slot] = (uint4)(x, y, src[(size_t)y * w + x], best >> 10);
+}
+#endif

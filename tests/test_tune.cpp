@@ -107,7 +107,7 @@ TEST_F(Tune, AutoFollowsTheTableByRadiusAndIntermediate) {
   BrightParams b;
   EXPECT_EQ(BrightFinder(runtime(), b, 40, 30).params().variant, BrightVariant::tree);
   b.block = 16;  // not tuned: the default
-  EXPECT_EQ(BrightFinder(runtime(), b, 40, 30).params().variant, BrightVariant::per_thread);
+  EXPECT_EQ(BrightFinder(runtime(), b, 40, 30).params().variant, BrightVariant::buffer);
 
   // The tuned schedule still computes the reference's result.
   const Image input = random_rgba(61, 37, 4);
