@@ -74,11 +74,12 @@ GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const Devic
   // Until `blurtool tune` measures the device: on CPUs tiled, which reads buffers instead of
   // images and keeps its ring in the L1 cache (PoCL, 2 cores, sigma 10, R 16, 1920x1080:
   // 8.7-8.9 ms; separable-local 67, fused-local 197, separable 515). On GPUs fused up to the
-  // largest radius measured (an NVIDIA H100: 0.059 ms at R 16, separable-local 0.105,
-  // separable-linear 0.235), where its local memory fits; separable-local beyond.
+  // largest radius measured (an NVIDIA H100: 0.052 ms at R 16, separable-local 0.106,
+  // separable-linear 0.115), where its local memory fits; separable-local beyond.
   if (!(device.type & CL_DEVICE_TYPE_GPU)) return GaussVariant::tiled;
   if (radius <= kGaussFusedAutoRadius &&
-      gauss_fused_local_bytes(radius, kGaussFusedGroup, kGaussFusedRows) <= device.local_mem)
+      gauss_fused_local_bytes(radius, gauss_fused_default_group(radius), kGaussFusedRows) <=
+          device.local_mem)
     return GaussVariant::fused;
   return GaussVariant::separable_local;
 }
@@ -88,8 +89,11 @@ int gauss_tile_width(int radius) {
   return 16 * std::clamp(static_cast<int>(std::lround(columns / 16)), 1, 16);
 }
 
+int gauss_fused_default_group(int radius) { return radius <= 32 ? 256 : 128; }
+
 int gauss_fused_tile_width(int radius, int group) {
-  const long long width = (2LL * group - 2LL * radius) / 8 * 8;
+  const long long columns = std::min(2LL * group, static_cast<long long>(kGaussFusedColumns));
+  const long long width = (columns - 2LL * radius) / 8 * 8;
   return static_cast<int>(std::max(8LL, width));
 }
 
@@ -165,10 +169,12 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
     throw UsageError("--wg " + params_.wg.text() +
                      ": variant tiled runs one work-item per tile and takes no work-group size");
   }
-  if (params_.wg.is_default()) {
-    params_.wg = v == GaussVariant::fused ? WorkGroup{kGaussFusedGroup, 1}
-                 : row                    ? WorkGroup{64, 1}
-                                          : WorkGroup{16, 16};
+  if (params_.wg.is_default() && v == GaussVariant::fused) {
+    // Within the device's work-group limit: the tile is built for the size.
+    const size_t limit = std::max<size_t>(1, runtime.device().max_work_group);
+    params_.wg = {static_cast<int>(std::min<size_t>(gauss_fused_default_group(radius_), limit)), 1};
+  } else if (params_.wg.is_default()) {
+    params_.wg = row ? WorkGroup{64, 1} : WorkGroup{16, 16};
   } else if (v == GaussVariant::fused && params_.wg.y != 1) {
     throw UsageError("--wg " + params_.wg.text() +
                      ": variant fused takes Gx1 (G work-items share a tile of output rows)");

@@ -393,12 +393,14 @@ inline uint pack_rgba8(float4 v) {
   return i.x | i.y << 8 | i.z << 16 | i.w << 24;
 }
 
-// Adds input row j of the window (0 .. FUSED_ROWS + 2R - 1) into the outputs it reaches.
-#define FUSED_ACCUMULATE(acc, j, v)                                     \
-  _Pragma("unroll") for (int i_ = 0; i_ < FUSED_ROWS; ++i_) {           \
-    if ((j) - i_ >= 0 && (j) - i_ < FUSED_TAPS)                         \
-      acc[i_] = fma(weights[(j) - i_], v, acc[i_]);                     \
-  }
+// Adds input row j of the window (0 .. FUSED_ROWS + 2R - 1) into the outputs it reaches. With
+// j a constant (the callers' loops unroll) every index below is one too, and acc stays in
+// registers.
+inline void fused_accumulate(float4* acc, int j, float4 v, constant float* weights) {
+#pragma unroll
+  for (int i = 0; i < FUSED_ROWS; ++i)
+    if (j - i >= 0 && j - i < FUSED_TAPS) acc[i] = fma(weights[j - i], v, acc[i]);
+}
 
 kernel void gauss_fused(global const uint* src, global uint* dst, int w, int h, int edge,
                         constant float* weights, local float4* vsum) {
@@ -416,14 +418,14 @@ kernel void gauss_fused(global const uint* src, global uint* dst, int w, int h, 
 #pragma unroll
         for (int j = 0; j < FUSED_ROWS + 2 * GAUSS_R; ++j) {
           const float4 v = unpack_rgba8(p[(size_t)j * w]);
-          FUSED_ACCUMULATE(acc, j, v)
+          fused_accumulate(acc, j, v, weights);
         }
       } else {
 #pragma unroll
         for (int j = 0; j < FUSED_ROWS + 2 * GAUSS_R; ++j) {
           const int yy = edge_index(y0 - GAUSS_R + j, h, edge);
           const float4 v = yy < 0 ? (float4)(0.0f) : unpack_rgba8(src[(size_t)yy * w + xx]);
-          FUSED_ACCUMULATE(acc, j, v)
+          fused_accumulate(acc, j, v, weights);
         }
       }
     }

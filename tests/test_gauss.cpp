@@ -132,7 +132,7 @@ TEST(GaussTiled, SeveralTilesMatchReference) {
   EXPECT_THROW(GaussFilter(runtime(), p, 64, 64), UsageError);  // no work-group to choose
 }
 
-// fused over several tiles across and down: tile widths 8 (the least: G 16, R 16) to 240
+// fused over several tiles across and down: tile widths 8 (the least: G 16, R 16) to 248
 // (G 128, R 3), tile rows 1, 3, 8 and 16, widths whose rows take 16-byte stores (a multiple of
 // 4) and ones that do not, the last tile short both ways, every edge mode.
 TEST(GaussFused, SeveralTilesMatchReference) {
@@ -171,6 +171,10 @@ TEST(GaussFused, TileWidthAndLocalMemory) {
   EXPECT_EQ(gauss_fused_tile_width(3, 128), 248);   // a multiple of 8
   EXPECT_EQ(gauss_fused_tile_width(63, 128), 128);
   EXPECT_EQ(gauss_fused_tile_width(200, 128), 8);  // at least 8
+  EXPECT_EQ(gauss_fused_tile_width(16, 256), 224);  // TW + 2R <= 256 however large G is
+  EXPECT_EQ(gauss_fused_tile_width(16, 64), 96);
+  EXPECT_EQ(gauss_fused_default_group(32), 256);
+  EXPECT_EQ(gauss_fused_default_group(33), 128);
   EXPECT_EQ(gauss_fused_local_bytes(16, 128, 8), 8u * 257 * 16);
   EXPECT_EQ(gauss_fused_local_bytes(16, 64, 16), 16u * 129 * 16);
 }
