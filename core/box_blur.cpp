@@ -93,6 +93,11 @@ std::pair<size_t, size_t> fused_local_parts(int radius, WorkGroup wg) {
 
 }  // namespace
 
+size_t box_segmented_local_bytes(int radius, int segment, int items) {
+  const size_t span = static_cast<size_t>(items) * segment + 2 * static_cast<size_t>(radius) + 1;
+  return sizeof(cl_uint4) * (span + items);
+}
+
 size_t box_fused_local_bytes(int radius, WorkGroup wg) {
   const auto [cols, out] = fused_local_parts(radius, wg);
   return cols + out;
@@ -157,8 +162,7 @@ constexpr int kScanCols = 16, kScanLanes = 16;  // kernels/box.cl SCAN_COLS, SCA
 size_t BoxFilter::row_group_size() const {
   const int seg = params_.segment;
   auto local_bytes = [&](size_t items) {
-    const size_t chunk = items * seg, span = chunk + 2 * static_cast<size_t>(params_.radius) + 1;
-    return sizeof(cl_uint4) * (span + items);
+    return box_segmented_local_bytes(params_.radius, seg, static_cast<int>(items));
   };
   const DeviceInfo& d = runtime_.device();
   const size_t limit = kernels_[0].getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(d.device);

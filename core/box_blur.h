@@ -105,6 +105,11 @@ BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo&
 /// above) and the output tile.
 size_t box_fused_local_bytes(int radius, WorkGroup wg);
 
+/// Local memory, in bytes, of `segmented-local`'s row pass with `items` work-items (--wg Lx1)
+/// of `segment` pixels each: the staged row span (items * segment + 2R + 1) and one sum a
+/// work-item, 16 bytes each.
+size_t box_segmented_local_bytes(int radius, int segment, int items);
+
 /// A box filter schedule for `width` x `height` RGBA8 images on one device: builds (or takes
 /// from the cache) its program and allocates its intermediate image.
 /// Throws blurtool::UsageError for invalid parameters, blurtool::Error for device limits or a
