@@ -227,9 +227,11 @@ std::vector<TunedSchedule> tune(Runtime& runtime, const TuneOptions& o, std::ost
       if (gpu) add(GaussVariant::separable, {});  // 0.5 s a run on a 2-core CPU
       // fused is built for each radius: on CPUs, seconds a build for a schedule that loses
       // to tiled (PoCL, 2 cores, R 16: 14.8 ms against 8.9).
-      if (gpu)
-        for (auto [group, rows] : {std::pair{128, 8}, {64, 8}, {256, 4}, {64, 16}})
+      if (gpu) {
+        add(GaussVariant::fused, {});  // its defaults for the radius (256x1 or 128x1, 8 rows)
+        for (auto [group, rows] : {std::pair{128, 8}, {256, 4}, {64, 16}})
           add(GaussVariant::fused, {group, 1}, rows);
+      }
       run_case("gauss r=" + std::to_string(radius) + " " + f.name, std::move(cs));
     }
   }
