@@ -94,7 +94,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
                  " pixels (default: ceil(3 SIGMA)); weights renormalised after truncation",
        cxxopts::value<std::string>(), "R")
       ("wg", "work-group size WxH of the Gaussian kernels (default 16x16; Gx1 for "
-             "separable-local, default 64x1; Gx1 for fused, default 128x1), or of box 'segmented' over its (segment, row) "
+             "separable-local, default 64x1; Gx1 for fused, default 256x1 up to radius 32, "
+             "128x1 beyond), or of box 'segmented' over its (segment, row) "
              "and (column, segment) grids (default 4x16 and 64x1), or Lx1 of the row pass of "
              "'segmented-local' (default 128x1), or CxB of box 'fused': C work-items along a "
              "row, B rows at a time (default 32x4)",
@@ -248,8 +249,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
     g.edge = edge;
     if (parsed.count("wg")) g.wg = parse_work_group(parsed["wg"].as<std::string>());
     if (parsed.count("segment"))
-      g.segment = parse_int(parsed["segment"].as<std::string>(), "--segment", 1,
-                            kMaxGaussFusedRows, "the tile rows");
+      g.segment = parse_int(parsed["segment"].as<std::string>(), "--segment", 1, kMaxGaussFusedRows,
+                            "the tile rows");
     validate(g);
     o.sweep_wg = parsed.count("sweep-wg") > 0;
   }

@@ -70,14 +70,20 @@ BrightFinder::BrightFinder(Runtime& runtime, const BrightParams& params, int wid
                      "' lacks the OpenCL extension cl_khr_subgroups (sub-groups); use tree or "
                      "hybrid");
   }
-  const char* names[] = {"",           "bright_serial",   "bright_per_thread", "bright_tree",
-                         "bright_hybrid", "bright_subgroup", "bright_buffer"};
+  const char* names[] = {"",
+                         "bright_serial",
+                         "bright_per_thread",
+                         "bright_tree",
+                         "bright_hybrid",
+                         "bright_subgroup",
+                         "bright_buffer"};
   kernel_ = runtime.kernel("bright", names[static_cast<int>(v)],
                            v == BrightVariant::buffer ? "-DBRIGHT_BLOCK=" + std::to_string(b) : "");
   const size_t limit = kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device);
   if (v == BrightVariant::buffer) {
     // 32 neighbouring blocks of a row a warp, two rows of blocks a work-group.
-    const size_t x = std::min<size_t>(32, limit), y = std::max<size_t>(1, std::min<size_t>(2, limit / x));
+    const size_t x = std::min<size_t>(32, limit),
+                 y = std::max<size_t>(1, std::min<size_t>(2, limit / x));
     local_ = cl::NDRange(x, y);
     global_ = cl::NDRange(round_up(blocks_x_, x), round_up(blocks_y_, y));
   } else if (v == BrightVariant::per_thread) {

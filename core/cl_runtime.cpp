@@ -380,8 +380,7 @@ cl::Program& Runtime::program(const std::string& family, const std::string& sche
     const std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_.device);
     std::fprintf(stderr, "blurtool: built kernels/%s.cl on %s with options '%s'%s%s\n",
                  family.c_str(), device_.name.c_str(), options.c_str(),
-                 log.find_first_not_of(" \n\r\t") == std::string::npos ? "" : ":\n",
-                 log.c_str());
+                 log.find_first_not_of(" \n\r\t") == std::string::npos ? "" : ":\n", log.c_str());
   }
   if (use_disk && store) {
     try {

@@ -62,8 +62,8 @@ void validate(const GaussParams& p) {
   if (!p.wg.is_default() && (p.wg.x < 1 || p.wg.y < 1))
     throw UsageError("--wg " + p.wg.text() + ": both sizes must be 1 or more");
   if (p.segment < 0 || p.segment > kMaxGaussFusedRows)
-    throw UsageError("--segment " + std::to_string(p.segment) + ": the tile rows must be from 1 to " +
-                     std::to_string(kMaxGaussFusedRows));
+    throw UsageError("--segment " + std::to_string(p.segment) +
+                     ": the tile rows must be from 1 to " + std::to_string(kMaxGaussFusedRows));
   if (p.segment != 0 && p.variant != GaussVariant::fused)
     throw UsageError("--segment " + std::to_string(p.segment) +
                      ": goes with --gauss only for --variant fused (its tile rows)");
@@ -89,7 +89,9 @@ int gauss_tile_width(int radius) {
   return 16 * std::clamp(static_cast<int>(std::lround(columns / 16)), 1, 16);
 }
 
-int gauss_fused_default_group(int radius) { return radius <= 32 ? 256 : 128; }
+int gauss_fused_default_group(int radius) {
+  return radius <= 32 ? 256 : 128;
+}
 
 int gauss_fused_tile_width(int radius, int group) {
   const long long columns = std::min(2LL * group, static_cast<long long>(kGaussFusedColumns));

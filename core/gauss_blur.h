@@ -84,7 +84,7 @@ struct GaussParams {
   GaussVariant variant = GaussVariant::automatic;
   Intermediate intermediate = Intermediate::rgba32f;  ///< two-pass variants only
   EdgeMode edge = EdgeMode::clamp;
-  WorkGroup wg;  ///< 0x0: 16x16 for 2-D, 64x1 for row segments, fused gauss_fused_default_group
+  WorkGroup wg;     ///< 0x0: 16x16 for 2-D, 64x1 for row segments, fused gauss_fused_default_group
   int segment = 0;  ///< fused: output rows of a tile, 1..kMaxGaussFusedRows; 0: kGaussFusedRows
 };
 

@@ -212,9 +212,9 @@ TEST(BoxSegmented, EverySegmentLengthAndWorkGroupMatchesTheReference) {
                                      ? box_segmented_local_bytes(radius, segment, wg.x)
                                      : 0;
             expect_blur_or_refusal(input, p, local, expected, f == Intermediate::rgba32f ? 0 : 1,
-                                   std::string(name_of(box_variant_table(), v)) + " r=" +
-                                       std::to_string(radius) + " segment=" +
-                                       std::to_string(segment) + " wg=" + wg.text() +
+                                   std::string(name_of(box_variant_table(), v)) +
+                                       " r=" + std::to_string(radius) +
+                                       " segment=" + std::to_string(segment) + " wg=" + wg.text() +
                                        " intermediate=" + name_of(intermediate_table(), f));
           }
         }

@@ -152,9 +152,9 @@ TEST(GaussFused, SeveralTilesMatchReference) {
         p.segment = k.rows;
         p.edge = edge.value;
         GaussFilter filter(runtime(), p, s.w, s.h);
-        const std::string tile = "tile=" +
-                                 std::to_string(gauss_fused_tile_width(k.radius, k.group)) + "x" +
-                                 std::to_string(k.rows);
+        const std::string tile =
+            "tile=" + std::to_string(gauss_fused_tile_width(k.radius, k.group)) + "x" +
+            std::to_string(k.rows);
         EXPECT_NE(filter.describe().find(tile), std::string::npos) << filter.describe();
         EXPECT_LE(max_error(gauss_blur(runtime(), input, p),
                             gauss_blur_reference(input, p.sigma, k.radius, edge.value)),
@@ -170,7 +170,7 @@ TEST(GaussFused, TileWidthAndLocalMemory) {
   EXPECT_EQ(gauss_fused_tile_width(16, 128), 224);  // TW + 2R = 2G
   EXPECT_EQ(gauss_fused_tile_width(3, 128), 248);   // a multiple of 8
   EXPECT_EQ(gauss_fused_tile_width(63, 128), 128);
-  EXPECT_EQ(gauss_fused_tile_width(200, 128), 8);  // at least 8
+  EXPECT_EQ(gauss_fused_tile_width(200, 128), 8);   // at least 8
   EXPECT_EQ(gauss_fused_tile_width(16, 256), 224);  // TW + 2R <= 256 however large G is
   EXPECT_EQ(gauss_fused_tile_width(16, 64), 96);
   EXPECT_EQ(gauss_fused_default_group(32), 256);
@@ -206,11 +206,9 @@ TEST(GaussAuto, DefaultsByDeviceClassAndRadius) {
   EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, cpu), GaussVariant::tiled);
   EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, gpu), GaussVariant::fused);
   EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 64, gpu), GaussVariant::fused);
-  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 65, gpu),
-            GaussVariant::separable_local);
+  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 65, gpu), GaussVariant::separable_local);
   gpu.local_mem = 16 * 1024;  // 8 x 257 float4 do not fit
-  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, gpu),
-            GaussVariant::separable_local);
+  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, gpu), GaussVariant::separable_local);
   EXPECT_EQ(resolve_gauss_variant(GaussVariant::naive, 16, gpu), GaussVariant::naive);
 }
 
