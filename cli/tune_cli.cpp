@@ -16,10 +16,11 @@ int run_tune_command(int argc, const char* const* argv) {
       "Measures which schedule is fastest on one device for each case (box blur at radii 1, 8, "
       "30, 63 and Gaussian blur at radii 4, 16, 30, each with every intermediate format; bright "
       "points with blocks 8 and 16), with its segment, unroll and work-group size, on a "
-      "1920x1080 image, and stores the winners for --variant auto in the cache directory, one "
-      "table per device and driver. A request uses the winner tuned at the smallest radius at "
-      "or above its own; above the largest, and on devices without a table, auto keeps the "
-      "defaults measured for the device class. BLURTOOL_TUNE=off ignores the tables.\n");
+      "1920x1080 image and, on GPUs, on a 3024x4032 one, and stores the winners for --variant "
+      "auto in the cache directory, one table per device and driver. A request uses the image "
+      "size nearest its own, then the winner tuned at the smallest radius at or above its own; "
+      "above the largest, and on devices without a table, auto keeps the defaults measured for "
+      "the device class. BLURTOOL_TUNE=off ignores the tables.\n");
   spec.custom_help("[options]");
   // clang-format off
   spec.add_options()
@@ -28,7 +29,8 @@ int run_tune_command(int argc, const char* const* argv) {
        cxxopts::value<std::string>(), "N|TEXT")
       ("runs", "timed repetitions per candidate after a warm-up, 1..1000 (slow ones fewer: 3 "
                "above 0.1 s, 1 above 1 s)", cxxopts::value<std::string>()->default_value("5"), "N")
-      ("scale", "multiply the image sides by F, 0 < F <= 1 (default 1: 1920x1080)",
+      ("scale", "multiply the image sides by F, 0 < F <= 1 (default 1: 1920x1080 and "
+                "3024x4032)",
        cxxopts::value<std::string>(), "F")
       ("q,quiet", "print only the table's path")
       ("h,help", "print this help");

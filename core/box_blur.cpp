@@ -229,9 +229,9 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
     : runtime_(runtime), params_(params), width_(width), height_(height) {
   validate(params_);
   if (params_.variant == BoxVariant::automatic) {
-    const auto tuned = tuned_schedule(runtime.device(), "box",
-                                      name_of(intermediate_table(), params_.intermediate),
-                                      params_.radius);
+    const auto tuned =
+        tuned_schedule(runtime.device(), "box", name_of(intermediate_table(), params_.intermediate),
+                       params_.radius, static_cast<std::uint64_t>(width) * height);
     if (tuned) {
       params_.variant = parse_named(box_variant_table(), tuned->variant,
                                     "the tuning table's box variant");

@@ -55,7 +55,8 @@ BrightFinder::BrightFinder(Runtime& runtime, const BrightParams& params, int wid
   // write-up's GPU per-thread was the slowest (900 us against 110 us for hybrid).
   // A tuning table (core/tune.h) overrides this for its device.
   if (params_.variant == BrightVariant::automatic) {
-    const auto tuned = tuned_schedule(runtime.device(), "bright", "", params_.block);
+    const auto tuned = tuned_schedule(runtime.device(), "bright", "", params_.block,
+                                      static_cast<std::uint64_t>(width) * height);
     params_.variant = tuned ? parse_named(bright_variant_table(), tuned->variant,
                                           "the tuning table's bright-point variant")
                             : BrightVariant::buffer;

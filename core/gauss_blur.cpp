@@ -156,7 +156,8 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
   radius_ = params_.radius = gauss_radius(params_);
   if (params_.variant == GaussVariant::automatic) {
     const auto tuned = tuned_schedule(runtime.device(), "gauss",
-                                      name_of(intermediate_table(), params_.intermediate), radius_);
+                                      name_of(intermediate_table(), params_.intermediate), radius_,
+                                      static_cast<std::uint64_t>(width) * height);
     if (tuned) {
       params_.variant = parse_named(gauss_variant_table(), tuned->variant,
                                     "the tuning table's Gaussian variant");

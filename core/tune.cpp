@@ -2,6 +2,7 @@
 #include "core/tune.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -25,6 +26,8 @@ namespace blurtool {
 namespace {
 
 constexpr int kTuneWidth = 1920, kTuneHeight = 1080;
+// The second size class on GPUs: the box-blur write-up's photo size.
+constexpr int kTuneLargeWidth = 3024, kTuneLargeHeight = 4032;
 // The radii each case is tuned at; a request is served by the smallest tuned radius at or above
 // it. The box radii span the write-up's sweep (1..63), the Gaussian ones sigma 1.3 to 10.
 const std::vector<int> kBoxRadii = {1, 8, 30, 63};
@@ -98,7 +101,8 @@ std::string tune_table_path(const DeviceInfo& d) {
 }
 
 std::optional<TunedSchedule> tuned_schedule(const DeviceInfo& device, const std::string& op,
-                                            const std::string& intermediate, int radius) {
+                                            const std::string& intermediate, int radius,
+                                            std::uint64_t pixels) {
   if (const char* off = std::getenv("BLURTOOL_TUNE"); off && std::string(off) == "off")
     return std::nullopt;
   const std::string path = tune_table_path(device);
@@ -112,22 +116,35 @@ std::optional<TunedSchedule> tuned_schedule(const DeviceInfo& device, const std:
   auto it = tables.find(path);
   if (it == tables.end() || it->second.written != written || it->second.size != size)
     it = tables.insert_or_assign(path, CachedTable{written, size, read_table(path)}).first;
+  // The size class: of the image sizes the table holds for this op and format, the one
+  // nearest to `pixels` by ratio (the larger on a tie, and when `pixels` is 0).
+  double size_class = 0, nearest = 0;
+  for (const TunedSchedule& t : it->second.entries) {
+    if (t.op != op || t.intermediate != intermediate) continue;
+    const double size = std::max(1.0, static_cast<double>(t.width) * t.height);
+    const double distance = pixels ? std::abs(std::log(size / static_cast<double>(pixels))) : 0;
+    if (size_class == 0 || distance < nearest || (distance == nearest && size > size_class)) {
+      size_class = size;
+      nearest = distance;
+    }
+  }
   const TunedSchedule* best = nullptr;
   for (const TunedSchedule& t : it->second.entries) {
-    if (t.op != op || t.intermediate != intermediate || t.radius < radius) continue;
+    if (t.op != op || t.intermediate != intermediate || t.radius < radius ||
+        std::max(1.0, static_cast<double>(t.width) * t.height) != size_class)
+      continue;
     if (!best || t.radius < best->radius) best = &t;
   }
   if (!best) return std::nullopt;
   return *best;
 }
 
-std::vector<TunedSchedule> tune(Runtime& runtime, const TuneOptions& o, std::ostream* log) {
-  const int w = std::max(1, static_cast<int>(kTuneWidth * o.scale));
-  const int h = std::max(1, static_cast<int>(kTuneHeight * o.scale));
-  const Image image = suite_image(w, h);
-  const bool gpu = runtime.device().type & CL_DEVICE_TYPE_GPU;
-  std::vector<TunedSchedule> table;
+namespace {
 
+// The cases of `blurtool tune` on one w x h image: appends each case's winner to `table`.
+void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h, bool gpu,
+               std::vector<TunedSchedule>& table, std::ostream* log) {
+  const Image image = suite_image(w, h);
   // Times the candidates of one case (all with the case's op, radius and intermediate) and
   // appends the fastest to the table.
   auto run_case = [&](const std::string& label, std::vector<Candidate> candidates) {
@@ -252,6 +269,21 @@ std::vector<TunedSchedule> tune(Runtime& runtime, const TuneOptions& o, std::ost
                     }});
     }
     run_case("bright B=" + std::to_string(block), std::move(cs));
+  }
+}
+
+}  // namespace
+
+std::vector<TunedSchedule> tune(Runtime& runtime, const TuneOptions& o, std::ostream* log) {
+  const bool gpu = runtime.device().type & CL_DEVICE_TYPE_GPU;
+  std::vector<std::pair<int, int>> sizes = {{kTuneWidth, kTuneHeight}};
+  if (gpu) sizes.push_back({kTuneLargeWidth, kTuneLargeHeight});
+  std::vector<TunedSchedule> table;
+  for (auto [full_w, full_h] : sizes) {
+    const int w = std::max(1, static_cast<int>(full_w * o.scale));
+    const int h = std::max(1, static_cast<int>(full_h * o.scale));
+    if (log) *log << "on " << w << "x" << h << ":" << std::endl;
+    tune_size(runtime, o, w, h, gpu, table, log);
   }
 
   const DeviceInfo& d = runtime.device();

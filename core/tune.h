@@ -5,6 +5,7 @@
 // defaults measured best for the device class (GPU or CPU).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -35,27 +36,30 @@ struct TunedSchedule {
 /// (unsafe characters replaced by '_'), so that a new driver starts without a table.
 std::string tune_table_path(const DeviceInfo& device);
 
-/// The tuned schedule `auto` uses for `op` at `radius` with `intermediate` on `device`: the
-/// entry tuned at the smallest radius at or above `radius` (tables hold radii 1..63 for the
-/// box, 4..30 for the Gaussian, blocks 8 and 16 for bright points); none above the largest
-/// tuned radius, without a table, or when $BLURTOOL_TUNE is "off". The table is read once per
-/// process and again when the file changes. Throws blurtool::Error naming the file when it is
-/// not a tuning table.
+/// The tuned schedule `auto` uses for `op` at `radius` with `intermediate` on an image of
+/// `pixels` pixels on `device`: among the image sizes the table was tuned on (1920x1080, and on
+/// GPUs 3024x4032), the one nearest to `pixels` by ratio (the largest when `pixels` is 0); in
+/// it, the entry tuned at the smallest radius at or above `radius` (tables hold radii 1..63
+/// for the box, 4..30 for the Gaussian, blocks 8 and 16 for bright points); none above the
+/// largest tuned radius, without a table, or when $BLURTOOL_TUNE is "off". The table is read
+/// once per process and again when the file changes. Throws blurtool::Error naming the file
+/// when it is not a tuning table.
 std::optional<TunedSchedule> tuned_schedule(const DeviceInfo& device, const std::string& op,
-                                            const std::string& intermediate, int radius);
+                                            const std::string& intermediate, int radius,
+                                            std::uint64_t pixels);
 
 /// What `blurtool tune` measures.
 struct TuneOptions {
   int runs = 5;        ///< timed repetitions per candidate after one warm-up
-  double scale = 1.0;  ///< image sides times this: 1 is 1920x1080 (tests use less)
+  double scale = 1.0;  ///< image sides times this: 1 is 1920x1080 and 3024x4032 (tests use less)
 };
 
-/// Times every candidate schedule of each case on `runtime`'s device (on a 1920x1080 photo-like
-/// image, scaled), keeps the fastest of each case and writes the table atomically to
-/// tune_table_path(); prints one line per case to `log` (candidates, winner, time). A candidate
-/// the device cannot run (a work-group, local memory or feature it lacks) is skipped. Returns
-/// the table's entries. Throws blurtool::Error when the table cannot be written, cl::Error for
-/// device failures.
+/// Times every candidate schedule of each case on `runtime`'s device, on a 1920x1080
+/// photo-like image and, on GPUs, on a 3024x4032 one too (both scaled), keeps the fastest of
+/// each case and size and writes the table atomically to tune_table_path(); prints one line per
+/// case to `log` (candidates, winner, time). A candidate the device cannot run (a work-group,
+/// local memory or feature it lacks) is skipped. Returns the table's entries. Throws
+/// blurtool::Error when the table cannot be written, cl::Error for device failures.
 std::vector<TunedSchedule> tune(Runtime& runtime, const TuneOptions& options, std::ostream* log);
 
 }  // namespace blurtool

@@ -120,6 +120,33 @@ TEST_F(Tune, AutoFollowsTheTableByRadiusAndIntermediate) {
   EXPECT_EQ(auto_box(5).params().variant, plain);
 }
 
+// A table tuned on two image sizes: a request takes the size nearest to its own by ratio
+// (the larger when the size is unknown), then the radius rule within that size.
+TEST_F(Tune, AutoFollowsTheNearestImageSize) {
+  write_table(R"({"device": "any", "entries": [
+    {"op": "box", "intermediate": "rgba32f", "radius": 30, "variant": "segmented", "segment": 0,
+     "unroll": 0, "wg": "0x0", "ms": 1, "width": 1920, "height": 1080},
+    {"op": "box", "intermediate": "rgba32f", "radius": 30, "variant": "unrolled", "segment": 0,
+     "unroll": 4, "wg": "0x0", "ms": 1, "width": 3024, "height": 4032},
+    {"op": "box", "intermediate": "rgba32f", "radius": 63, "variant": "scan", "segment": 0,
+     "unroll": 0, "wg": "0x0", "ms": 1, "width": 1920, "height": 1080}]})");
+  const DeviceInfo& d = runtime().device();
+  auto variant_for = [&](int radius, std::uint64_t pixels) {
+    const auto t = tuned_schedule(d, "box", "rgba32f", radius, pixels);
+    return t ? t->variant : std::string("none");
+  };
+  EXPECT_EQ(variant_for(30, 40 * 30), "segmented");
+  EXPECT_EQ(variant_for(30, 1920 * 1080), "segmented");
+  EXPECT_EQ(variant_for(30, 2000 * 2000), "segmented");  // 4.0 MP: nearer 2.1 than 12.2
+  EXPECT_EQ(variant_for(30, 3000 * 3000), "unrolled");   // 9.0 MP
+  EXPECT_EQ(variant_for(30, 8000 * 6000), "unrolled");
+  EXPECT_EQ(variant_for(30, 0), "unrolled");
+  EXPECT_EQ(variant_for(40, 1920 * 1080), "scan");  // r 31..63: the small size's r = 63 entry
+  EXPECT_EQ(variant_for(40, 3024 * 4032), "none");  // the large size has no radius above 30
+  // A filter passes its own size: a 40x30 box blur takes the small size's pick.
+  EXPECT_EQ(auto_box(30).params().variant, BoxVariant::segmented);
+}
+
 TEST_F(Tune, RefusesACorruptTableByName) {
   write_table("{\"entries\": [{\"op\": \"box\"}]}");
   try {
@@ -141,11 +168,14 @@ TEST_F(Tune, WritesAWinnerForEveryCaseThatAutoThenPicks) {
   o.runs = 1;
   o.scale = 0.03;  // 58x32: the candidates' speed does not matter here
   const std::vector<TunedSchedule> table = tune(runtime(), o, nullptr);
-  ASSERT_EQ(table.size(), 4u * 3 + 3u * 3 + 2);  // box radii x formats, Gaussian, bright blocks
+  // Box radii x formats, Gaussian radii x formats, bright blocks; on GPUs for two image sizes.
+  const size_t sizes = runtime().device().type & CL_DEVICE_TYPE_GPU ? 2 : 1;
+  ASSERT_EQ(table.size(), sizes * (4u * 3 + 3u * 3 + 2));
   for (const TunedSchedule& t : table) EXPECT_GT(t.ms, 0) << t.op << " " << t.radius;
   ASSERT_TRUE(fs::exists(tune_table_path(runtime().device())));
   for (const TunedSchedule& t : table) {
-    if (t.op != "box") continue;
+    // auto_box asks for 40x30: the size class of the first (smaller) image.
+    if (t.op != "box" || t.width != table.front().width) continue;
     const Intermediate f = parse_named(intermediate_table(), t.intermediate, "intermediate");
     const BoxFilter auto_filter = auto_box(t.radius, f);
     EXPECT_EQ(name_of(box_variant_table(), auto_filter.params().variant), t.variant)
