@@ -125,14 +125,18 @@ std::string BrightFinder::describe() const {
 
 std::vector<cl::Event> BrightFinder::enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) {
   if (!takes_buffers()) return Filter::enqueue_buffers(src, dst);
-  cl::CommandQueue& queue = runtime_.queue();
-  queue.enqueueFillBuffer(count_, cl_uint{0}, 0, sizeof(cl_uint));
   kernel_.setArg(0, src);
   kernel_.setArg(1, static_cast<cl_int>(width_));
   kernel_.setArg(2, static_cast<cl_int>(height_));
   kernel_.setArg(3, static_cast<cl_uint>(bright_threshold_units(params_.threshold)));
   kernel_.setArg(4, count_);
   kernel_.setArg(5, points_);
+  return launch();
+}
+
+std::vector<cl::Event> BrightFinder::launch() {
+  cl::CommandQueue& queue = runtime_.queue();
+  queue.enqueueFillBuffer(count_, cl_uint{0}, 0, sizeof(cl_uint));
   std::vector<cl::Event> events(1);
   queue.enqueueNDRangeKernel(kernel_, cl::NullRange, global_, local_, nullptr, &events[0]);
   return events;
@@ -140,8 +144,6 @@ std::vector<cl::Event> BrightFinder::enqueue_buffers(const cl::Buffer& src, cons
 
 std::vector<cl::Event> BrightFinder::enqueue(const cl::Image2D& src, const cl::Image2D&) {
   if (takes_buffers()) throw Error("schedule '" + describe() + "' runs on buffers, not images");
-  cl::CommandQueue& queue = runtime_.queue();
-  queue.enqueueFillBuffer(count_, cl_uint{0}, 0, sizeof(cl_uint));
   kernel_.setArg(0, src);
   kernel_.setArg(1, static_cast<cl_int>(params_.block));
   kernel_.setArg(2, static_cast<cl_uint>(bright_threshold_units(params_.threshold)));
@@ -151,9 +153,7 @@ std::vector<cl::Event> BrightFinder::enqueue(const cl::Image2D& src, const cl::I
   if (params_.variant == BrightVariant::hybrid)
     kernel_.setArg(next++, static_cast<cl_int>(params_.per_item));
   if (local_bytes_) kernel_.setArg(next, cl::Local(local_bytes_));
-  std::vector<cl::Event> events(1);
-  queue.enqueueNDRangeKernel(kernel_, cl::NullRange, global_, local_, nullptr, &events[0]);
-  return events;
+  return launch();
 }
 
 std::vector<BrightPoint> BrightFinder::points() {

@@ -85,6 +85,9 @@ class BrightFinder : public Filter {
   const BrightParams& params() const { return params_; }
 
  private:
+  /// Resets the point counter and runs the kernel, its arguments set.
+  std::vector<cl::Event> launch();
+
   Runtime& runtime_;
   BrightParams params_;
   int width_, height_, blocks_x_, blocks_y_;

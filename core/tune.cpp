@@ -142,8 +142,9 @@ std::optional<TunedSchedule> tuned_schedule(const DeviceInfo& device, const std:
 namespace {
 
 // The cases of `blurtool tune` on one w x h image: appends each case's winner to `table`.
-void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h, bool gpu,
+void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h,
                std::vector<TunedSchedule>& table, std::ostream* log) {
+  const bool gpu = runtime.device().type & CL_DEVICE_TYPE_GPU;
   const Image image = suite_image(w, h);
   // Times the candidates of one case (all with the case's op, radius and intermediate) and
   // appends the fastest to the table.
@@ -283,7 +284,7 @@ std::vector<TunedSchedule> tune(Runtime& runtime, const TuneOptions& o, std::ost
     const int w = std::max(1, static_cast<int>(full_w * o.scale));
     const int h = std::max(1, static_cast<int>(full_h * o.scale));
     if (log) *log << "on " << w << "x" << h << ":" << std::endl;
-    tune_size(runtime, o, w, h, gpu, table, log);
+    tune_size(runtime, o, w, h, table, log);
   }
 
   const DeviceInfo& d = runtime.device();
