@@ -82,7 +82,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
                  " (default 8; 2 for segmented and segmented-local)", cxxopts::value<std::string>(), "N")
       ("segment", "pixels per work-item of 'segmented' and 'segmented-local', rows of a "
                   "'tiled' or 'fused' tile, 1.." + std::to_string(kMaxBoxSegment) +
-                  " (default 64, 8, 256 and 32); with --gauss, output rows of a 'fused' tile, "
+                  " (default 64, 8, 256 and 128); with --gauss, output rows of a 'fused' tile, "
                   "1.." + std::to_string(kMaxGaussFusedRows) + " (default 8)",
        cxxopts::value<std::string>(), "N")
       ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),
@@ -98,7 +98,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
              "128x1 beyond), or of box 'segmented' over its (segment, row) "
              "and (column, segment) grids (default 4x16 and 64x1), or Lx1 of the row pass of "
              "'segmented-local' (default 128x1), or CxB of box 'fused': C work-items along a "
-             "row, B rows at a time (default 32x4)",
+             "row, B rows at a time (default 16x8; 32x4 where 16x8's tile does not fit local "
+             "memory)",
        cxxopts::value<std::string>(), "WxH");
   spec.add_options("Bright points")
       ("bright", "report the brightest pixel of every block whose luminance (Rec. 709, 0..1) "

@@ -48,7 +48,7 @@ int box_default_segment(BoxVariant variant) {
     case BoxVariant::tiled:
       return 256;
     case BoxVariant::fused:
-      return 32;
+      return 128;
     default:
       return 64;
   }
@@ -103,16 +103,22 @@ size_t box_fused_local_bytes(int radius, WorkGroup wg) {
   return cols + out;
 }
 
+WorkGroup box_fused_default_group(int radius, size_t local_mem) {
+  return box_fused_local_bytes(radius, kBoxFusedWorkGroup) <= local_mem ? kBoxFusedWorkGroup
+                                                                         : kBoxFusedWideGroup;
+}
+
 BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo& device) {
   if (variant != BoxVariant::automatic) return variant;
-  // Without a tuning table, at r=30 on 3024x4032: on an NVIDIA H100 fused (0.124 ms) against
+  // Without a tuning table, at r=30 on 3024x4032: on an NVIDIA H100 fused (0.099 ms) against
   // segmented-local (0.206, rgba8) and segmented (0.248 rgba8, 0.38 rgba32f), the others 1.1 ms
-  // and up; fused is exact with any intermediate. Where its local memory does not fit (R in
-  // the thousands), segmented, which needs none. On CPUs (PoCL, 2 cores) tiled: 23-28 ms
+  // and up; fused is exact with any intermediate. Where neither of its default work-groups
+  // fits local memory (R above 128 with 48 KiB), segmented, which needs none. On CPUs (PoCL, 2 cores) tiled: 23-28 ms
   // against 252 for unrolled, the best image schedule, as it reads buffers and keeps its sums
   // in the cache.
   if (!(device.type & CL_DEVICE_TYPE_GPU)) return BoxVariant::tiled;
-  return box_fused_local_bytes(radius, {}) <= device.local_mem ? BoxVariant::fused
+  const WorkGroup wg = box_fused_default_group(radius, device.local_mem);
+  return box_fused_local_bytes(radius, wg) <= device.local_mem ? BoxVariant::fused
                                                               : BoxVariant::segmented;
 }
 
@@ -244,7 +250,8 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
   const BoxVariant v = params_.variant;
   if (params_.segment == 0) params_.segment = box_default_segment(v);
   if (params_.unroll == 0) params_.unroll = box_default_unroll(v);
-  if (v == BoxVariant::fused && params_.wg.is_default()) params_.wg = kBoxFusedWorkGroup;
+  if (v == BoxVariant::fused && params_.wg.is_default())
+    params_.wg = box_fused_default_group(params_.radius, runtime.device().local_mem);
   const bool two_pass = box_is_two_pass(v);
 
   // 32-bit sums hold 256 (2R+1)^2 up to R = 2047; beyond that the kernels use 64-bit sums.
@@ -293,6 +300,12 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
       const WorkGroup wg = params_.wg;
       options += " -DFUSED_CHUNKS=" + std::to_string(wg.x) + " -DFUSED_ROWS=" +
                  std::to_string(wg.y) + " -DFUSED_K=" + std::to_string(kBoxFusedOutputs);
+      // Every input column of the tile read at once in phase 1, up to kBoxFusedMaxColumns a
+      // work-item (kernels/NOTES.md: more reads in flight).
+      const size_t items = static_cast<size_t>(wg.x) * wg.y;
+      const size_t columns = static_cast<size_t>(wg.x) * kBoxFusedOutputs + 2 * params_.radius;
+      options += " -DFUSED_COLS=" +
+                 std::to_string(std::min<size_t>((columns + items - 1) / items, kBoxFusedMaxColumns));
       if (params_.radius > 128) options += " -DFUSED_WIDE";  // 255 (2R+1) > 65535
       if (n * n < (1ULL << 14)) options += " -DROUND_BY_FLOAT";
       break;

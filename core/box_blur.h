@@ -44,13 +44,18 @@ constexpr int kMaxBoxRadius = 16383;
 constexpr int kBoxTileWidth = 256;
 
 /// Work-group of `fused` (--wg CxB): C work-items along a row, B rows per batch; the tile is
-/// C * kBoxFusedOutputs columns wide. 32x4 with 32-row tiles was the fastest on an NVIDIA H100
-/// (0.124 ms at r = 30 on 3024x4032, against 0.133-0.58 for 16x8, 16x4, 8x8, 32x2 and tiles
-/// of 64 and 128 rows).
-constexpr WorkGroup kBoxFusedWorkGroup = {32, 4};
+/// C * kBoxFusedOutputs columns wide. With 128-row tiles 16x8 was the fastest on an NVIDIA H100
+/// (0.099 ms at r = 30 on 3024x4032, against 0.103-0.110 for 32x4 and 8x8 and tiles of 48, 64
+/// and 96 rows; kernels/NOTES.md). Where its local memory does not fit the device,
+/// box_fused_default_group() takes kBoxFusedWideGroup.
+constexpr WorkGroup kBoxFusedWorkGroup = {16, 8};
+/// The default for radii whose 16x8 tile does not fit local memory (R > 76 with 48 KiB).
+constexpr WorkGroup kBoxFusedWideGroup = {32, 4};
 
 /// Outputs per work-item along a row in `fused` (kernels/box.cl FUSED_K).
-constexpr int kBoxFusedOutputs = 17;
+constexpr int kBoxFusedOutputs = 25;
+/// Most input columns a `fused` work-item reads at once (registers: twice this times its rows).
+constexpr size_t kBoxFusedMaxColumns = 8;
 
 /// Pixels per work-item of `segmented` and `segmented-local`, rows of a `tiled` or `fused`
 /// tile (--segment): the largest.
@@ -71,7 +76,7 @@ struct BoxParams {
   int segment = 0;
   /// Work-group of `segmented`'s passes over their (segment, row) and (column, segment) grids
   /// (0x0: 4x16 for rows, 64x1 for columns); for `segmented-local`, Lx1: L work-items share a
-  /// row (0x0: 128), the columns as segmented's; for `fused`, CxB (0x0: kBoxFusedWorkGroup).
+  /// row (0x0: 128), the columns as segmented's; for `fused`, CxB (0x0: box_fused_default_group()).
   WorkGroup wg;
 };
 
@@ -100,8 +105,13 @@ void validate(const BoxParams& params);
 /// other devices. Other variants are returned unchanged.
 BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo& device);
 
-/// Bytes of local memory a `fused` work-group needs at `radius` with work-group `wg` (0x0: the
-/// default): FUSED_ROWS rows of 2R + tile-width column sums (8 bytes each up to R = 128, 16
+/// The default work-group of `fused` at `radius` on a device with `local_mem` bytes of local
+/// memory: kBoxFusedWorkGroup where it fits, else kBoxFusedWideGroup (which may not fit either;
+/// the filter then refuses it by name).
+WorkGroup box_fused_default_group(int radius, size_t local_mem);
+
+/// Bytes of local memory a `fused` work-group needs at `radius` with work-group `wg` (0x0:
+/// kBoxFusedWorkGroup): FUSED_ROWS rows of 2R + tile-width column sums (8 bytes each up to R = 128, 16
 /// above) and the output tile.
 size_t box_fused_local_bytes(int radius, WorkGroup wg);
 

@@ -503,7 +503,11 @@ kernel void box_tiled(global const uchar4* src, global uchar4* dst, int w, int h
 #ifndef FUSED_K
 #define FUSED_K 17  // outputs per work-item in phase 2
 #endif
+#ifndef FUSED_COLS
+#define FUSED_COLS 1  // input columns a work-item reads at once in phase 1 (the host: all n)
+#endif
 #define FUSED_W (FUSED_CHUNKS * FUSED_K)  // output columns of a tile
+#define FUSED_STEP (FUSED_COLS * FUSED_CHUNKS * FUSED_ROWS)
 // Row stride of the output tile in local memory: a multiple of 4 pixels (16-byte rows for
 // phase 3), and FUSED_CHUNKS banks past a multiple of 32, so that the rows that share a
 // sub-group in phase 2 write different banks.
@@ -543,6 +547,39 @@ inline global const uint* masked_row(global const uchar4* src, int y, int w, int
   return (global const uint*)(src + (size_t)max(yy, 0) * w);
 }
 
+// Image column of tile column c (from x0 - R) through the edge mode, always readable, and the
+// mask that zeroes what is read there; c past the tile (n and up) reads column n - 1.
+inline int fused_column(int c, int n, int x0, int radius, int w, int edge, uint* mask) {
+  const int xi = edge_index(x0 - radius + min(c, n - 1), w, edge);
+  *mask = xi < 0 ? 0u : ~0u;
+  return max(xi, 0);
+}
+
+// Phase 1's reads for the batch of output rows yb .. yb + FUSED_ROWS - 1: the entering and
+// leaving pixel of each row in tile columns c0, c0 + items, ... (FUSED_COLS of them), unmasked,
+// all in flight at once.
+inline void fused_reads(global const uchar4* src, int w, int h, int edge, int radius, int x0,
+                        int n, int yb, int c0, int items, uint enter[FUSED_ROWS][FUSED_COLS],
+                        uint leave[FUSED_ROWS][FUSED_COLS]) {
+  int x[FUSED_COLS];
+#pragma unroll
+  for (int j = 0; j < FUSED_COLS; ++j) {
+    uint column_mask;
+    x[j] = fused_column(c0 + j * items, n, x0, radius, w, edge, &column_mask);
+  }
+#pragma unroll
+  for (int b = 0; b < FUSED_ROWS; ++b) {
+    uint mask;
+    global const uint* enter_row = masked_row(src, yb + b + radius, w, h, edge, &mask);
+    global const uint* leave_row = masked_row(src, yb + b - radius - 1, w, h, edge, &mask);
+#pragma unroll
+    for (int j = 0; j < FUSED_COLS; ++j) {
+      enter[b][j] = enter_row[x[j]];
+      leave[b][j] = leave_row[x[j]];
+    }
+  }
+}
+
 // cols: FUSED_ROWS rows of n column_t; out: FUSED_ROWS rows of FUSED_OUT_STRIDE pixels,
 // declared as uint4 so that it is 16-byte aligned for phase 3.
 kernel void box_fused(global const uchar4* src, global uchar4* dst, int w, int h, int radius,
@@ -555,25 +592,41 @@ kernel void box_fused(global const uchar4* src, global uchar4* dst, int w, int h
   const int y1 = min(y0 + tile_h, h), n = FUSED_W + 2 * radius;
   local column_t* last = cols + (FUSED_ROWS - 1) * n;
   // V of row y0 - 1 (input rows y0 - R - 1 .. y0 + R - 1), where phase 1 expects the last
-  // batch's; 8 rows' reads in flight at a time.
-  for (int c = t; c < n; c += items) {
-    const int xi = edge_index(x0 - radius + c, w, edge), x = max(xi, 0);
-    const uint column_mask = xi < 0 ? 0u : ~0u;
-    column_t v = 0;
+  // batch's; 8 rows of FUSED_COLS columns' reads in flight at a time.
+  for (int c0 = t; c0 < n; c0 += FUSED_STEP) {
+    int x[FUSED_COLS];
+    uint column_mask[FUSED_COLS];
+    column_t v[FUSED_COLS];
+#pragma unroll
+    for (int j = 0; j < FUSED_COLS; ++j) {
+      x[j] = fused_column(c0 + j * items, n, x0, radius, w, edge, &column_mask[j]);
+      v[j] = 0;
+    }
     int k = y0 - radius - 1;
     for (; k + 8 <= y0 + radius; k += 8) {
-      uint p[8], mask[8];
+      uint p[8][FUSED_COLS], mask[8];
 #pragma unroll
-      for (int j = 0; j < 8; ++j) p[j] = masked_row(src, k + j, w, h, edge, &mask[j])[x];
+      for (int r = 0; r < 8; ++r) {
+        global const uint* row = masked_row(src, k + r, w, h, edge, &mask[r]);
 #pragma unroll
-      for (int j = 0; j < 8; ++j) v += column_of(p[j] & mask[j] & column_mask);
+        for (int j = 0; j < FUSED_COLS; ++j) p[r][j] = row[x[j]];
+      }
+#pragma unroll
+      for (int r = 0; r < 8; ++r)
+#pragma unroll
+        for (int j = 0; j < FUSED_COLS; ++j) v[j] += column_of(p[r][j] & mask[r] & column_mask[j]);
     }
     for (; k < y0 + radius; ++k) {
-      uint mask;
-      const uint p = masked_row(src, k, w, h, edge, &mask)[x];
-      v += column_of(p & mask & column_mask);
+      uint mask, p[FUSED_COLS];
+      global const uint* row = masked_row(src, k, w, h, edge, &mask);
+#pragma unroll
+      for (int j = 0; j < FUSED_COLS; ++j) p[j] = row[x[j]];
+#pragma unroll
+      for (int j = 0; j < FUSED_COLS; ++j) v[j] += column_of(p[j] & mask & column_mask[j]);
     }
-    last[c] = v;
+#pragma unroll
+    for (int j = 0; j < FUSED_COLS; ++j)
+      if (c0 + j * items < n) last[c0 + j * items] = v[j];
   }
   // 16-byte stores need x0 (FUSED_CHUNKS % 4 == 0) and every row (w % 4 == 0) 16-byte aligned.
 #if FUSED_CHUNKS % 4 == 0
@@ -581,32 +634,36 @@ kernel void box_fused(global const uchar4* src, global uchar4* dst, int w, int h
 #else
   const bool vector_stores = false;
 #endif
+  // Phase 1's reads of a batch's first round of columns are issued one batch ahead, so that
+  // they are in flight during the previous batch's phases 2 and 3.
+  uint enter[FUSED_ROWS][FUSED_COLS], leave[FUSED_ROWS][FUSED_COLS];
+  fused_reads(src, w, h, edge, radius, x0, n, y0, t, items, enter, leave);
   for (int yb = y0; yb < y1; yb += FUSED_ROWS) {
-    global const uint* enter_row[FUSED_ROWS];
-    global const uint* leave_row[FUSED_ROWS];
     uint enter_mask[FUSED_ROWS], leave_mask[FUSED_ROWS];
 #pragma unroll
     for (int b = 0; b < FUSED_ROWS; ++b) {
-      enter_row[b] = masked_row(src, yb + b + radius, w, h, edge, &enter_mask[b]);
-      leave_row[b] = masked_row(src, yb + b - radius - 1, w, h, edge, &leave_mask[b]);
+      masked_row(src, yb + b + radius, w, h, edge, &enter_mask[b]);
+      masked_row(src, yb + b - radius - 1, w, h, edge, &leave_mask[b]);
     }
-    for (int c = t; c < n; c += items) {  // phase 1
-      const int xi = edge_index(x0 - radius + c, w, edge), x = max(xi, 0);
-      const uint column_mask = xi < 0 ? 0u : ~0u;
-      uint enter[FUSED_ROWS], leave[FUSED_ROWS];
+    for (int c0 = t; c0 < n; c0 += FUSED_STEP) {  // phase 1
+      if (c0 != t) fused_reads(src, w, h, edge, radius, x0, n, yb, c0, items, enter, leave);
 #pragma unroll
-      for (int b = 0; b < FUSED_ROWS; ++b) {  // every read of the batch in flight at once
-        enter[b] = enter_row[b][x];
-        leave[b] = leave_row[b][x];
-      }
-      column_t v = last[c];
+      for (int j = 0; j < FUSED_COLS; ++j) {
+        const int c = c0 + j * items;
+        if (c >= n) break;
+        uint column_mask;
+        fused_column(c, n, x0, radius, w, edge, &column_mask);
+        column_t v = last[c];
 #pragma unroll
-      for (int b = 0; b < FUSED_ROWS; ++b) {
-        v += column_of(enter[b] & enter_mask[b] & column_mask) -
-             column_of(leave[b] & leave_mask[b] & column_mask);
-        cols[b * n + c] = v;
+        for (int b = 0; b < FUSED_ROWS; ++b) {
+          v += column_of(enter[b][j] & enter_mask[b] & column_mask) -
+               column_of(leave[b][j] & leave_mask[b] & column_mask);
+          cols[b * n + c] = v;
+        }
       }
     }
+    // The next batch's first round (past the tile: rows that can be read, never used).
+    fused_reads(src, w, h, edge, radius, x0, n, yb + FUSED_ROWS, t, items, enter, leave);
     barrier(CLK_LOCAL_MEM_FENCE);
     {  // phase 2: outputs o0 .. o0 + FUSED_K - 1 of batch row ly read columns o .. o + 2R
       local const column_t* row = cols + ly * n + lx * FUSED_K;

@@ -253,8 +253,8 @@ TEST(BoxTiled, EveryTileShapeMatchesTheReference) {
             0);
 }
 
-// fused over several tiles across and down, work-group shapes that give tiles of 272, 68 and
-// 51 columns (the last one short), tile heights that do not divide the image or the batch of
+// fused over several tiles across and down, work-group shapes that give tiles of 400, 100 and
+// 75 columns (the last one short), tile heights that do not divide the image or the batch of
 // rows, radii whose windows span several tiles, both ways of rounding the mean (ROUND_BY_FLOAT
 // up to 2R+1 = 127), 32-bit column sums in local memory (FUSED_WIDE, R > 128), and rows of a
 // multiple of 4 pixels (16-byte stores) or not: exact everywhere.
@@ -272,7 +272,10 @@ TEST(BoxFused, EveryTileShapeMatchesTheReference) {
             p.edge = edge.value;
             p.segment = rows;
             p.wg = wg;
-            expect_blur_or_refusal(input, p, box_fused_local_bytes(radius, wg), expected, 0,
+            const WorkGroup used =
+                wg.is_default() ? box_fused_default_group(radius, runtime().device().local_mem)
+                                : wg;
+            expect_blur_or_refusal(input, p, box_fused_local_bytes(radius, used), expected, 0,
                                    std::to_string(width) + "x77 r=" + std::to_string(radius) +
                                        " edge=" + edge.name + " wg=" + wg.text() +
                                        " tile rows=" + std::to_string(rows));
@@ -294,11 +297,29 @@ TEST(BoxFused, RefusesWhatLocalMemoryCannotHold) {
     FAIL() << "R = 4000 fitted " << runtime().device().local_mem << " bytes of local memory";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("fused with --wg 32x4 and radius 4000 needs 128 "
-                                         "work-items and 555520 bytes of local memory"),
+                                         "work-items and 576000 bytes of local memory"),
               std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("use a smaller --wg or segmented"), std::string::npos);
   }
+}
+
+// auto without a table: tiled on CPUs; on GPUs fused with 16x8 work-groups while their tile
+// fits 48 KiB (R <= 76: 8 rows of 400 + 2R eight-byte sums and a 432-pixel output row each),
+// then 32x4 (R <= 128, where the sums widen to 16 bytes), then segmented.
+TEST(BoxAuto, DefaultsByDeviceClassAndRadius) {
+  DeviceInfo gpu = runtime().device(), cpu = runtime().device();
+  gpu.type = CL_DEVICE_TYPE_GPU;
+  gpu.local_mem = 48 * 1024;
+  cpu.type = CL_DEVICE_TYPE_CPU;
+  EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 30, cpu), BoxVariant::tiled);
+  EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 30, gpu), BoxVariant::fused);
+  EXPECT_EQ(box_fused_local_bytes(76, kBoxFusedWorkGroup), 8 * (400 + 152) * 8 + 8 * 432 * 4);
+  EXPECT_EQ(box_fused_default_group(76, gpu.local_mem).text(), "16x8");
+  EXPECT_EQ(box_fused_default_group(77, gpu.local_mem).text(), "32x4");
+  EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 128, gpu), BoxVariant::fused);
+  EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 129, gpu), BoxVariant::segmented);
+  EXPECT_EQ(resolve_box_variant(BoxVariant::unrolled, 30, gpu), BoxVariant::unrolled);
 }
 
 TEST(BoxReference, KnownValues) {
