@@ -306,6 +306,9 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
       const size_t columns = static_cast<size_t>(wg.x) * kBoxFusedOutputs + 2 * params_.radius;
       options += " -DFUSED_COLS=" +
                  std::to_string(std::min<size_t>((columns + items - 1) / items, kBoxFusedMaxColumns));
+      // Column sums (at most 255 (2R+1)) added this many at a time in their 16-bit lanes.
+      const int pack = std::clamp(65535 / (255 * (2 * params_.radius + 1)), 1, 8);
+      if (pack > 1) options += " -DFUSED_PACK=" + std::to_string(pack);
       if (params_.radius > 128) options += " -DFUSED_WIDE";  // 255 (2R+1) > 65535
       if (n * n < (1ULL << 14)) options += " -DROUND_BY_FLOAT";
       break;

@@ -506,6 +506,9 @@ kernel void box_tiled(global const uchar4* src, global uchar4* dst, int w, int h
 #ifndef FUSED_COLS
 #define FUSED_COLS 1  // input columns a work-item reads at once in phase 1 (the host: all n)
 #endif
+#ifndef FUSED_PACK
+#define FUSED_PACK 1  // column sums added packed in phase 2's first window (see there)
+#endif
 #define FUSED_W (FUSED_CHUNKS * FUSED_K)  // output columns of a tile
 #define FUSED_STEP (FUSED_COLS * FUSED_CHUNKS * FUSED_ROWS)
 // Row stride of the output tile in local memory: a multiple of 4 pixels (16-byte rows for
@@ -670,6 +673,20 @@ kernel void box_fused(global const uchar4* src, global uchar4* dst, int w, int h
       local uchar4* means = out + ly * FUSED_OUT_STRIDE + lx * FUSED_K;
       sum4 s = 0, s1 = 0;  // two chains of additions over the first 2R columns
       int c = 0;
+#if FUSED_PACK > 1 && !defined(FUSED_WIDE)
+      // FUSED_PACK column sums at a time added in their 16-bit lanes, then unpacked once: the
+      // host sets FUSED_PACK so that FUSED_PACK * 255 (2R+1) <= 65535.
+      for (; c + 2 * FUSED_PACK <= 2 * radius; c += 2 * FUSED_PACK) {
+        column_t a = row[c], b = row[c + FUSED_PACK];
+#pragma unroll
+        for (int q = 1; q < FUSED_PACK; ++q) {
+          a += row[c + q];
+          b += row[c + FUSED_PACK + q];
+        }
+        s += convert_sum4(column_value(a));
+        s1 += convert_sum4(column_value(b));
+      }
+#endif
       for (; c + 2 <= 2 * radius; c += 2) {
         s += convert_sum4(column_value(row[c]));
         s1 += convert_sum4(column_value(row[c + 1]));

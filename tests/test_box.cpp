@@ -286,6 +286,27 @@ TEST(BoxFused, EveryTileShapeMatchesTheReference) {
   }
 }
 
+// fused's first row window adds FUSED_PACK column sums at a time in their 16-bit lanes
+// (8 up to R 15, 4 up to 31, 3 up to 42, 2 up to 63): radii at each step, where a lane comes
+// closest to 65535 (every pixel 255), and at a random image.
+TEST(BoxFused, PackedFirstWindowIsExact) {
+  const Image noise = random_rgba(450, 40, 21);
+  Image white = noise;
+  std::fill(white.pixels.begin(), white.pixels.end(), 255);
+  for (int radius : {12, 15, 16, 30, 31, 32, 42, 43, 63}) {
+    for (const Image* input : {&noise, static_cast<const Image*>(&white)}) {
+      BoxParams p;
+      p.radius = radius;
+      p.variant = BoxVariant::fused;
+      p.edge = EdgeMode::mirror;
+      EXPECT_EQ(max_error(box_blur(runtime(), *input, p),
+                          box_blur_reference(*input, radius, EdgeMode::mirror)),
+                0)
+          << "r=" << radius << (input == &white ? " white" : " noise");
+    }
+  }
+}
+
 // fused keeps a row of column sums per batch row in local memory, 2R + tile width entries: a
 // radius whose rows cannot fit is refused with the sizes and what to use instead.
 TEST(BoxFused, RefusesWhatLocalMemoryCannotHold) {
