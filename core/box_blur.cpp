@@ -103,6 +103,14 @@ size_t box_fused_local_bytes(int radius, WorkGroup wg) {
   return cols + out;
 }
 
+int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned compute_units) {
+  const long long tiles_x = (width + wg.x * kBoxFusedOutputs - 1) / (wg.x * kBoxFusedOutputs);
+  for (int rows : {128, 64}) {
+    if (2 * tiles_x * ((height + rows - 1) / rows) >= 3LL * compute_units) return rows;
+  }
+  return 32;
+}
+
 WorkGroup box_fused_default_group(int radius, size_t local_mem) {
   return box_fused_local_bytes(radius, kBoxFusedWorkGroup) <= local_mem ? kBoxFusedWorkGroup
                                                                          : kBoxFusedWideGroup;
@@ -248,10 +256,13 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
   }
   params_.variant = resolve_box_variant(params_.variant, params_.radius, runtime.device());
   const BoxVariant v = params_.variant;
-  if (params_.segment == 0) params_.segment = box_default_segment(v);
-  if (params_.unroll == 0) params_.unroll = box_default_unroll(v);
   if (v == BoxVariant::fused && params_.wg.is_default())
     params_.wg = box_fused_default_group(params_.radius, runtime.device().local_mem);
+  if (v == BoxVariant::fused && params_.segment == 0)
+    params_.segment =
+        box_fused_default_segment(width, height, params_.wg, runtime.device().compute_units);
+  if (params_.segment == 0) params_.segment = box_default_segment(v);
+  if (params_.unroll == 0) params_.unroll = box_default_unroll(v);
   const bool two_pass = box_is_two_pass(v);
 
   // 32-bit sums hold 256 (2R+1)^2 up to R = 2047; beyond that the kernels use 64-bit sums.

@@ -110,6 +110,14 @@ BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo&
 /// the filter then refuses it by name).
 WorkGroup box_fused_default_group(int radius, size_t local_mem);
 
+/// The default tile rows (--segment) of `fused` with work-group `wg` on a `width` x `height`
+/// image and a device of `compute_units` compute units: the tallest of 128, 64 and 32 rows that
+/// still gives every compute unit 1.5 work-groups or more (each tile's first window is 2R+1
+/// rows, so taller is cheaper, but a work-group at a time leaves a compute unit waiting on its
+/// reads); 32 where none does. 128 on 3024x4032 with 16x8 on 132 compute units (256 tiles), 32
+/// on 1920x1080 (170).
+int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned compute_units);
+
 /// Bytes of local memory a `fused` work-group needs at `radius` with work-group `wg` (0x0:
 /// kBoxFusedWorkGroup): FUSED_ROWS rows of 2R + tile-width column sums (8 bytes each up to R = 128, 16
 /// above) and the output tile.

@@ -207,7 +207,7 @@ void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h,
                       }});
       };
       for (WorkGroup wg : {WorkGroup{16, 8}, WorkGroup{32, 4}, WorkGroup{16, 4}})
-        for (int segment : {64, 128}) add(BoxVariant::fused, segment, 0, wg);
+        for (int segment : {32, 64, 128}) add(BoxVariant::fused, segment, 0, wg);
       for (int segment : {64, 256}) add(BoxVariant::tiled, segment, 0, {});
       for (int unroll : {2, 4}) add(BoxVariant::segmented, 0, unroll, {});
       add(BoxVariant::segmented_local, 0, 0, {});

@@ -341,6 +341,13 @@ TEST(BoxAuto, DefaultsByDeviceClassAndRadius) {
   EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 128, gpu), BoxVariant::fused);
   EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 129, gpu), BoxVariant::segmented);
   EXPECT_EQ(resolve_box_variant(BoxVariant::unrolled, 30, gpu), BoxVariant::unrolled);
+  // Tile rows: the tallest that gives 132 compute units 1.5 work-groups each (8 x 32 tiles of
+  // 400 x 128; 8 x 32 of 400 x 64; 5 x 34 of 400 x 32 fall short of 198, so the floor), and
+  // 128 wherever there are few compute units.
+  EXPECT_EQ(box_fused_default_segment(3024, 4032, kBoxFusedWorkGroup, 132), 128);
+  EXPECT_EQ(box_fused_default_segment(3024, 2016, kBoxFusedWorkGroup, 132), 64);
+  EXPECT_EQ(box_fused_default_segment(1920, 1080, kBoxFusedWorkGroup, 132), 32);
+  EXPECT_EQ(box_fused_default_segment(1920, 1080, kBoxFusedWorkGroup, 2), 128);
 }
 
 TEST(BoxReference, KnownValues) {
