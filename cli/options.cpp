@@ -82,7 +82,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
                  " (default 8; 2 for segmented and segmented-local)", cxxopts::value<std::string>(), "N")
       ("segment", "pixels per work-item of 'segmented' and 'segmented-local', rows of a "
                   "'tiled' or 'fused' tile, 1.." + std::to_string(kMaxBoxSegment) +
-                  " (default 64, 8, 256 and 128, or 64 or 32 on images too small for 128); with --gauss, output rows of a 'fused' tile, "
+                  " (default 64, 8, 256 and 128, or 64 or 32 on images too small for 128); "
+                  "with --gauss, output rows of a 'fused' tile, "
                   "1.." + std::to_string(kMaxGaussFusedRows) + " (default 8)",
        cxxopts::value<std::string>(), "N")
       ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),

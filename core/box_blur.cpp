@@ -113,7 +113,7 @@ int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned comp
 
 WorkGroup box_fused_default_group(int radius, size_t local_mem) {
   return box_fused_local_bytes(radius, kBoxFusedWorkGroup) <= local_mem ? kBoxFusedWorkGroup
-                                                                         : kBoxFusedWideGroup;
+                                                                        : kBoxFusedWideGroup;
 }
 
 BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo& device) {
@@ -121,13 +121,13 @@ BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo&
   // Without a tuning table, at r=30 on 3024x4032: on an NVIDIA H100 fused (0.099 ms) against
   // segmented-local (0.206, rgba8) and segmented (0.248 rgba8, 0.38 rgba32f), the others 1.1 ms
   // and up; fused is exact with any intermediate. Where neither of its default work-groups
-  // fits local memory (R above 128 with 48 KiB), segmented, which needs none. On CPUs (PoCL, 2 cores) tiled: 23-28 ms
-  // against 252 for unrolled, the best image schedule, as it reads buffers and keeps its sums
-  // in the cache.
+  // fits local memory (R above 128 with 48 KiB), segmented, which needs none. On CPUs (PoCL, 2
+  // cores) tiled: 23-28 ms against 252 for unrolled, the best image schedule, as it reads buffers
+  // and keeps its sums in the cache.
   if (!(device.type & CL_DEVICE_TYPE_GPU)) return BoxVariant::tiled;
   const WorkGroup wg = box_fused_default_group(radius, device.local_mem);
   return box_fused_local_bytes(radius, wg) <= device.local_mem ? BoxVariant::fused
-                                                              : BoxVariant::segmented;
+                                                               : BoxVariant::segmented;
 }
 
 namespace {
@@ -315,8 +315,8 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
       // work-item (kernels/NOTES.md: more reads in flight).
       const size_t items = static_cast<size_t>(wg.x) * wg.y;
       const size_t columns = static_cast<size_t>(wg.x) * kBoxFusedOutputs + 2 * params_.radius;
-      options += " -DFUSED_COLS=" +
-                 std::to_string(std::min<size_t>((columns + items - 1) / items, kBoxFusedMaxColumns));
+      options += " -DFUSED_COLS=" + std::to_string(std::min<size_t>((columns + items - 1) / items,
+                                                                    kBoxFusedMaxColumns));
       // Column sums (at most 255 (2R+1)) added this many at a time in their 16-bit lanes.
       const int pack = std::clamp(65535 / (255 * (2 * params_.radius + 1)), 1, 8);
       if (pack > 1) options += " -DFUSED_PACK=" + std::to_string(pack);

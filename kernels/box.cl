@@ -481,12 +481,15 @@ kernel void box_tiled(global const uchar4* src, global uchar4* dst, int w, int h
 // work-items owns an output tile of FUSED_CHUNKS * FUSED_K columns by tile_h rows, and the
 // n = tile width + 2R input columns its windows cover. It walks down the tile FUSED_ROWS
 // output rows at a time, in three phases separated by barriers:
-//   1. columns: work-item t owns input columns t, t + items, ...; for each it moves the
-//      vertical running sum V by the entering row y + R and the leaving row y - R - 1 (two
-//      coalesced reads a pixel, the leaving one from the cache) and writes V of each of the
-//      batch's rows to local memory. V of the batch's last row is the next batch's start.
+//   1. columns: work-item t owns input columns t, t + items, ... (FUSED_COLS of them, read
+//      together: every read of the batch in flight at once); for each it moves the vertical
+//      running sum V by the entering row y + R and the leaving row y - R - 1 (two coalesced
+//      reads a pixel, the leaving one from the cache) and writes V of each of the batch's rows
+//      to local memory. V of the batch's last row is the next batch's start. The next batch's
+//      reads are issued before this batch's barrier, so that they load during phases 2 and 3.
 //   2. rows: work-item (i, b) slides the row window along FUSED_K outputs of batch row b over
-//      the V in local memory (2R+1 reads for its first window, then 2 an output) and writes
+//      the V in local memory (2R reads for its first window, added FUSED_PACK at a time in
+//      their 16-bit lanes, then 2 an output) and writes
 //      the 8-bit means to a local output tile;
 //   3. stores: the output tile goes out with neighbouring work-items writing neighbouring
 //      pixels, 16 bytes each where rows are a multiple of 4 pixels.
