@@ -489,8 +489,8 @@ kernel void box_tiled(global const uchar4* src, global uchar4* dst, int w, int h
 //      reads are issued before this batch's barrier, so that they load during phases 2 and 3.
 //   2. rows: work-item (i, b) slides the row window along FUSED_K outputs of batch row b over
 //      the V in local memory (2R reads for its first window, added FUSED_PACK at a time in
-//      their 16-bit lanes, then 2 an output) and writes
-//      the 8-bit means to a local output tile;
+//      their 16-bit lanes, then 2 an output) and writes the 8-bit means to a local output
+//      tile;
 //   3. stores: the output tile goes out with neighbouring work-items writing neighbouring
 //      pixels, 16 bytes each where rows are a multiple of 4 pixels.
 // Global memory sees each input pixel read about (n / tile width) (1 + (2R+1) / tile_h)
@@ -507,7 +507,7 @@ kernel void box_tiled(global const uchar4* src, global uchar4* dst, int w, int h
 #define FUSED_K 17  // outputs per work-item in phase 2
 #endif
 #ifndef FUSED_COLS
-#define FUSED_COLS 1  // input columns a work-item reads at once in phase 1 (the host: all n)
+#define FUSED_COLS 1  // input columns a work-item reads at once (the host: n / items, up to 8)
 #endif
 #ifndef FUSED_PACK
 #define FUSED_PACK 1  // column sums added packed in phase 2's first window (see there)
