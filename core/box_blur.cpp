@@ -80,10 +80,15 @@ void validate(const BoxParams& params) {
 
 namespace {
 
+// Output columns of a `fused` tile with work-group wg (kernels/box.cl FUSED_W).
+size_t fused_tile_width(WorkGroup wg) {
+  return static_cast<size_t>(wg.x) * kBoxFusedOutputs;
+}
+
 // box_fused_local_bytes, as its two local arguments: the column sums and the output tile.
 std::pair<size_t, size_t> fused_local_parts(int radius, WorkGroup wg) {
   if (wg.is_default()) wg = kBoxFusedWorkGroup;
-  const size_t tile_w = static_cast<size_t>(wg.x) * kBoxFusedOutputs;
+  const size_t tile_w = fused_tile_width(wg);
   const size_t n = tile_w + 2 * static_cast<size_t>(radius);
   const size_t entry = radius > 128 ? sizeof(cl_uint4) : sizeof(cl_uint2);
   // kernels/box.cl FUSED_OUT_STRIDE
@@ -104,9 +109,9 @@ size_t box_fused_local_bytes(int radius, WorkGroup wg) {
 }
 
 int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned compute_units) {
-  const long long tiles_x = (width + wg.x * kBoxFusedOutputs - 1) / (wg.x * kBoxFusedOutputs);
+  const size_t tile_w = fused_tile_width(wg), tiles_x = (width + tile_w - 1) / tile_w;
   for (int rows : {128, 64}) {
-    if (2 * tiles_x * ((height + rows - 1) / rows) >= 3LL * compute_units) return rows;
+    if (2 * tiles_x * ((height + rows - 1) / rows) >= 3ULL * compute_units) return rows;
   }
   return 32;
 }
@@ -314,7 +319,7 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
       // Every input column of the tile read at once in phase 1, up to kBoxFusedMaxColumns a
       // work-item (kernels/NOTES.md: more reads in flight).
       const size_t items = static_cast<size_t>(wg.x) * wg.y;
-      const size_t columns = static_cast<size_t>(wg.x) * kBoxFusedOutputs + 2 * params_.radius;
+      const size_t columns = fused_tile_width(wg) + 2 * params_.radius;
       options += " -DFUSED_COLS=" + std::to_string(std::min<size_t>((columns + items - 1) / items,
                                                                     kBoxFusedMaxColumns));
       // Column sums (at most 255 (2R+1)) added this many at a time in their 16-bit lanes.
@@ -370,7 +375,7 @@ std::string BoxFilter::describe() const {
   if (params_.variant == BoxVariant::tiled)
     text += " tile=" + std::to_string(kBoxTileWidth) + "x" + std::to_string(params_.segment);
   if (params_.variant == BoxVariant::fused) {
-    text += " tile=" + std::to_string(params_.wg.x * kBoxFusedOutputs) + "x" +
+    text += " tile=" + std::to_string(fused_tile_width(params_.wg)) + "x" +
             std::to_string(params_.segment) + " wg=" + params_.wg.text();
   }
   if (box_is_two_pass(params_.variant))
@@ -398,7 +403,7 @@ std::vector<cl::Event> BoxFilter::enqueue_buffers(const cl::Buffer& src, const c
     const auto [cols, out] = fused_local_parts(params_.radius, wg);
     k.setArg(9, cl::Local(cols));
     k.setArg(10, cl::Local(out));
-    const size_t tile_w = static_cast<size_t>(wg.x) * kBoxFusedOutputs;
+    const size_t tile_w = fused_tile_width(wg);
     const size_t tiles_x = (width_ + tile_w - 1) / tile_w;
     const size_t tiles_y = (height_ + params_.segment - 1) / params_.segment;
     runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange,

@@ -329,10 +329,8 @@ TEST(BoxFused, RefusesWhatLocalMemoryCannotHold) {
 // fits 48 KiB (R <= 76: 8 rows of 400 + 2R eight-byte sums and a 432-pixel output row each),
 // then 32x4 (R <= 128, where the sums widen to 16 bytes), then segmented.
 TEST(BoxAuto, DefaultsByDeviceClassAndRadius) {
-  DeviceInfo gpu = runtime().device(), cpu = runtime().device();
-  gpu.type = CL_DEVICE_TYPE_GPU;
-  gpu.local_mem = 48 * 1024;
-  cpu.type = CL_DEVICE_TYPE_CPU;
+  const DeviceInfo gpu = device_as(CL_DEVICE_TYPE_GPU, 48 * 1024);
+  const DeviceInfo cpu = device_as(CL_DEVICE_TYPE_CPU);
   EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 30, cpu), BoxVariant::tiled);
   EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 30, gpu), BoxVariant::fused);
   EXPECT_EQ(box_fused_local_bytes(76, kBoxFusedWorkGroup), 8 * (400 + 152) * 8 + 8 * 432 * 4);

@@ -199,10 +199,8 @@ TEST(GaussFused, RefusesWhatItCannotRun) {
 // Without a tuning table auto is tiled on CPUs; on GPUs fused up to R 64, separable-local
 // beyond (and where fused's local memory does not fit).
 TEST(GaussAuto, DefaultsByDeviceClassAndRadius) {
-  DeviceInfo gpu = runtime().device(), cpu = runtime().device();
-  gpu.type = CL_DEVICE_TYPE_GPU;
-  gpu.local_mem = 48 * 1024;
-  cpu.type = CL_DEVICE_TYPE_CPU;
+  DeviceInfo gpu = device_as(CL_DEVICE_TYPE_GPU, 48 * 1024);
+  const DeviceInfo cpu = device_as(CL_DEVICE_TYPE_CPU);
   EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, cpu), GaussVariant::tiled);
   EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, gpu), GaussVariant::fused);
   EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 64, gpu), GaussVariant::fused);

@@ -21,6 +21,15 @@ inline Runtime& runtime() {
   return *rt;
 }
 
+/// The default device's description as if it were of `type` with `local_mem` bytes of local
+/// memory (0: its own): for the device-class defaults of `auto`.
+inline DeviceInfo device_as(cl_device_type type, size_t local_mem = 0) {
+  DeviceInfo d = runtime().device();
+  d.type = type;
+  if (local_mem) d.local_mem = local_mem;
+  return d;
+}
+
 /// A `w` x `h` RGBA image of seeded random values; with `levels` < 256 only that many evenly
 /// spaced values per channel, so that ties are common.
 inline Image random_rgba(int w, int h, unsigned seed, int levels = 256) {
