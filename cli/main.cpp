@@ -55,16 +55,6 @@ void check_not_same_file(const std::string& input, const std::string& output) {
 }
 
 // Every byte of standard input.
-std::vector<std::uint8_t> read_stdin() {
-  std::vector<std::uint8_t> bytes;
-  std::uint8_t buffer[1 << 16];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0)
-    bytes.insert(bytes.end(), buffer, buffer + n);
-  if (std::ferror(stdin)) throw Error("<stdin>: read error");
-  return bytes;
-}
-
 // One image: INPUT (a file or "-") to OUTPUT (a file, replaced if it exists, or "-"), with the
 // benchmark report when asked for.
 int run_single(const CliOptions& o) {
@@ -76,8 +66,10 @@ int run_single(const CliOptions& o) {
 
   auto start = std::chrono::steady_clock::now();
   std::vector<std::string> warnings;
-  const Image image = input == "-" ? decode_image(read_stdin(), "<stdin>", &warnings)
-                                   : load_image(input, &warnings);
+  const Image image = input == "-"
+                          ? decode_image(read_all(STDIN_FILENO, "<stdin>", o.max_file_bytes),
+                                         "<stdin>", &warnings, o.max_pixels)
+                          : load_image(input, &warnings, o.max_pixels, o.max_file_bytes);
   const double decode_ms = ms_since(start);
   if (!o.quiet)
     for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";

@@ -35,6 +35,30 @@ int parse_int(const std::string& text, const std::string& option, long lo, long 
   return static_cast<int>(value);
 }
 
+unsigned long long parse_size(const std::string& text, const std::string& option,
+                              unsigned long long lo, unsigned long long hi) {
+  const std::string range = "must be from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                            " bytes (a whole number, optionally with K, M or G)";
+  std::string digits = text;
+  int shift = 0;  // K, M, G (either case): 10, 20, 30
+  const size_t suffix =
+      digits.empty() ? std::string::npos : std::string("kKmMgG").find(digits.back());
+  if (suffix != std::string::npos) {
+    shift = 10 * static_cast<int>(suffix / 2 + 1);
+    digits.pop_back();
+  }
+  long long value = -1;
+  try {
+    value = parse_whole(digits, option);
+  } catch (const UsageError&) {
+  }
+  // 2^33 units of any suffix stay below 2^63: no overflow before the range check.
+  if (value < 0 || value > (1LL << 33) || (static_cast<unsigned long long>(value) << shift) < lo ||
+      (static_cast<unsigned long long>(value) << shift) > hi)
+    throw UsageError(option + " '" + text + "': " + range);
+  return static_cast<unsigned long long>(value) << shift;
+}
+
 double parse_decimal(const std::string& text) {
   if (text.empty() || text.find_first_not_of("0123456789.eE+-") != std::string::npos)
     return std::nan("");

@@ -15,6 +15,11 @@ long long parse_whole(const std::string& text, const std::string& option);
 int parse_int(const std::string& text, const std::string& option, long lo, long hi,
               const std::string& what);
 
+/// A size in bytes: a whole number with an optional binary suffix K, M or G (KiB, MiB, GiB;
+/// either case), in [lo, hi], or UsageError naming the option and the range.
+unsigned long long parse_size(const std::string& text, const std::string& option,
+                              unsigned long long lo, unsigned long long hi);
+
 /// A plain decimal number (digits, sign, point, exponent), or NaN when `text` is not one.
 double parse_decimal(const std::string& text);
 

@@ -2,6 +2,7 @@
 #include "cli/options.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cxxopts.hpp>
 #include <filesystem>
@@ -122,6 +123,13 @@ CliOptions parse_options(int argc, const char* const* argv) {
       ("q,quiet", "print nothing but errors (no warnings, progress or summary)")
       ("jobs", "host threads decoding and encoding, 1..256 (default: hardware threads)",
        cxxopts::value<std::string>(), "N");
+  spec.add_options("Input limits")
+      ("max-pixels", "refuse images larger than N pixels (width * height, read from the header "
+                     "before decoding), 1..2^40 (default 2^28 = 268435456)",
+       cxxopts::value<std::string>(), "N")
+      ("max-file-size", "refuse input files larger than SIZE bytes before reading them; K, M "
+                        "or G for KiB, MiB, GiB (default 1G; at most 2G - 1)",
+       cxxopts::value<std::string>(), "SIZE");
   spec.add_options("Devices")
       ("list-devices", "list every OpenCL device with its index and exit")
       ("device", "device index or case-insensitive part of its platform or device name "
@@ -272,6 +280,16 @@ CliOptions parse_options(int argc, const char* const* argv) {
   o.quiet = parsed.count("quiet") > 0;
   if (parsed.count("jobs"))
     o.jobs = parse_int(parsed["jobs"].as<std::string>(), "--jobs", 1, 256, "the thread count");
+  if (parsed.count("max-pixels")) {
+    const long long n = parse_whole(parsed["max-pixels"].as<std::string>(), "--max-pixels");
+    if (n < 1 || n > (1LL << 40))
+      throw UsageError("--max-pixels '" + parsed["max-pixels"].as<std::string>() +
+                       "': the pixel count must be from 1 to 2^40 (1099511627776)");
+    o.max_pixels = static_cast<std::uint64_t>(n);
+  }
+  if (parsed.count("max-file-size"))
+    o.max_file_bytes =
+        parse_size(parsed["max-file-size"].as<std::string>(), "--max-file-size", 1, INT_MAX);
   if (parsed.count("format")) {
     o.format = parsed["format"].as<std::string>();
     if (o.format == "jpeg") o.format = "jpg";
@@ -296,6 +314,11 @@ CliOptions parse_options(int argc, const char* const* argv) {
     }
   }
 
+  // An empty name is no file (and the checks below read names' last characters).
+  for (const std::string& f : files)
+    if (f.empty()) throw UsageError("an empty file argument ''; name a file, a folder or '-'");
+  if (parsed.count("output") && parsed["output"].as<std::string>().empty())
+    throw UsageError("-o '': name the output folder");
   if (parsed.count("output")) {
     o.output = parsed["output"].as<std::string>();
     o.inputs = files;

@@ -2,12 +2,14 @@
 // every error a blurtool::UsageError naming the option.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/box_blur.h"
 #include "core/bright_points.h"
 #include "core/gauss_blur.h"
+#include "core/image_io.h"
 
 namespace blurtool {
 
@@ -39,6 +41,8 @@ struct CliOptions {
   std::string format;      ///< --format: png, jpg (csv, json with --bright); empty: by name
   std::vector<std::string> devices;  ///< --devices: device specs ("all" expanded); empty: --device
   int jobs = 0;  ///< --jobs: host threads decoding and encoding; 0: hardware threads
+  std::uint64_t max_pixels = kDefaultMaxPixels;         ///< --max-pixels: width * height
+  std::uint64_t max_file_bytes = kDefaultMaxFileBytes;  ///< --max-file-size: bytes
 };
 
 /// Parses argv. Throws blurtool::UsageError for unknown options, bad values and a wrong number

@@ -554,16 +554,22 @@ class TempFile {
 
 }  // namespace
 
-Image load_image(const std::string& path, std::vector<std::string>* warnings,
-                 std::uint64_t max_pixels) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    throw Error(path + ": cannot open: " + errno_text(err));
-  }
+namespace {
+
+std::string too_large(const std::string& name, std::uint64_t size, std::uint64_t limit) {
+  return name + ": file is " + (size ? std::to_string(size) + " bytes" : "longer") +
+         ", more than the limit of " + std::to_string(limit) + " bytes (--max-file-size)";
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> read_all(int fd, const std::string& name, std::uint64_t max_file_bytes) {
+  const std::uint64_t limit = std::min<std::uint64_t>(max_file_bytes, INT_MAX);
   std::vector<std::uint8_t> bytes;
   struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size <= INT_MAX) {
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    if (static_cast<std::uint64_t>(st.st_size) > limit)
+      throw Error(too_large(name, static_cast<std::uint64_t>(st.st_size), limit));
     bytes.reserve(static_cast<std::size_t>(st.st_size));
   }
   std::uint8_t buffer[1 << 16];
@@ -572,15 +578,28 @@ Image load_image(const std::string& path, std::vector<std::string>* warnings,
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int err = errno;
-      ::close(fd);
-      throw Error(path + ": cannot read: " + errno_text(err));
+      throw Error(name + ": cannot read: " + errno_text(err));
     }
     if (n == 0) break;
-    if (bytes.size() + static_cast<std::size_t>(n) > INT_MAX) {  // stb_image takes an int length
-      ::close(fd);
-      throw Error(path + ": file is too large (2 GiB or more)");
-    }
+    if (bytes.size() + static_cast<std::size_t>(n) > limit) throw Error(too_large(name, 0, limit));
     bytes.insert(bytes.end(), buffer, buffer + n);
+  }
+  return bytes;
+}
+
+Image load_image(const std::string& path, std::vector<std::string>* warnings,
+                 std::uint64_t max_pixels, std::uint64_t max_file_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    throw Error(path + ": cannot open: " + errno_text(err));
+  }
+  std::vector<std::uint8_t> bytes;
+  try {
+    bytes = read_all(fd, path, max_file_bytes);
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
   ::close(fd);
   return decode_image(bytes, path, warnings, max_pixels);
@@ -610,7 +629,7 @@ Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& na
   if (pixels > max_pixels) {
     throw Error(name + ": image is " + std::to_string(width) + "x" + std::to_string(height) +
                 " = " + std::to_string(pixels) + " pixels, more than the limit of " +
-                std::to_string(max_pixels) + " pixels");
+                std::to_string(max_pixels) + " pixels (--max-pixels)");
   }
   const bool sixteen_bit = png && stbi_is_16_bit_from_memory(bytes.data(), length);
 

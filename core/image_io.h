@@ -43,13 +43,25 @@ enum class ImageFormat { png, jpeg };
 /// Largest image accepted, in pixels (width * height), checked from the header before decoding.
 constexpr std::uint64_t kDefaultMaxPixels = std::uint64_t{1} << 28;
 
+/// Largest input file accepted, in bytes, checked before it is read (stb_image takes an int
+/// length, so at most 2^31 - 1).
+constexpr std::uint64_t kDefaultMaxFileBytes = std::uint64_t{1} << 30;
+
 /// Reads a PNG or JPEG file. The format is recognised by its signature bytes, not its name.
 /// 16-bit PNGs are reduced to 8 bits and a warning is appended to `warnings` (if not null).
 /// A JPEG without its end-of-image marker after the scan data is refused as truncated.
 /// Throws blurtool::Error naming `path` when the file is missing, empty, unreadable, not PNG or
-/// JPEG, truncated, corrupt, or larger than `max_pixels`.
+/// JPEG, truncated, corrupt, larger than `max_pixels` (width * height, from the header) or
+/// longer than `max_file_bytes` (from the file's size before reading, or while reading one that
+/// has none, such as a pipe).
 Image load_image(const std::string& path, std::vector<std::string>* warnings = nullptr,
-                 std::uint64_t max_pixels = kDefaultMaxPixels);
+                 std::uint64_t max_pixels = kDefaultMaxPixels,
+                 std::uint64_t max_file_bytes = kDefaultMaxFileBytes);
+
+/// Reads all of an open file descriptor (standard input, a pipe) into memory, refusing more
+/// than `max_file_bytes`. `name` is used in error messages. Throws blurtool::Error.
+std::vector<std::uint8_t> read_all(int fd, const std::string& name,
+                                   std::uint64_t max_file_bytes = kDefaultMaxFileBytes);
 
 /// The same from bytes in memory; `name` is used in error messages.
 Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& name,

@@ -255,10 +255,39 @@ TEST_F(Cli, UsageErrorsNameTheOptionAtFault) {
       {{"--box", "3", kCoffee, out_ / "out.bmp"}, {"out.bmp", ".png"}},
       {{kCoffee, out}, {"--box"}},
       {{"--box", "3", kCoffee}, {"got 1 file argument"}},
-      {{"--box", "3", "--device", "nosuchdevice", kCoffee, out}, {"--device", "nosuchdevice"}}};
+      {{"--box", "3", "--device", "nosuchdevice", kCoffee, out}, {"--device", "nosuchdevice"}},
+      // found by fuzz_options: an empty OUTPUT was read past its start
+      {{"--box", "3", kCoffee, ""}, {"empty file argument"}},
+      {{"--box", "3", "", out}, {"empty file argument"}},
+      {{"--box", "3", kCoffee, "-o", ""}, {"-o ''"}}};
   for (const auto& [args, parts] : cases) {
     SCOPED_TRACE(::testing::PrintToString(args));
     expect_failure(run(args), 2, parts, Files{});
+  }
+}
+
+// --max-pixels and --max-file-size: refused before decoding, the file and the limit named,
+// exit status 1, no output; their own bad values are usage errors.
+TEST_F(Cli, InputLimitsRefuseLargeImagesAndFiles) {
+  const std::string out = out_ / "o.png";
+  const std::string size = std::to_string(fs::file_size(kCoffee));
+  expect_failure(run({"--box", "3", "--max-pixels", "239999", kCoffee, out}), 1,
+                 {kCoffee, "600x400", "239999 pixels", "--max-pixels"}, Files{});
+  expect_failure(run({"--box", "3", "--max-file-size", "1K", kCoffee, out}), 1,
+                 {kCoffee, size + " bytes", "limit of 1024 bytes", "--max-file-size"}, Files{});
+  EXPECT_EQ(
+      run({"--box", "3", "--max-pixels", "240000", "--max-file-size", size, kCoffee, out}).status,
+      0);
+  for (const auto& [option, value] :
+       std::vector<std::pair<std::string, std::string>>{{"--max-pixels", "0"},
+                                                        {"--max-pixels", "1e6"},
+                                                        {"--max-pixels", "1099511627777"},
+                                                        {"--max-file-size", "2G"},
+                                                        {"--max-file-size", "0"},
+                                                        {"--max-file-size", "12Q"}}) {
+    SCOPED_TRACE(option + " " + value);
+    expect_failure(run({"--box", "3", option, value, kCoffee, out_ / "x.png"}), 2, {option, value},
+                   Files{"o.png"});
   }
 }
 

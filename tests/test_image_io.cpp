@@ -481,6 +481,57 @@ TEST_F(ImageIo, MaxPixelsIsEnforcedFromTheHeader) {
   EXPECT_NE(message.find("239999"), std::string::npos) << message;
 }
 
+TEST_F(ImageIo, MaxFileBytesIsEnforcedBeforeReading) {
+  const std::string file = kSamples + "coffee_600x400.png";
+  const std::uint64_t size = fs::file_size(file);
+  EXPECT_NO_THROW(load_image(file, nullptr, kDefaultMaxPixels, size));
+  const std::string message =
+      error_of([&] { load_image(file, nullptr, kDefaultMaxPixels, size - 1); });
+  EXPECT_NE(message.find(file), std::string::npos) << message;
+  EXPECT_NE(message.find(std::to_string(size) + " bytes"), std::string::npos) << message;
+  EXPECT_NE(message.find("limit of " + std::to_string(size - 1)), std::string::npos) << message;
+}
+
+// A pipe has no size to check first: the limit is held while reading.
+TEST_F(ImageIo, MaxFileBytesHoldsForPipes) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string data(5000, 'x');
+  ASSERT_EQ(::write(fds[1], data.data(), data.size()), static_cast<ssize_t>(data.size()));
+  ::close(fds[1]);
+  const std::string message = error_of([&] { read_all(fds[0], "<stdin>", 4096); });
+  ::close(fds[0]);
+  EXPECT_NE(message.find("<stdin>: file is longer, more than the limit of 4096 bytes"),
+            std::string::npos)
+      << message;
+  ASSERT_EQ(::pipe(fds), 0);
+  ASSERT_EQ(::write(fds[1], data.data(), data.size()), static_cast<ssize_t>(data.size()));
+  ::close(fds[1]);
+  EXPECT_EQ(read_all(fds[0], "<stdin>", 5000).size(), 5000u);
+  ::close(fds[0]);
+}
+
+// Inputs that once crashed a fuzzer (tests/fuzz/regressions/fuzz_image/, kept by scripts/fuzz)
+// decode or are refused with blurtool::Error; under -DBLURTOOL_SANITIZE=ON any memory error in
+// them fails the run.
+TEST_F(ImageIo, KeptFuzzInputsAreDecodedOrRefused) {
+  const fs::path dir =
+      fs::path(BLURTOOL_SOURCE_DIR) / "tests" / "fuzz" / "regressions" / "fuzz_image";
+  if (!fs::exists(dir)) GTEST_SKIP() << "no kept fuzz inputs";
+  int count = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    SCOPED_TRACE(entry.path().string());
+    const Bytes bytes = read_bytes(entry.path().string());
+    try {
+      const Image image = decode_image(bytes, entry.path().string(), nullptr, 1u << 22);
+      EXPECT_GT(image.width, 0);
+    } catch (const Error&) {
+    }
+    ++count;
+  }
+  EXPECT_GT(count, 0);
+}
+
 TEST_F(ImageIo, SaveWritesOnlyTheOutput) {
   const Image image = random_image(31, 17, 4, 7);
   write_bytes(path("out.png"), Bytes{'o', 'l', 'd'});  // replaced, not appended to
