@@ -86,6 +86,55 @@ std::unique_ptr<Filter> make_filter(Runtime& runtime, const CliOptions& o, int w
   return std::make_unique<GaussFilter>(runtime, params, width, height);
 }
 
+namespace {
+
+// Pixels of context a blur reads around each output pixel: its radius.
+int operation_halo(const CliOptions& o) {
+  switch (o.operation) {
+    case CliOptions::Operation::box:
+      return o.box_params.radius;
+    case CliOptions::Operation::gauss:
+      return gauss_radius(o.gauss_params);
+    case CliOptions::Operation::bright:
+      break;
+  }
+  return 0;
+}
+
+}  // namespace
+
+TileSize operation_tiles(const Runtime& runtime, const CliOptions& o, int width, int height) {
+  const TileSize t = plan_tiles(runtime.device(), width, height, operation_halo(o), o.max_tile);
+  if (t.width >= width && t.height >= height) return TileSize{width, height};
+  const std::string tiles = std::to_string((width + t.width - 1) / t.width) + "x" +
+                            std::to_string((height + t.height - 1) / t.height) + " tiles of " +
+                            std::to_string(t.width) + "x" + std::to_string(t.height);
+  if (o.operation == CliOptions::Operation::bright)
+    throw Error("bright points need the " + std::to_string(width) + "x" + std::to_string(height) +
+                " image in one piece, and device '" + runtime.device().name + "' would take " +
+                tiles + " (bright points are not split into tiles); choose another with --device");
+  if (o.bench_runs > 0)
+    throw UsageError(std::string(o.sweep_wg ? "--sweep-wg" : "--bench") +
+                     " times the image in one piece; here it runs in " + tiles +
+                     " (the device's limits or --max-tile)");
+  return t;
+}
+
+Image run_operation_tiled(Runtime& runtime, const CliOptions& o, const Image& rgba,
+                          TileSize tiles) {
+  // Every tile with the schedule auto takes for the whole image (the tuning table goes by size).
+  CliOptions same = o;
+  if (o.operation == CliOptions::Operation::box)
+    same.box_params = resolve_box_schedule(o.box_params, runtime.device(), rgba.width, rgba.height);
+  else
+    same.gauss_params =
+        resolve_gauss_schedule(o.gauss_params, runtime.device(), rgba.width, rgba.height);
+  const MakeFilter make = [&](int width, int height) {
+    return make_filter(runtime, same, width, height);
+  };
+  return run_filter_tiled(runtime, make, rgba, operation_halo(o), tiles).output;
+}
+
 Rendered render(Runtime& runtime, const CliOptions& o, Filter& filter, Image output,
                 const Image& rgba, int channels, OutputKind kind) {
   Rendered r;
@@ -407,6 +456,12 @@ class Pipeline {
       Finished f{d.item, {}, d.bytes};
       const bool ok = guarded(d.item, [&] {
         const Image& rgba = d.rgba;
+        const TileSize tiles = operation_tiles(rt, o_, rgba.width, rgba.height);
+        if (tiles.width < rgba.width || tiles.height < rgba.height) {
+          f.rendered.image = run_operation_tiled(rt, o_, rgba, tiles);
+          f.rendered.channels = d.channels;
+          return;
+        }
         if (!filter || width != rgba.width || height != rgba.height) {
           filter.reset();
           filter = make_filter(rt, o_, rgba.width, rgba.height);

@@ -12,6 +12,7 @@
 #include "core/cl_runtime.h"
 #include "core/filter.h"
 #include "core/image_io.h"
+#include "core/tiled_run.h"
 
 namespace blurtool {
 
@@ -28,6 +29,19 @@ OutputKind output_kind(const std::string& path, const std::string& input, const 
 /// the device cannot run.
 std::unique_ptr<Filter> make_filter(Runtime& runtime, const CliOptions& o, int width, int height,
                                     WorkGroup wg = {});
+
+/// The output tile size for o's operation on a width x height image on `runtime`'s device:
+/// {width, height} when it runs in one piece, else the tiles plan_tiles() finds (the device's
+/// limits, or --max-tile), with the blur radius as halo. Throws blurtool::Error for --bright on
+/// an image that would need tiles (bright points are not split), UsageError for --bench or
+/// --sweep-wg then (they time the image in one piece).
+TileSize operation_tiles(const Runtime& runtime, const CliOptions& o, int width, int height);
+
+/// The blurred RGBA image of `rgba` made tile by tile (run_filter_tiled), every tile with the
+/// schedule auto takes for the whole image (resolve_box_schedule, resolve_gauss_schedule): each
+/// schedule's arithmetic for a pixel depends only on its window, so the result equals a run in
+/// one piece.
+Image run_operation_tiled(Runtime& runtime, const CliOptions& o, const Image& rgba, TileSize tiles);
 
 /// One image's result, ready to encode: an RGBA image and the channel count (1-4, the input's)
 /// it is written with, or text. The RGBA image is reduced to `channels` by encode_output, so

@@ -55,6 +55,17 @@ void check_not_same_file(const std::string& input, const std::string& output) {
 }
 
 // Every byte of standard input.
+// The encoded output to OUTPUT: standard output for "-", else the file, written atomically.
+void write_output(const CliOptions& o, const std::vector<std::uint8_t>& bytes) {
+  if (o.output == "-") {
+    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() ||
+        std::fflush(stdout) != 0)
+      throw Error("<stdout>: write error");
+  } else {
+    write_file_atomic(o.output, bytes);
+  }
+}
+
 // One image: INPUT (a file or "-") to OUTPUT (a file, replaced if it exists, or "-"), with the
 // benchmark report when asked for.
 int run_single(const CliOptions& o) {
@@ -75,6 +86,14 @@ int run_single(const CliOptions& o) {
     for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
 
   Runtime runtime(select_device(o.devices.empty() ? o.device : o.devices.front()));
+  const TileSize tiles = operation_tiles(runtime, o, image.width, image.height);
+  if (tiles.width < image.width || tiles.height < image.height) {
+    Rendered rendered;
+    rendered.image = run_operation_tiled(runtime, o, to_rgba(image), tiles);
+    rendered.channels = image.channels;
+    write_output(o, encode_output(rendered, kind, o));
+    return 0;
+  }
   auto make = [&](WorkGroup wg) { return make_filter(runtime, o, image.width, image.height, wg); };
   const bool row_segments =
       o.operation == CliOptions::Operation::gauss &&
@@ -102,14 +121,7 @@ int run_single(const CliOptions& o) {
   start = std::chrono::steady_clock::now();
   const Rendered rendered =
       render(runtime, o, *filter, std::move(result.output), rgba, image.channels, kind);
-  const std::vector<std::uint8_t> bytes = encode_output(rendered, kind, o);
-  if (o.output == "-") {
-    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() ||
-        std::fflush(stdout) != 0)
-      throw Error("<stdout>: write error");
-  } else {
-    write_file_atomic(o.output, bytes);
-  }
+  write_output(o, encode_output(rendered, kind, o));
   const double encode_ms = ms_since(start);
 
   if (o.bench_runs > 0) {

@@ -130,6 +130,11 @@ CliOptions parse_options(int argc, const char* const* argv) {
       ("max-file-size", "refuse input files larger than SIZE bytes before reading them; K, M "
                         "or G for KiB, MiB, GiB (default 1G; at most 2G - 1)",
        cxxopts::value<std::string>(), "SIZE");
+  spec.add_options("Large images")
+      ("max-tile", "blur in output tiles of at most WxH pixels, each read with a halo of the "
+                   "radius (default: only images the device cannot hold are split, in the "
+                   "largest tiles it can)",
+       cxxopts::value<std::string>(), "WxH");
   spec.add_options("Devices")
       ("list-devices", "list every OpenCL device with its index and exit")
       ("device", "device index or case-insensitive part of its platform or device name "
@@ -286,6 +291,22 @@ CliOptions parse_options(int argc, const char* const* argv) {
       throw UsageError("--max-pixels '" + parsed["max-pixels"].as<std::string>() +
                        "': the pixel count must be from 1 to 2^40 (1099511627776)");
     o.max_pixels = static_cast<std::uint64_t>(n);
+  }
+  if (parsed.count("max-tile")) {
+    const std::string text = parsed["max-tile"].as<std::string>();
+    const size_t x = text.find('x');
+    const std::string error = "--max-tile '" + text + "': give WxH, two whole numbers from 1 to " +
+                              std::to_string(kMaxTileSide) + " (e.g. 1024x1024)";
+    if (x == std::string::npos) throw UsageError(error);
+    long long tw = 0, th = 0;
+    try {
+      tw = parse_whole(text.substr(0, x), "--max-tile");
+      th = parse_whole(text.substr(x + 1), "--max-tile");
+    } catch (const UsageError&) {
+      throw UsageError(error);
+    }
+    if (tw < 1 || th < 1 || tw > kMaxTileSide || th > kMaxTileSide) throw UsageError(error);
+    o.max_tile = {static_cast<int>(tw), static_cast<int>(th)};
   }
   if (parsed.count("max-file-size"))
     o.max_file_bytes =

@@ -10,6 +10,7 @@
 #include "core/bright_points.h"
 #include "core/gauss_blur.h"
 #include "core/image_io.h"
+#include "core/tiled_run.h"
 
 namespace blurtool {
 
@@ -43,6 +44,7 @@ struct CliOptions {
   int jobs = 0;  ///< --jobs: host threads decoding and encoding; 0: hardware threads
   std::uint64_t max_pixels = kDefaultMaxPixels;         ///< --max-pixels: width * height
   std::uint64_t max_file_bytes = kDefaultMaxFileBytes;  ///< --max-file-size: bytes
+  TileSize max_tile;  ///< --max-tile: output tiles of at most this size; 0x0: the device's limits
 };
 
 /// Parses argv. Throws blurtool::UsageError for unknown options, bad values and a wrong number

@@ -244,22 +244,28 @@ cl::NDRange BoxFilter::segmented_work_group(const cl::Kernel& kernel, WorkGroup 
   return cl::NDRange(wg.x, wg.y);
 }
 
+BoxParams resolve_box_schedule(const BoxParams& params, const DeviceInfo& device, int width,
+                               int height) {
+  BoxParams p = params;
+  if (p.variant == BoxVariant::automatic) {
+    const auto tuned = tuned_schedule(device, "box", name_of(intermediate_table(), p.intermediate),
+                                      p.radius, static_cast<std::uint64_t>(width) * height);
+    if (tuned) {
+      p.variant =
+          parse_named(box_variant_table(), tuned->variant, "the tuning table's box variant");
+      if (p.segment == 0) p.segment = tuned->segment;
+      if (p.unroll == 0) p.unroll = tuned->unroll;
+      if (p.wg.is_default()) p.wg = tuned->wg;
+    }
+  }
+  p.variant = resolve_box_variant(p.variant, p.radius, device);
+  return p;
+}
+
 BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int height)
     : runtime_(runtime), params_(params), width_(width), height_(height) {
   validate(params_);
-  if (params_.variant == BoxVariant::automatic) {
-    const auto tuned =
-        tuned_schedule(runtime.device(), "box", name_of(intermediate_table(), params_.intermediate),
-                       params_.radius, static_cast<std::uint64_t>(width) * height);
-    if (tuned) {
-      params_.variant = parse_named(box_variant_table(), tuned->variant,
-                                    "the tuning table's box variant");
-      if (params_.segment == 0) params_.segment = tuned->segment;
-      if (params_.unroll == 0) params_.unroll = tuned->unroll;
-      if (params_.wg.is_default()) params_.wg = tuned->wg;
-    }
-  }
-  params_.variant = resolve_box_variant(params_.variant, params_.radius, runtime.device());
+  params_ = resolve_box_schedule(params_, runtime.device(), width, height);
   const BoxVariant v = params_.variant;
   if (v == BoxVariant::fused && params_.wg.is_default())
     params_.wg = box_fused_default_group(params_.radius, runtime.device().local_mem);

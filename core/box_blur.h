@@ -134,6 +134,13 @@ size_t box_segmented_local_bytes(int radius, int segment, int items);
 /// from the cache) its program and allocates its intermediate image.
 /// Throws blurtool::UsageError for invalid parameters, blurtool::Error for device limits or a
 /// failed kernel build, cl::Error for other OpenCL failures.
+/// `params` with auto replaced as BoxFilter does for a `width` x `height` image on `device`:
+/// the tuning table's pick for the nearest tuned size (variant, segment, unroll, work-group,
+/// where not given), else resolve_box_variant(). Explicit variants are returned unchanged.
+/// Throws blurtool::Error for a tuning table naming an unknown variant.
+BoxParams resolve_box_schedule(const BoxParams& params, const DeviceInfo& device, int width,
+                               int height);
+
 class BoxFilter : public Filter {
  public:
   BoxFilter(Runtime& runtime, const BoxParams& params, int width, int height);

@@ -150,22 +150,30 @@ void check_work_group(const cl::Kernel& kernel, const DeviceInfo& device, size_t
 
 }  // namespace
 
+GaussParams resolve_gauss_schedule(const GaussParams& params, const DeviceInfo& device, int width,
+                                   int height) {
+  GaussParams p = params;
+  p.radius = gauss_radius(p);
+  if (p.variant == GaussVariant::automatic) {
+    const auto tuned =
+        tuned_schedule(device, "gauss", name_of(intermediate_table(), p.intermediate), p.radius,
+                       static_cast<std::uint64_t>(width) * height);
+    if (tuned) {
+      p.variant =
+          parse_named(gauss_variant_table(), tuned->variant, "the tuning table's Gaussian variant");
+      if (p.wg.is_default()) p.wg = tuned->wg;
+      if (p.variant == GaussVariant::fused) p.segment = tuned->segment;
+    }
+  }
+  p.variant = resolve_gauss_variant(p.variant, p.radius, device);
+  return p;
+}
+
 GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width, int height)
     : runtime_(runtime), params_(params), width_(width), height_(height) {
   validate(params_);
-  radius_ = params_.radius = gauss_radius(params_);
-  if (params_.variant == GaussVariant::automatic) {
-    const auto tuned = tuned_schedule(runtime.device(), "gauss",
-                                      name_of(intermediate_table(), params_.intermediate), radius_,
-                                      static_cast<std::uint64_t>(width) * height);
-    if (tuned) {
-      params_.variant = parse_named(gauss_variant_table(), tuned->variant,
-                                    "the tuning table's Gaussian variant");
-      if (params_.wg.is_default()) params_.wg = tuned->wg;
-      if (params_.variant == GaussVariant::fused) params_.segment = tuned->segment;
-    }
-  }
-  params_.variant = resolve_gauss_variant(params_.variant, radius_, runtime.device());
+  params_ = resolve_gauss_schedule(params_, runtime.device(), width, height);
+  radius_ = params_.radius;
   const GaussVariant v = params_.variant;
   const bool row = gauss_row_work_group(v);
   if (v == GaussVariant::tiled && !params_.wg.is_default()) {

@@ -114,6 +114,13 @@ std::vector<LinearTap> gauss_linear_taps(const std::vector<double>& weights);
 /// Throws blurtool::UsageError for invalid parameters or a work-group size the device or kernel
 /// cannot run (naming the limit: CL_KERNEL_WORK_GROUP_SIZE or the local memory), blurtool::Error
 /// for device limits or a failed build, cl::Error for other OpenCL failures.
+/// `params` with its radius resolved (gauss_radius) and auto replaced as GaussFilter does for a
+/// `width` x `height` image on `device`: the tuning table's pick for the nearest tuned size
+/// (variant, work-group, fused tile rows), else resolve_gauss_variant(). Throws blurtool::Error
+/// for a tuning table naming an unknown variant.
+GaussParams resolve_gauss_schedule(const GaussParams& params, const DeviceInfo& device, int width,
+                                   int height);
+
 class GaussFilter : public Filter {
  public:
   GaussFilter(Runtime& runtime, const GaussParams& params, int width, int height);

@@ -291,6 +291,44 @@ TEST_F(Cli, InputLimitsRefuseLargeImagesAndFiles) {
   }
 }
 
+// --max-tile splits the image as a device too small for it would: the same bytes as one run
+// (single and batch mode); bright points and benchmarks, which need one piece, say so.
+TEST_F(Cli, MaxTileGivesTheSameOutputAsOneRun) {
+  for (const std::vector<std::string>& op :
+       {std::vector<std::string>{"--box", "9"}, {"--gauss", "3", "--edge", "mirror"}}) {
+    SCOPED_TRACE(op[0]);
+    std::vector<std::string> one = op, split = op;
+    one.insert(one.end(), {kCoffee, out_ / "one.png"});
+    split.insert(split.end(), {"--max-tile", "97x61", kCoffee, out_ / "split.png"});
+    ASSERT_EQ(run(one).status, 0);
+    const Result r = run(split);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(read_file(out_ / "split.png") == read_file(out_ / "one.png")) << "split differs";
+    std::vector<std::string> batch = op;
+    const fs::path folder = out_ / ("batch" + op[0]);
+    batch.insert(batch.end(), {"--max-tile", "200x150", "-q", kCoffee, "-o", folder});
+    ASSERT_EQ(run(batch).status, 0);
+    EXPECT_TRUE(read_file(folder / "coffee_600x400.png") == read_file(out_ / "one.png"))
+        << "batch output differs";
+  }
+  const std::string out = out_ / "x.png";
+  for (const std::string bad : {"0x10", "10", "10x", "x5", "5x-1", "1048577x2", "axb"}) {
+    SCOPED_TRACE(bad);
+    const Result r = run({"--box", "3", "--max-tile", bad, kCoffee, out});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--max-tile '" + bad + "'"), std::string::npos) << r.err;
+  }
+  const Result bench = run({"--box", "3", "--bench", "--max-tile", "100x100", kCoffee, out});
+  EXPECT_EQ(bench.status, 2);
+  EXPECT_NE(bench.err.find("6x4 tiles of 100x100"), std::string::npos) << bench.err;
+  const Result bright =
+      run({"--bright", "0.5", "--max-tile", "100x100", kCoffee, out_ / "points.csv"});
+  EXPECT_EQ(bright.status, 1);
+  EXPECT_NE(bright.err.find("not split into tiles"), std::string::npos) << bright.err;
+  EXPECT_FALSE(fs::exists(out_ / "points.csv"));
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST_F(Cli, ListDevicesPrintsHeaderAndADevice) {
   const Result r = run({"--list-devices"});
   ASSERT_EQ(r.status, 0) << r.err;

@@ -1,0 +1,87 @@
+// Tile-by-tile runs of a filter over images larger than the device holds (see tiled_run.h).
+#include "core/tiled_run.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include "core/error.h"
+
+namespace blurtool {
+
+TileSize plan_tiles(const DeviceInfo& d, int width, int height, int halo, TileSize limit) {
+  // Input side limits: the device's largest 2-D image (buffers have none, but a schedule may
+  // use images, so the smaller bound holds for all), and pixels for the largest allocation and
+  // for all of a tile's buffers together.
+  const long long max_w = d.image2d_max_width ? static_cast<long long>(d.image2d_max_width) : width;
+  const long long max_h =
+      d.image2d_max_height ? static_cast<long long>(d.image2d_max_height) : height;
+  long long max_pixels = static_cast<long long>(d.max_alloc / kTileBytesPerPixel);
+  if (d.global_mem) max_pixels = std::min<long long>(max_pixels, d.global_mem / 2 / 24);
+  if (d.max_alloc == 0) max_pixels = static_cast<long long>(width) * height;
+  auto input = [&](long long tile, int side) {
+    return std::min<long long>(tile + 2LL * halo, side);
+  };
+
+  TileSize t{width, height};
+  if (limit.width > 0) t.width = std::min(t.width, limit.width);
+  if (limit.height > 0) t.height = std::min(t.height, limit.height);
+  const bool fits = input(t.width, width) <= max_w && input(t.height, height) <= max_h &&
+                    input(t.width, width) * input(t.height, height) <= max_pixels;
+  if (fits) return t;
+  // Widest tiles first (rows are contiguous in memory), then as many rows as fit.
+  t.width = static_cast<int>(std::min<long long>(t.width, max_w - 2LL * halo));
+  if (t.width >= 1) {
+    const long long rows = std::min<long long>(max_h, max_pixels / input(t.width, width));
+    t.height = static_cast<int>(std::min<long long>(t.height, rows - 2LL * halo));
+  }
+  if (t.width < 1 || t.height < 1) {
+    throw Error("device '" + d.name + "' cannot hold one tile of a " + std::to_string(width) + "x" +
+                std::to_string(height) + " image with a halo of " + std::to_string(halo) +
+                " pixels (largest image " + std::to_string(max_w) + "x" + std::to_string(max_h) +
+                ", " + std::to_string(max_pixels) + " pixels an allocation); use a smaller " +
+                "radius or another device (--device)");
+  }
+  return t;
+}
+
+FilterRun run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image& rgba, int halo,
+                           TileSize tile, int runs) {
+  if (rgba.channels != 4) throw Error("run_filter_tiled: expected an RGBA image");
+  const int w = rgba.width, h = rgba.height;
+  FilterRun all;
+  all.output = Image{w, h, 4, std::vector<std::uint8_t>(rgba.pixels.size())};
+  std::map<std::pair<int, int>, std::unique_ptr<Filter>> filters;
+  for (int y0 = 0; y0 < h; y0 += tile.height) {
+    for (int x0 = 0; x0 < w; x0 += tile.width) {
+      const int tw = std::min(tile.width, w - x0), th = std::min(tile.height, h - y0);
+      // The input region: the tile plus the halo, cut at the image's edges.
+      const int ix0 = std::max(0, x0 - halo), iy0 = std::max(0, y0 - halo);
+      const int ix1 = std::min(w, x0 + tw + halo), iy1 = std::min(h, y0 + th + halo);
+      const int iw = ix1 - ix0, ih = iy1 - iy0;
+      Image in{iw, ih, 4, std::vector<std::uint8_t>(static_cast<size_t>(iw) * ih * 4)};
+      for (int y = 0; y < ih; ++y)
+        std::memcpy(&in.pixels[static_cast<size_t>(y) * iw * 4],
+                    &rgba.pixels[(static_cast<size_t>(iy0 + y) * w + ix0) * 4],
+                    static_cast<size_t>(iw) * 4);
+      std::unique_ptr<Filter>& filter = filters[{iw, ih}];
+      if (!filter) filter = make(iw, ih);
+      FilterRun run = run_filter(runtime, *filter, in, runs);
+      for (int y = 0; y < th; ++y)
+        std::memcpy(&all.output.pixels[(static_cast<size_t>(y0 + y) * w + x0) * 4],
+                    &run.output.pixels[(static_cast<size_t>(y0 - iy0 + y) * iw + (x0 - ix0)) * 4],
+                    static_cast<size_t>(tw) * 4);
+      if (all.pass_ms.empty()) all.pass_ms.resize(run.pass_ms.size());
+      for (size_t p = 0; p < run.pass_ms.size() && p < all.pass_ms.size(); ++p) {
+        all.pass_ms[p].resize(std::max(all.pass_ms[p].size(), run.pass_ms[p].size()));
+        for (size_t r = 0; r < run.pass_ms[p].size(); ++r) all.pass_ms[p][r] += run.pass_ms[p][r];
+      }
+      all.upload_ms += run.upload_ms;
+      all.download_ms += run.download_ms;
+    }
+  }
+  return all;
+}
+
+}  // namespace blurtool

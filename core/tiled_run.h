@@ -1,0 +1,50 @@
+// Images larger than a device holds, run tile by tile (issue 8): each output tile is filtered
+// from its input region widened by a halo of the blur radius on every side that is not the
+// image's own edge, so that every output pixel sees exactly the pixels it would see in one
+// run, and the tiled result equals the untiled one bit for bit.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "core/cl_runtime.h"
+#include "core/filter.h"
+
+namespace blurtool {
+
+/// An output tile size in pixels; 0x0: no limit.
+struct TileSize {
+  int width = 0, height = 0;
+  bool is_default() const { return width == 0 && height == 0; }
+};
+
+/// Largest --max-tile side, in pixels.
+constexpr int kMaxTileSide = 1 << 20;
+
+/// Bytes a pixel that one device allocation of a blur may take at most: the rgba32f
+/// intermediate image (16); the input and output take 4 each.
+constexpr std::uint64_t kTileBytesPerPixel = 16;
+
+/// The output tile size for filtering a `width` x `height` RGBA8 image whose filter reads
+/// `halo` pixels around each output pixel on device `d`. The whole image when it fits the
+/// device, else the largest tiles whose input (tile plus halo on each side) does: within
+/// CL_DEVICE_IMAGE2D_MAX_WIDTH/HEIGHT, kTileBytesPerPixel a pixel within
+/// CL_DEVICE_MAX_MEM_ALLOC_SIZE, and input, output and intermediate (24 bytes a pixel) within
+/// half of CL_DEVICE_GLOBAL_MEM_SIZE. At most `limit` either way when it is not 0x0 (--max-tile).
+/// Throws blurtool::Error naming the device, the sizes and what to try when not even a tile of
+/// one output row fits (a halo too large for the device).
+TileSize plan_tiles(const DeviceInfo& d, int width, int height, int halo, TileSize limit = {});
+
+/// Builds the filter for one tile's input size (width, height in pixels).
+using MakeFilter = std::function<std::unique_ptr<Filter>(int width, int height)>;
+
+/// Runs filters made by `make` over RGBA8 image `rgba` in output tiles of `tile` pixels, each
+/// uploaded with `halo` pixels of context where the image has them (none at the image's
+/// edges, where the filter's edge mode applies as in one run). One filter per distinct input
+/// size (at most four). Timings: pass_ms[p][r] is the sum over the tiles of pass p's kernel
+/// time in repetition r (milliseconds); upload_ms and download_ms the sums of the tiles'.
+/// Throws what make() and run_filter() throw.
+FilterRun run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image& rgba, int halo,
+                           TileSize tile, int runs = 0);
+
+}  // namespace blurtool

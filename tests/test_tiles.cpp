@@ -1,0 +1,140 @@
+// Images split into tiles with a halo (issue 8): plan_tiles against a device's limits, and
+// run_filter_tiled against one run of the same filter, bit for bit, for every box and
+// Gaussian variant and edge mode, with tiles small enough that every tile edge and corner case
+// occurs (halo cut at the image's edges, short last tiles, tiles narrower than the halo).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "core/box_blur.h"
+#include "core/edge_mode.h"
+#include "core/error.h"
+#include "core/gauss_blur.h"
+#include "core/intermediate.h"
+#include "core/tiled_run.h"
+#include "tests/test_support.h"
+
+namespace blurtool {
+namespace {
+
+DeviceInfo small_device() {
+  DeviceInfo d;
+  d.name = "small test device";
+  d.image_support = true;
+  d.image2d_max_width = 100;
+  d.image2d_max_height = 80;
+  d.max_alloc = 16 * 4000;  // 4000 pixels of 16 bytes
+  d.global_mem = 1 << 30;
+  return d;
+}
+
+TEST(PlanTiles, WholeImageWhenItFits) {
+  const TileSize t = plan_tiles(small_device(), 60, 50, 5);
+  EXPECT_EQ(t.width, 60);
+  EXPECT_EQ(t.height, 50);
+  const TileSize forced = plan_tiles(small_device(), 60, 50, 5, {16, 1000});
+  EXPECT_EQ(forced.width, 16);
+  EXPECT_EQ(forced.height, 50);
+}
+
+// Too wide for the device's images: tiles as wide as the image limit less the halo, as many
+// rows as the allocation limit allows.
+TEST(PlanTiles, WithinTheDevicesLimits) {
+  const TileSize t = plan_tiles(small_device(), 300, 200, 5);
+  EXPECT_EQ(t.width, 90);                // 100 - 2 * 5
+  EXPECT_EQ(t.height, 4000 / 100 - 10);  // 40 input rows of 100 pixels, less the halo
+  const TileSize tall = plan_tiles(small_device(), 20, 500, 3);
+  EXPECT_EQ(tall.width, 20);  // the whole width: no halo at the image's own edges
+  EXPECT_LE((tall.height + 6) * 20, 4000);
+  EXPECT_LE(tall.height + 6, 80);
+}
+
+TEST(PlanTiles, RefusesAHaloTheDeviceCannotHold) {
+  try {
+    plan_tiles(small_device(), 300, 200, 60);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("small test device"), std::string::npos) << m;
+    EXPECT_NE(m.find("halo of 60"), std::string::npos) << m;
+    EXPECT_NE(m.find("--device"), std::string::npos) << m;
+  }
+}
+
+template <typename Params, typename FilterT>
+FilterRun tiled(const Image& input, const Params& p, int halo, TileSize tile) {
+  return run_filter_tiled(
+      runtime(), [&](int w, int h) { return std::make_unique<FilterT>(runtime(), p, w, h); }, input,
+      halo, tile);
+}
+
+template <typename Params, typename FilterT>
+Image whole(const Image& input, const Params& p) {
+  FilterT f(runtime(), p, input.width, input.height);
+  return run_filter(runtime(), f, input).output;
+}
+
+TEST(TiledRun, BoxEqualsOneRunForEveryVariantAndEdgeMode) {
+  const Image input = random_rgba(131, 97, 3);
+  for (const auto& v : box_variant_table()) {
+    if (v.value == BoxVariant::automatic) continue;
+    for (const auto& edge : edge_mode_table()) {
+      BoxParams p;
+      p.radius = 6;
+      p.variant = v.value;
+      p.edge = edge.value;
+      SCOPED_TRACE(std::string(v.name) + " " + edge.name);
+      // 29x17 tiles: 5x6 of them, the last ones short; 4x3: tiles narrower than the halo.
+      for (TileSize t : {TileSize{29, 17}, TileSize{4, 3}}) {
+        if (t.width == 4 && v.value != BoxVariant::fused && v.value != BoxVariant::unrolled)
+          continue;  // the tiny tiles once for a buffer and an image schedule: they are slow
+        const Image a = tiled<BoxParams, BoxFilter>(input, p, p.radius, t).output;
+        const Image b = whole<BoxParams, BoxFilter>(input, p);
+        EXPECT_EQ(a.pixels, b.pixels) << t.width << "x" << t.height;
+      }
+    }
+  }
+}
+
+// Every Gaussian variant but separable-linear gives the very same bytes; separable-linear's
+// hardware-filter weights come from float coordinates whose rounding depends on the position
+// in the (tile's) image: at most 1 level off.
+TEST(TiledRun, GaussEqualsOneRunForEveryVariantAndEdgeMode) {
+  const Image input = random_rgba(131, 97, 4);
+  for (const auto& v : gauss_variant_table()) {
+    if (v.value == GaussVariant::automatic) continue;
+    for (const auto& edge : edge_mode_table()) {
+      GaussParams p;
+      p.sigma = 2.5;
+      p.variant = v.value;
+      p.edge = edge.value;
+      SCOPED_TRACE(std::string(v.name) + " " + edge.name);
+      const int halo = gauss_radius(p);
+      const Image a = tiled<GaussParams, GaussFilter>(input, p, halo, {29, 17}).output;
+      const Image b = whole<GaussParams, GaussFilter>(input, p);
+      if (v.value == GaussVariant::separable_linear)
+        EXPECT_LE(max_error(a, b), 1);
+      else
+        EXPECT_EQ(a.pixels, b.pixels);
+    }
+  }
+}
+
+// The tiles' kernel times add up per pass and repetition.
+TEST(TiledRun, TimesAreSummedOverTiles) {
+  BoxParams p;
+  p.radius = 2;
+  p.variant = BoxVariant::unrolled;
+  const FilterRun run = run_filter_tiled(
+      runtime(), [&](int w, int h) { return std::make_unique<BoxFilter>(runtime(), p, w, h); },
+      random_rgba(40, 30, 5), 2, {20, 15}, 3);
+  ASSERT_EQ(run.pass_ms.size(), 2u);  // unrolled: rows, then columns
+  for (const auto& pass : run.pass_ms) {
+    ASSERT_EQ(pass.size(), 3u);
+    for (double ms : pass) EXPECT_GT(ms, 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace blurtool
