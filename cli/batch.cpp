@@ -441,6 +441,28 @@ class Pipeline {
     }
   }
 
+  // The device's part for decoded image d: its blur (in one piece, or in tiles), rendered into
+  // f; `filter` is the previous image's, reused while the size (width x height) stays the same.
+  void blur(Runtime& rt, const Decoded& d, Finished& f, std::unique_ptr<Filter>& filter, int& width,
+            int& height) {
+    const Image& rgba = d.rgba;
+    const TileSize tiles = operation_tiles(rt, o_, rgba.width, rgba.height);
+    if (tiles.width < rgba.width || tiles.height < rgba.height) {
+      f.rendered.image = run_operation_tiled(rt, o_, rgba, tiles);
+      f.rendered.channels = d.channels;
+      return;
+    }
+    if (!filter || width != rgba.width || height != rgba.height) {
+      filter.reset();
+      filter = make_filter(rt, o_, rgba.width, rgba.height);
+      width = rgba.width;
+      height = rgba.height;
+    }
+    FilterRun run = run_filter(rt, *filter, rgba);
+    f.rendered =
+        render(rt, o_, *filter, std::move(run.output), rgba, d.channels, items_[d.item].kind);
+  }
+
   void device_loop(Runtime& rt) {
     // The filter of the previous image, reused while the size stays the same.
     std::unique_ptr<Filter> filter;
@@ -455,22 +477,8 @@ class Pipeline {
       lock.unlock();
       Finished f{d.item, {}, d.bytes};
       const bool ok = guarded(d.item, [&] {
-        const Image& rgba = d.rgba;
-        const TileSize tiles = operation_tiles(rt, o_, rgba.width, rgba.height);
-        if (tiles.width < rgba.width || tiles.height < rgba.height) {
-          f.rendered.image = run_operation_tiled(rt, o_, rgba, tiles);
-          f.rendered.channels = d.channels;
-          return;
-        }
-        if (!filter || width != rgba.width || height != rgba.height) {
-          filter.reset();
-          filter = make_filter(rt, o_, rgba.width, rgba.height);
-          width = rgba.width;
-          height = rgba.height;
-        }
-        FilterRun run = run_filter(rt, *filter, rgba);
-        f.rendered =
-            render(rt, o_, *filter, std::move(run.output), rgba, d.channels, items_[d.item].kind);
+        with_device_faults(rt, d.rgba.width, d.rgba.height,
+                           [&] { blur(rt, d, f, filter, width, height); });
       });
       if (!ok) filter.reset();  // a failed run may leave the filter in any state
       lock.lock();

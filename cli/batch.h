@@ -10,6 +10,7 @@
 
 #include "cli/options.h"
 #include "core/cl_runtime.h"
+#include "core/error.h"
 #include "core/filter.h"
 #include "core/image_io.h"
 #include "core/tiled_run.h"
@@ -42,6 +43,19 @@ TileSize operation_tiles(const Runtime& runtime, const CliOptions& o, int width,
 /// schedule's arithmetic for a pixel depends only on its window, so the result equals a run in
 /// one piece.
 Image run_operation_tiled(Runtime& runtime, const CliOptions& o, const Image& rgba, TileSize tiles);
+
+/// Runs work(), turning an OpenCL error that means the device ran out of memory or resources
+/// on a width x height image into blurtool::Error with device_fault_message()'s line.
+template <typename F>
+void with_device_faults(const Runtime& runtime, int width, int height, F&& work) {
+  try {
+    work();
+  } catch (const cl::Error& e) {
+    const std::string why = device_fault_message(e, runtime.device(), width, height);
+    if (why.empty()) throw;
+    throw Error(why);
+  }
+}
 
 /// One image's result, ready to encode: an RGBA image and the channel count (1-4, the input's)
 /// it is written with, or text. The RGBA image is reduced to `channels` by encode_output, so

@@ -66,26 +66,11 @@ void write_output(const CliOptions& o, const std::vector<std::uint8_t>& bytes) {
   }
 }
 
-// One image: INPUT (a file or "-") to OUTPUT (a file, replaced if it exists, or "-"), with the
-// benchmark report when asked for.
-int run_single(const CliOptions& o) {
-  const std::string& input = o.inputs.front();
-  const OutputKind kind = output_kind(o.output, input, o);  // bad names refused before work
-  check_not_same_file(input, o.output);
-  if (o.output == "-" && isatty(STDOUT_FILENO))
-    throw UsageError("output '-' is a terminal; redirect standard output to a file or a pipe");
-
+// run_single's device part: the blur of the decoded `image` on `runtime` (in one piece or in
+// tiles), the output written, the benchmark report printed when asked for.
+int run_on_device(Runtime& runtime, const CliOptions& o, const Image& image, OutputKind kind,
+                  double decode_ms) {
   auto start = std::chrono::steady_clock::now();
-  std::vector<std::string> warnings;
-  const Image image = input == "-"
-                          ? decode_image(read_all(STDIN_FILENO, "<stdin>", o.max_file_bytes),
-                                         "<stdin>", &warnings, o.max_pixels)
-                          : load_image(input, &warnings, o.max_pixels, o.max_file_bytes);
-  const double decode_ms = ms_since(start);
-  if (!o.quiet)
-    for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
-
-  Runtime runtime(select_device(o.devices.empty() ? o.device : o.devices.front()));
   const TileSize tiles = operation_tiles(runtime, o, image.width, image.height);
   if (tiles.width < image.width || tiles.height < image.height) {
     Rendered rendered;
@@ -140,6 +125,32 @@ int run_single(const CliOptions& o) {
     print_report(report, o.bench_format, out);
   }
   return 0;
+}
+
+// One image: INPUT (a file or "-") to OUTPUT (a file, replaced if it exists, or "-"), with the
+// benchmark report when asked for.
+int run_single(const CliOptions& o) {
+  const std::string& input = o.inputs.front();
+  const OutputKind kind = output_kind(o.output, input, o);  // bad names refused before work
+  check_not_same_file(input, o.output);
+  if (o.output == "-" && isatty(STDOUT_FILENO))
+    throw UsageError("output '-' is a terminal; redirect standard output to a file or a pipe");
+
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> warnings;
+  const Image image = input == "-"
+                          ? decode_image(read_all(STDIN_FILENO, "<stdin>", o.max_file_bytes),
+                                         "<stdin>", &warnings, o.max_pixels)
+                          : load_image(input, &warnings, o.max_pixels, o.max_file_bytes);
+  const double decode_ms = ms_since(start);
+  if (!o.quiet)
+    for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
+
+  Runtime runtime(select_device(o.devices.empty() ? o.device : o.devices.front()));
+  int status = 0;
+  with_device_faults(runtime, image.width, image.height,
+                     [&] { status = run_on_device(runtime, o, image, kind, decode_ms); });
+  return status;
 }
 
 // --version: the version, the OpenCL platforms found and the CLBlast this build links.

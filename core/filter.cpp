@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <string>
 
 #include "core/error.h"
 
@@ -57,6 +59,11 @@ FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int ru
   const int w = rgba.width, h = rgba.height;
   const bool buffers = filter.takes_buffers();
   const size_t bytes = rgba.pixels.size();
+  // BLURTOOL_FAIL_ALLOCATION=WxH (for tests): the device allocations for a WxH image fail as if
+  // the device were out of memory.
+  if (const char* fail = std::getenv("BLURTOOL_FAIL_ALLOCATION");
+      fail && std::to_string(w) + "x" + std::to_string(h) == fail)
+    throw cl::Error(CL_MEM_OBJECT_ALLOCATION_FAILURE, "clCreateBuffer");
   if (filter.io_width != w || filter.io_height != h || (buffers ? !filter.io_src_buffer() : !filter.io_src())) {
     if (buffers) {
       filter.io_src_buffer = cl::Buffer(runtime.context(), CL_MEM_READ_ONLY, bytes);

@@ -46,6 +46,32 @@ TileSize plan_tiles(const DeviceInfo& d, int width, int height, int halo, TileSi
   return t;
 }
 
+std::string device_fault_message(const cl::Error& error, const DeviceInfo& d, int width,
+                                 int height) {
+  switch (error.err()) {
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+    case CL_OUT_OF_RESOURCES:
+    case CL_OUT_OF_HOST_MEMORY:
+    case CL_INVALID_BUFFER_SIZE:
+    case CL_INVALID_IMAGE_SIZE:
+      break;
+    default:
+      return "";
+  }
+  auto mib = [](double bytes) {
+    return std::to_string(static_cast<long long>(bytes / 1048576 + 0.5));
+  };
+  const double pixels = static_cast<double>(width) * height;
+  return "device '" + d.name + "' failed on a " + std::to_string(width) + "x" +
+         std::to_string(height) + " image (" + mib(4 * pixels) + " MiB in, " + mib(4 * pixels) +
+         " MiB out, up to " + mib(kTileBytesPerPixel * pixels) +
+         " MiB intermediate; the device has " + mib(static_cast<double>(d.global_mem)) +
+         " MiB, at most " + mib(static_cast<double>(d.max_alloc)) +
+         " MiB an allocation): " + describe_cl_error(error) + "; try --max-tile " +
+         std::to_string((width + 1) / 2) + "x" + std::to_string((height + 1) / 2) +
+         ", a smaller radius, or another device (--device)";
+}
+
 FilterRun run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image& rgba, int halo,
                            TileSize tile, int runs) {
   if (rgba.channels != 4) throw Error("run_filter_tiled: expected an RGBA image");

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "core/cl_runtime.h"
 #include "core/filter.h"
@@ -34,6 +35,15 @@ constexpr std::uint64_t kTileBytesPerPixel = 16;
 /// Throws blurtool::Error naming the device, the sizes and what to try when not even a tile of
 /// one output row fits (a halo too large for the device).
 TileSize plan_tiles(const DeviceInfo& d, int width, int height, int halo, TileSize limit = {});
+
+/// For an OpenCL error that means the device ran out of something while blurring a `width` x
+/// `height` image (CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES, CL_OUT_OF_HOST_MEMORY,
+/// CL_INVALID_BUFFER_SIZE, CL_INVALID_IMAGE_SIZE): one line naming the device, the sizes asked
+/// for (input and output, the largest intermediate) against the device's, the failed call, and
+/// what to try (--max-tile with a quarter of the image, a smaller radius, --device). Empty for
+/// any other error.
+std::string device_fault_message(const cl::Error& error, const DeviceInfo& d, int width,
+                                 int height);
 
 /// Builds the filter for one tile's input size (width, height in pixels).
 using MakeFilter = std::function<std::unique_ptr<Filter>(int width, int height)>;

@@ -329,6 +329,31 @@ TEST_F(Cli, MaxTileGivesTheSameOutputAsOneRun) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// A device that runs out of memory (simulated: BLURTOOL_FAIL_ALLOCATION=WxH fails every
+// allocation for a WxH image) is named with the sizes and what to try; a batch goes on, and
+// the suggested --max-tile gets the image done.
+TEST_F(Cli, DeviceOutOfMemoryIsNamedAndTheBatchGoesOn) {
+  ::setenv("BLURTOOL_FAIL_ALLOCATION", "600x400", 1);
+  const Result single = run({"--box", "3", kCoffee, out_ / "o.png"});
+  const Result batch = run({"--box", "3", kCoffee, kDune, "-o", out_ / "batch"});
+  const Result tiled = run({"--box", "3", "--max-tile", "300x200", kCoffee, out_ / "t.png"});
+  ::unsetenv("BLURTOOL_FAIL_ALLOCATION");
+  for (const Result* r : {&single, &batch}) {
+    EXPECT_EQ(r->status, 1) << r->err;
+    for (const std::string part :
+         {"device '", "600x400 image", "MiB in", "MiB an allocation",
+          "CL_MEM_OBJECT_ALLOCATION_FAILURE", "--max-tile 300x200", "--device"})
+      EXPECT_NE(r->err.find(part), std::string::npos) << "no '" << part << "' in: " << r->err;
+  }
+  EXPECT_FALSE(fs::exists(out_ / "o.png"));
+  EXPECT_NE(batch.err.find(kCoffee + ": device"), std::string::npos) << batch.err;
+  EXPECT_NE(batch.err.find("1 done, 0 skipped, 1 failed"), std::string::npos) << batch.err;
+  EXPECT_TRUE(fs::exists(out_ / "batch" / "dune_1680x1050.jpg"));
+  EXPECT_FALSE(fs::exists(out_ / "batch" / "coffee_600x400.png"));
+  EXPECT_EQ(tiled.status, 0) << tiled.err;
+  EXPECT_TRUE(fs::exists(out_ / "t.png"));
+}
+
 TEST_F(Cli, ListDevicesPrintsHeaderAndADevice) {
   const Result r = run({"--list-devices"});
   ASSERT_EQ(r.status, 0) << r.err;
