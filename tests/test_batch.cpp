@@ -9,6 +9,7 @@
 // whole suite runs in seconds on the CPU device.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -648,6 +650,65 @@ TEST_F(Batch, JobsOneAndFourGiveIdenticalOutputs) {
     EXPECT_EQ(r.status, 2) << bad << ": " << r.err;
     EXPECT_TRUE(has_line(r.err, {"--jobs"})) << r.err;
   }
+}
+
+// Two processes at once on one output folder (--force: both write every file) and one fresh
+// program cache (BLURTOOL_PROGRAM_CACHE=on: both build and store the same programs): both
+// succeed, every output is whole and equal to single mode's, no temporary file is left, and the
+// cache they wrote serves a third run, which then stores nothing new.
+TEST_F(Batch, TwoProcessesShareAnOutputFolderAndAProgramCache) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 12; ++i) {
+    names.push_back("img" + std::to_string(i) + ".png");
+    make_image(in_ / names.back(), 100 + i, 48 + i, 40, 3);
+  }
+  const fs::path cache = root_ / "shared cache";
+  const char* old = std::getenv("BLURTOOL_CACHE_DIR");
+  const std::string saved = old ? old : "";
+  ::setenv("BLURTOOL_CACHE_DIR", cache.c_str(), 1);
+  ::setenv("BLURTOOL_PROGRAM_CACHE", "on", 1);  // written even where the driver has a cache
+  const std::vector<std::string> args = {
+      "--gauss", "1.5", "--force", "--jobs", "2", (in_ / "").string(), (out_ / "").string()};
+  Result a, b;
+  fs::create_directories(root_ / "scratch a");
+  fs::create_directories(root_ / "scratch b");
+  std::thread ta([&] { a = run_blurtool(args, root_, root_ / "scratch a"); });
+  std::thread tb([&] { b = run_blurtool(args, root_, root_ / "scratch b"); });
+  ta.join();
+  tb.join();
+  // Each cache file's inode: a rewrite (temporary file renamed over it) gives a new one.
+  auto inodes = [&] {
+    std::map<std::string, ino_t> files;
+    for (const auto& e : fs::recursive_directory_iterator(cache)) {
+      struct stat st;
+      if (e.is_regular_file() && ::stat(e.path().c_str(), &st) == 0)
+        files[fs::relative(e.path(), cache).string()] = st.st_ino;
+    }
+    return files;
+  };
+  const auto cached = inodes();
+  const Result c = run_blurtool(
+      {"--gauss", "1.5", "--force", "-q", (in_ / "").string(), (root_ / "third").string() + "/"},
+      root_, root_);
+  ::unsetenv("BLURTOOL_PROGRAM_CACHE");
+  if (old)
+    ::setenv("BLURTOOL_CACHE_DIR", saved.c_str(), 1);
+  else
+    ::unsetenv("BLURTOOL_CACHE_DIR");
+  EXPECT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(c.status, 0) << c.err;
+  Files expected;
+  for (const std::string& n : names) expected.insert(n);
+  EXPECT_EQ(tree(out_), expected);  // no temporary files
+  for (const std::string& n : names) {
+    SCOPED_TRACE(n);
+    const std::string one = single({"--gauss", "1.5"}, in_ / n, n);
+    EXPECT_TRUE(read_file(out_ / n) == one) << "differs from single mode";
+    EXPECT_TRUE(read_file(root_ / "third" / n) == one) << "third run differs";
+  }
+  EXPECT_FALSE(cached.empty());
+  EXPECT_EQ(inodes(), cached) << "the third run stored programs again: the cache was unusable";
 }
 
 TEST_F(Batch, FileNamesWithCommasAreOneArgument) {
