@@ -104,24 +104,44 @@ int operation_halo(const CliOptions& o) {
 }  // namespace
 
 TileSize operation_tiles(const Runtime& runtime, const CliOptions& o, int width, int height) {
-  const TileSize t = plan_tiles(runtime.device(), width, height, operation_halo(o), o.max_tile);
+  const bool bright = o.operation == CliOptions::Operation::bright;
+  const int halo = bright ? bright_glow_halo(o.bright_params) : operation_halo(o);
+  TileSize t = plan_tiles(runtime.device(), width, height, halo, o.max_tile);
   if (t.width >= width && t.height >= height) return TileSize{width, height};
-  const std::string tiles = std::to_string((width + t.width - 1) / t.width) + "x" +
-                            std::to_string((height + t.height - 1) / t.height) + " tiles of " +
-                            std::to_string(t.width) + "x" + std::to_string(t.height);
-  if (o.operation == CliOptions::Operation::bright)
-    throw Error("bright points need the " + std::to_string(width) + "x" + std::to_string(height) +
-                " image in one piece, and device '" + runtime.device().name + "' would take " +
-                tiles + " (bright points are not split into tiles); choose another with --device");
+  if (bright) {  // whole blocks of the image's grid in every tile
+    const int b = o.bright_params.block;
+    if (t.width >= b) t.width = t.width / b * b;
+    if (t.height >= b) t.height = t.height / b * b;
+    if (t.width < b || t.height < b)
+      throw Error("device '" + runtime.device().name + "' cannot hold a tile of whole " +
+                  std::to_string(b) + "x" + std::to_string(b) + " blocks with the glow's " +
+                  std::to_string(halo) + "-pixel halo; choose another with --device");
+  }
   if (o.bench_runs > 0)
     throw UsageError(std::string(o.sweep_wg ? "--sweep-wg" : "--bench") +
-                     " times the image in one piece; here it runs in " + tiles +
+                     " times the image in one piece; here it runs in " +
+                     std::to_string((width + t.width - 1) / t.width) + "x" +
+                     std::to_string((height + t.height - 1) / t.height) + " tiles of " +
+                     std::to_string(t.width) + "x" + std::to_string(t.height) +
                      " (the device's limits or --max-tile)");
   return t;
 }
 
-Image run_operation_tiled(Runtime& runtime, const CliOptions& o, const Image& rgba,
-                          TileSize tiles) {
+Rendered render_tiled(Runtime& runtime, const CliOptions& o, const Image& rgba, int channels,
+                      OutputKind kind, TileSize tiles) {
+  Rendered r;
+  r.channels = channels;
+  if (o.operation == CliOptions::Operation::bright) {
+    const std::vector<BrightPoint> points =
+        find_bright_points_tiled(runtime, rgba, o.bright_params, tiles);
+    if (kind == OutputKind::csv)
+      r.text = bright_points_csv(points);
+    else if (kind == OutputKind::json)
+      r.text = bright_points_json(points);
+    else
+      r.image = draw_glow_tiled(runtime, rgba, points, o.bright_params, tiles);
+    return r;
+  }
   // Every tile with the schedule auto takes for the whole image (the tuning table goes by size).
   CliOptions same = o;
   if (o.operation == CliOptions::Operation::box)
@@ -129,10 +149,11 @@ Image run_operation_tiled(Runtime& runtime, const CliOptions& o, const Image& rg
   else
     same.gauss_params =
         resolve_gauss_schedule(o.gauss_params, runtime.device(), rgba.width, rgba.height);
-  const MakeFilter make = [&](int width, int height) {
-    return make_filter(runtime, same, width, height);
-  };
-  return run_filter_tiled(runtime, make, rgba, operation_halo(o), tiles).output;
+  const MakeFilter make = make_filter_per_size([&](int width, int height) {
+    return std::shared_ptr<Filter>(make_filter(runtime, same, width, height));
+  });
+  r.image = run_filter_tiled(runtime, make, rgba, operation_halo(o), tiles).output;
+  return r;
 }
 
 Rendered render(Runtime& runtime, const CliOptions& o, Filter& filter, Image output,
@@ -448,8 +469,7 @@ class Pipeline {
     const Image& rgba = d.rgba;
     const TileSize tiles = operation_tiles(rt, o_, rgba.width, rgba.height);
     if (tiles.width < rgba.width || tiles.height < rgba.height) {
-      f.rendered.image = run_operation_tiled(rt, o_, rgba, tiles);
-      f.rendered.channels = d.channels;
+      f.rendered = render_tiled(rt, o_, rgba, d.channels, items_[d.item].kind, tiles);
       return;
     }
     if (!filter || width != rgba.width || height != rgba.height) {

@@ -33,16 +33,10 @@ std::unique_ptr<Filter> make_filter(Runtime& runtime, const CliOptions& o, int w
 
 /// The output tile size for o's operation on a width x height image on `runtime`'s device:
 /// {width, height} when it runs in one piece, else the tiles plan_tiles() finds (the device's
-/// limits, or --max-tile), with the blur radius as halo. Throws blurtool::Error for --bright on
-/// an image that would need tiles (bright points are not split), UsageError for --bench or
-/// --sweep-wg then (they time the image in one piece).
+/// limits, or --max-tile) with the blur radius as halo (bright points: the glow's halo, and
+/// sides rounded down to whole blocks). Throws UsageError for --bench or --sweep-wg then (they
+/// time the image in one piece), blurtool::Error when no tile fits the device.
 TileSize operation_tiles(const Runtime& runtime, const CliOptions& o, int width, int height);
-
-/// The blurred RGBA image of `rgba` made tile by tile (run_filter_tiled), every tile with the
-/// schedule auto takes for the whole image (resolve_box_schedule, resolve_gauss_schedule): each
-/// schedule's arithmetic for a pixel depends only on its window, so the result equals a run in
-/// one piece.
-Image run_operation_tiled(Runtime& runtime, const CliOptions& o, const Image& rgba, TileSize tiles);
 
 /// Runs work(), turning an OpenCL error that means the device ran out of memory or resources
 /// on a width x height image into blurtool::Error with device_fault_message()'s line.
@@ -71,6 +65,15 @@ struct Rendered {
 /// glow at each point. `channels` is the input's channel count (1-4).
 Rendered render(Runtime& runtime, const CliOptions& o, Filter& filter, Image output,
                 const Image& rgba, int channels, OutputKind kind);
+
+/// The result for `rgba` made tile by tile (run_filter_tiled; for --bright
+/// find_bright_points_tiled, then the text or draw_glow_tiled): the same as render() after a run
+/// in one piece. Blurs run every tile with the schedule auto takes for the whole image
+/// (resolve_box_schedule, resolve_gauss_schedule); each schedule's arithmetic for a pixel depends
+/// only on its window, so the bytes are the same (separable-linear: within 1 level, see
+/// --max-tile in the man page).
+Rendered render_tiled(Runtime& runtime, const CliOptions& o, const Image& rgba, int channels,
+                      OutputKind kind, TileSize tiles);
 
 /// The bytes of `r` in `kind` (JPEG at o.quality), its image reduced to r.channels first.
 std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const CliOptions& o);

@@ -73,10 +73,9 @@ int run_on_device(Runtime& runtime, const CliOptions& o, const Image& image, Out
   auto start = std::chrono::steady_clock::now();
   const TileSize tiles = operation_tiles(runtime, o, image.width, image.height);
   if (tiles.width < image.width || tiles.height < image.height) {
-    Rendered rendered;
-    rendered.image = run_operation_tiled(runtime, o, to_rgba(image), tiles);
-    rendered.channels = image.channels;
-    write_output(o, encode_output(rendered, kind, o));
+    write_output(
+        o, encode_output(render_tiled(runtime, o, to_rgba(image), image.channels, kind, tiles),
+                         kind, o));
     return 0;
   }
   auto make = [&](WorkGroup wg) { return make_filter(runtime, o, image.width, image.height, wg); };

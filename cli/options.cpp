@@ -131,7 +131,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
                         "or G for KiB, MiB, GiB (default 1G; at most 2G - 1)",
        cxxopts::value<std::string>(), "SIZE");
   spec.add_options("Large images")
-      ("max-tile", "blur in output tiles of at most WxH pixels, each read with a halo of the "
+      ("max-tile", "work in output tiles of at most WxH pixels, each read with a halo of the "
                    "radius (default: only images the device cannot hold are split, in the "
                    "largest tiles it can)",
        cxxopts::value<std::string>(), "WxH");

@@ -192,6 +192,7 @@ class GlowFilter : public Filter {
     std::vector<cl_int> grid(static_cast<size_t>(bx) * by, -1);
     std::vector<cl_uint4> packed;
     for (const BrightPoint& p : points) {
+      if (p.x < 0 || p.y < 0 || p.x >= width || p.y >= height) continue;  // not in this image
       grid[static_cast<size_t>(p.y / block) * bx + p.x / block] =
           static_cast<cl_int>(packed.size());
       packed.push_back({{static_cast<cl_uint>(p.x), static_cast<cl_uint>(p.y),
@@ -244,6 +245,58 @@ Image draw_glow(Runtime& runtime, const Image& rgba, const std::vector<BrightPoi
   GlowFilter glow(runtime, points, params.block, bright_threshold_units(params.threshold),
                   rgba.width, rgba.height);
   return run_filter(runtime, glow, rgba).output;
+}
+
+int bright_glow_halo(const BrightParams& params) {
+  // As GlowFilter::enqueue: reach = ceil(3 sigma / B) blocks, sigma = 0.75 B.
+  return static_cast<int>(std::ceil(3 * 0.75f * params.block / params.block)) * params.block;
+}
+
+namespace {
+
+void check_tile(const BrightParams& params, TileSize tile) {
+  if (tile.width < 1 || tile.height < 1 || tile.width % params.block || tile.height % params.block)
+    throw Error("bright points in tiles of " + std::to_string(tile.width) + "x" +
+                std::to_string(tile.height) + ": the sides must be multiples of the block side " +
+                std::to_string(params.block));
+}
+
+}  // namespace
+
+std::vector<BrightPoint> find_bright_points_tiled(Runtime& runtime, const Image& rgba,
+                                                  const BrightParams& params, TileSize tile) {
+  check_tile(params, tile);
+  std::vector<BrightPoint> all;
+  const MakeFilter make = make_filter_per_size(
+      [&](int w, int h) { return std::make_shared<BrightFinder>(runtime, params, w, h); });
+  run_filter_tiled(runtime, make, rgba, 0, tile, 0, [&](Filter& filter, int x0, int y0) {
+    for (BrightPoint p : static_cast<BrightFinder&>(filter).points()) {
+      p.x += x0;
+      p.y += y0;
+      all.push_back(p);
+    }
+  });
+  std::sort(all.begin(), all.end(), [](const BrightPoint& a, const BrightPoint& b) {
+    return a.y != b.y ? a.y < b.y : a.x < b.x;
+  });
+  return all;
+}
+
+Image draw_glow_tiled(Runtime& runtime, const Image& rgba, const std::vector<BrightPoint>& points,
+                      const BrightParams& params, TileSize tile) {
+  check_tile(params, tile);
+  const std::uint32_t threshold = bright_threshold_units(params.threshold);
+  const MakeFilter make = [&](int x0, int y0, int w, int h) {
+    std::vector<BrightPoint> inside;  // the region's points, in its coordinates
+    for (BrightPoint p : points) {
+      if (p.x < x0 || p.y < y0 || p.x >= x0 + w || p.y >= y0 + h) continue;
+      p.x -= x0;
+      p.y -= y0;
+      inside.push_back(p);
+    }
+    return std::make_shared<GlowFilter>(runtime, inside, params.block, threshold, w, h);
+  };
+  return run_filter_tiled(runtime, make, rgba, bright_glow_halo(params), tile).output;
 }
 
 std::string bright_points_csv(const std::vector<BrightPoint>& points) {

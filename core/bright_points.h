@@ -12,6 +12,7 @@
 #include "core/filter.h"
 #include "core/image_io.h"
 #include "core/named.h"
+#include "core/tiled_run.h"
 
 namespace blurtool {
 
@@ -107,6 +108,22 @@ std::vector<BrightPoint> find_bright_points(Runtime& runtime, const Image& rgba,
 /// exceeds the threshold), so a person can see what was found. `rgba` is RGBA8; the result too.
 Image draw_glow(Runtime& runtime, const Image& rgba, const std::vector<BrightPoint>& points,
                 const BrightParams& params);
+
+/// Pixels of context the glow of draw_glow reads around a tile: its reach, ceil(3 sigma / B)
+/// blocks of B pixels (sigma 0.75 B), a multiple of B.
+int bright_glow_halo(const BrightParams& params);
+
+/// find_bright_points over output tiles of `tile` pixels (sides multiples of the block side B,
+/// so that every tile holds whole blocks of the image's grid): the same points, sorted by
+/// (y, x), for images larger than the device holds. Throws blurtool::Error if a side is not a
+/// multiple of B, and what find_bright_points throws.
+std::vector<BrightPoint> find_bright_points_tiled(Runtime& runtime, const Image& rgba,
+                                                  const BrightParams& params, TileSize tile);
+
+/// draw_glow over output tiles of `tile` pixels (multiples of B), each read with
+/// bright_glow_halo() pixels of context: the same image as draw_glow.
+Image draw_glow_tiled(Runtime& runtime, const Image& rgba, const std::vector<BrightPoint>& points,
+                      const BrightParams& params, TileSize tile);
 
 /// The points as CSV (header x,y,r,g,b,luminance) or JSON (an array of the same records).
 std::string bright_points_csv(const std::vector<BrightPoint>& points);

@@ -72,13 +72,22 @@ std::string device_fault_message(const cl::Error& error, const DeviceInfo& d, in
          ", a smaller radius, or another device (--device)";
 }
 
+MakeFilter make_filter_per_size(std::function<std::shared_ptr<Filter>(int, int)> make) {
+  // The filters live as long as the returned function and its copies.
+  auto filters = std::make_shared<std::map<std::pair<int, int>, std::shared_ptr<Filter>>>();
+  return [make = std::move(make), filters](int, int, int width, int height) {
+    std::shared_ptr<Filter>& f = (*filters)[{width, height}];
+    if (!f) f = make(width, height);
+    return f;
+  };
+}
+
 FilterRun run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image& rgba, int halo,
-                           TileSize tile, int runs) {
+                           TileSize tile, int runs, const AfterTile& after) {
   if (rgba.channels != 4) throw Error("run_filter_tiled: expected an RGBA image");
   const int w = rgba.width, h = rgba.height;
   FilterRun all;
   all.output = Image{w, h, 4, std::vector<std::uint8_t>(rgba.pixels.size())};
-  std::map<std::pair<int, int>, std::unique_ptr<Filter>> filters;
   for (int y0 = 0; y0 < h; y0 += tile.height) {
     for (int x0 = 0; x0 < w; x0 += tile.width) {
       const int tw = std::min(tile.width, w - x0), th = std::min(tile.height, h - y0);
@@ -91,9 +100,9 @@ FilterRun run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image
         std::memcpy(&in.pixels[static_cast<size_t>(y) * iw * 4],
                     &rgba.pixels[(static_cast<size_t>(iy0 + y) * w + ix0) * 4],
                     static_cast<size_t>(iw) * 4);
-      std::unique_ptr<Filter>& filter = filters[{iw, ih}];
-      if (!filter) filter = make(iw, ih);
+      const std::shared_ptr<Filter> filter = make(ix0, iy0, iw, ih);
       FilterRun run = run_filter(runtime, *filter, in, runs);
+      if (after) after(*filter, ix0, iy0);
       for (int y = 0; y < th; ++y)
         std::memcpy(&all.output.pixels[(static_cast<size_t>(y0 + y) * w + x0) * 4],
                     &run.output.pixels[(static_cast<size_t>(y0 - iy0 + y) * iw + (x0 - ix0)) * 4],

@@ -45,16 +45,25 @@ TileSize plan_tiles(const DeviceInfo& d, int width, int height, int halo, TileSi
 std::string device_fault_message(const cl::Error& error, const DeviceInfo& d, int width,
                                  int height);
 
-/// Builds the filter for one tile's input size (width, height in pixels).
-using MakeFilter = std::function<std::unique_ptr<Filter>(int width, int height)>;
+/// Builds the filter for one tile's input region: its origin (x0, y0) in the image and its
+/// size (width, height), in pixels. A filter that does not depend on the origin may be reused
+/// for every region of one size (make_filter_per_size).
+using MakeFilter = std::function<std::shared_ptr<Filter>(int x0, int y0, int width, int height)>;
 
-/// Runs filters made by `make` over RGBA8 image `rgba` in output tiles of `tile` pixels, each
-/// uploaded with `halo` pixels of context where the image has them (none at the image's
-/// edges, where the filter's edge mode applies as in one run). One filter per distinct input
-/// size (at most four). Timings: pass_ms[p][r] is the sum over the tiles of pass p's kernel
-/// time in repetition r (milliseconds); upload_ms and download_ms the sums of the tiles'.
-/// Throws what make() and run_filter() throw.
+/// Called after each tile's run with its filter and its input region's origin (x0, y0).
+using AfterTile = std::function<void(Filter& filter, int x0, int y0)>;
+
+/// A MakeFilter that builds one filter per input size with `make(width, height)` and hands out
+/// the same one for every region of that size (at most four sizes in a tiling).
+MakeFilter make_filter_per_size(std::function<std::shared_ptr<Filter>(int, int)> make);
+
+/// Runs filters made by `make` over RGBA8 image `rgba` in output tiles of `tile` pixels (the
+/// first tile at 0, 0), each uploaded with `halo` pixels of context where the image has them
+/// (none at the image's edges, where the filter's edge mode applies as in one run); `after`, if
+/// given, sees each tile's filter after its run. Timings: pass_ms[p][r] is the sum over the
+/// tiles of pass p's kernel time in repetition r (milliseconds); upload_ms and download_ms the
+/// sums of the tiles'. Throws what make() and run_filter() throw.
 FilterRun run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image& rgba, int halo,
-                           TileSize tile, int runs = 0);
+                           TileSize tile, int runs = 0, const AfterTile& after = {});
 
 }  // namespace blurtool

@@ -292,7 +292,7 @@ TEST_F(Cli, InputLimitsRefuseLargeImagesAndFiles) {
 }
 
 // --max-tile splits the image as a device too small for it would: the same bytes as one run
-// (single and batch mode); bright points and benchmarks, which need one piece, say so.
+// (single and batch mode, blurs and bright points); benchmarks, which time one piece, say so.
 TEST_F(Cli, MaxTileGivesTheSameOutputAsOneRun) {
   for (const std::vector<std::string>& op :
        {std::vector<std::string>{"--box", "9"}, {"--gauss", "3", "--edge", "mirror"}}) {
@@ -321,12 +321,17 @@ TEST_F(Cli, MaxTileGivesTheSameOutputAsOneRun) {
   const Result bench = run({"--box", "3", "--bench", "--max-tile", "100x100", kCoffee, out});
   EXPECT_EQ(bench.status, 2);
   EXPECT_NE(bench.err.find("6x4 tiles of 100x100"), std::string::npos) << bench.err;
-  const Result bright =
-      run({"--bright", "0.5", "--max-tile", "100x100", kCoffee, out_ / "points.csv"});
-  EXPECT_EQ(bright.status, 1);
-  EXPECT_NE(bright.err.find("not split into tiles"), std::string::npos) << bright.err;
-  EXPECT_FALSE(fs::exists(out_ / "points.csv"));
   EXPECT_FALSE(fs::exists(out));
+  // Bright points: tiles rounded down to whole 8x8 blocks (100 -> 96); the same points and glow.
+  for (const std::string ext : {".csv", ".png"}) {
+    SCOPED_TRACE(ext);
+    ASSERT_EQ(run({"--bright", "0.4", kCoffee, out_ / ("one" + ext)}).status, 0);
+    const Result r =
+        run({"--bright", "0.4", "--max-tile", "100x70", kCoffee, out_ / ("split" + ext)});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(read_file(out_ / ("split" + ext)) == read_file(out_ / ("one" + ext)))
+        << "split differs";
+  }
 }
 
 // A device that runs out of memory (simulated: BLURTOOL_FAIL_ALLOCATION=WxH fails every

@@ -1,13 +1,15 @@
 // Images split into tiles with a halo (issue 8): plan_tiles against a device's limits, and
 // run_filter_tiled against one run of the same filter, bit for bit, for every box and
-// Gaussian variant and edge mode, with tiles small enough that every tile edge and corner case
-// occurs (halo cut at the image's edges, short last tiles, tiles narrower than the halo).
+// Gaussian variant and edge mode and for bright points and their glow, with tiles small enough that
+// every tile edge and corner case occurs (halo cut at the image's edges, short last tiles, tiles
+// narrower than the halo).
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 
 #include "core/box_blur.h"
+#include "core/bright_points.h"
 #include "core/edge_mode.h"
 #include "core/error.h"
 #include "core/gauss_blur.h"
@@ -64,9 +66,9 @@ TEST(PlanTiles, RefusesAHaloTheDeviceCannotHold) {
 
 template <typename Params, typename FilterT>
 FilterRun tiled(const Image& input, const Params& p, int halo, TileSize tile) {
-  return run_filter_tiled(
-      runtime(), [&](int w, int h) { return std::make_unique<FilterT>(runtime(), p, w, h); }, input,
-      halo, tile);
+  const MakeFilter make = make_filter_per_size(
+      [&](int w, int h) { return std::make_shared<FilterT>(runtime(), p, w, h); });
+  return run_filter_tiled(runtime(), make, input, halo, tile);
 }
 
 template <typename Params, typename FilterT>
@@ -126,14 +128,36 @@ TEST(TiledRun, TimesAreSummedOverTiles) {
   BoxParams p;
   p.radius = 2;
   p.variant = BoxVariant::unrolled;
-  const FilterRun run = run_filter_tiled(
-      runtime(), [&](int w, int h) { return std::make_unique<BoxFilter>(runtime(), p, w, h); },
-      random_rgba(40, 30, 5), 2, {20, 15}, 3);
+  const MakeFilter make = make_filter_per_size(
+      [&](int w, int h) { return std::make_shared<BoxFilter>(runtime(), p, w, h); });
+  const FilterRun run = run_filter_tiled(runtime(), make, random_rgba(40, 30, 5), 2, {20, 15}, 3);
   ASSERT_EQ(run.pass_ms.size(), 2u);  // unrolled: rows, then columns
   for (const auto& pass : run.pass_ms) {
     ASSERT_EQ(pass.size(), 3u);
     for (double ms : pass) EXPECT_GT(ms, 0.0);
   }
+}
+
+// Bright points over tiles of whole blocks: the same points (offsets added, sorted by (y, x))
+// and the same glow (each tile read with the glow's halo), for block sides that divide the
+// image and ones that leave partial blocks at its edges.
+TEST(TiledRun, BrightPointsAndGlowEqualOneRun) {
+  const Image input = random_rgba(131, 97, 6);
+  for (int block : {8, 5}) {
+    SCOPED_TRACE(block);
+    BrightParams p;
+    p.threshold = 0.3;
+    p.block = block;
+    const TileSize tile{4 * block, 3 * block};
+    const std::vector<BrightPoint> points = find_bright_points(runtime(), input, p);
+    ASSERT_GT(points.size(), 100u);
+    EXPECT_EQ(find_bright_points_tiled(runtime(), input, p, tile), points);
+    EXPECT_EQ(draw_glow_tiled(runtime(), input, points, p, tile).pixels,
+              draw_glow(runtime(), input, points, p).pixels);
+  }
+  BrightParams p;
+  p.block = 8;
+  EXPECT_THROW(find_bright_points_tiled(runtime(), input, p, {20, 16}), Error);  // 20 % 8
 }
 
 }  // namespace
