@@ -21,7 +21,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stb/stb_image.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <turbojpeg.h>
 #include <unistd.h>
@@ -36,6 +38,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -334,21 +337,60 @@ std::vector<std::uint8_t> encode_jpeg(const Image& image, int quality) {
 
 // --- stb_image: the decoder of last resort --------------------------------------------------
 
+// Debian's libstb is built with assertions, and a malformed file that the fast decoders refused
+// can trip one inside stb's JPEG decoder and abort the whole process (found by fuzz_image; the
+// input did not reproduce outside the fuzzer, as if stb read memory it had not written). So stb
+// decodes in a child process, into shared memory sized from the header that max_pixels already
+// bounds: an assertion, a crash or memory corruption there ends the child only, and the file is
+// reported as corrupt.
+struct StbResult {
+  int width, height, channels;
+  char reason[120];
+};
+
 Image decode_stb(const std::vector<std::uint8_t>& bytes, const std::string& name,
                  const char* format, int width, int height) {
-  int w = 0, h = 0, c = 0;
-  std::unique_ptr<stbi_uc, void (*)(void*)> data(
-      stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &c, 0),
-      stbi_image_free);
-  if (!data) throw Error(name + ": cannot decode " + format + " (" + stb_reason() + ")");
-  if (w != width || h != height || c < 1 || c > 4) {
-    throw Error(name + ": corrupt " + format + " (decoded size differs from its header)");
+  const std::size_t capacity = checked_size(width, height, 4, name.c_str());
+  const std::size_t length = sizeof(StbResult) + capacity;
+  void* shared = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) throw Error(name + ": cannot decode " + format + " (out of memory)");
+  std::unique_ptr<void, std::function<void(void*)>> unmap(
+      shared, [length](void* p) { ::munmap(p, length); });
+  auto* result = static_cast<StbResult*>(shared);
+  std::uint8_t* pixels = static_cast<std::uint8_t*>(shared) + sizeof(StbResult);
+  const pid_t pid = ::fork();
+  if (pid < 0)
+    throw Error(name + ": cannot decode " + format + " (fork: " + errno_text(errno) + ")");
+  if (pid == 0) {  // the child: decode, copy out, and leave without running any exit handler
+    int w = 0, h = 0, ch = 0;
+    stbi_uc* data =
+        stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &ch, 0);
+    if (!data) {
+      std::snprintf(result->reason, sizeof result->reason, "%s", stb_reason().c_str());
+      ::_exit(1);
+    }
+    result->width = w;
+    result->height = h;
+    result->channels = ch;
+    if (w != width || h != height || ch < 1 || ch > 4) ::_exit(2);
+    std::memcpy(pixels, data, static_cast<std::size_t>(w) * h * ch);
+    ::_exit(0);
   }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
+    throw Error(name + ": cannot decode " + format + " (" + result->reason + ")");
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
+    throw Error(name + ": corrupt " + format + " (decoded size differs from its header)");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Error(name + ": corrupt " + format + " (the stb_image decoder failed on it)");
   Image image;
-  image.width = w;
-  image.height = h;
-  image.channels = c;
-  image.pixels.assign(data.get(), data.get() + checked_size(w, h, c, name.c_str()));
+  image.width = result->width;
+  image.height = result->height;
+  image.channels = result->channels;
+  image.pixels.assign(
+      pixels, pixels + checked_size(image.width, image.height, image.channels, name.c_str()));
   return image;
 }
 
