@@ -30,11 +30,12 @@ TileSize plan_tiles(const DeviceInfo& d, int width, int height, int halo, TileSi
   const bool fits = input(t.width, width) <= max_w && input(t.height, height) <= max_h &&
                     input(t.width, width) * input(t.height, height) <= max_pixels;
   if (fits) return t;
-  // Widest tiles first (rows are contiguous in memory), then as many rows as fit.
-  t.width = static_cast<int>(std::min<long long>(t.width, max_w - 2LL * halo));
+  // Widest tiles first (rows are contiguous in memory), then as many rows as fit; a side that
+  // fits whole keeps its size (no halo at the image's own edges).
+  if (input(t.width, width) > max_w) t.width = static_cast<int>(max_w - 2LL * halo);
   if (t.width >= 1) {
     const long long rows = std::min<long long>(max_h, max_pixels / input(t.width, width));
-    t.height = static_cast<int>(std::min<long long>(t.height, rows - 2LL * halo));
+    if (input(t.height, height) > rows) t.height = static_cast<int>(rows - 2LL * halo);
   }
   if (t.width < 1 || t.height < 1) {
     throw Error("device '" + d.name + "' cannot hold one tile of a " + std::to_string(width) + "x" +

@@ -47,9 +47,11 @@ TEST(PlanTiles, WithinTheDevicesLimits) {
   EXPECT_EQ(t.width, 90);                // 100 - 2 * 5
   EXPECT_EQ(t.height, 4000 / 100 - 10);  // 40 input rows of 100 pixels, less the halo
   const TileSize tall = plan_tiles(small_device(), 20, 500, 3);
-  EXPECT_EQ(tall.width, 20);  // the whole width: no halo at the image's own edges
-  EXPECT_LE((tall.height + 6) * 20, 4000);
-  EXPECT_LE(tall.height + 6, 80);
+  EXPECT_EQ(tall.width, 20);       // the whole width: no halo at the image's own edges
+  EXPECT_EQ(tall.height, 80 - 6);  // the image height limit, less the halo
+  const TileSize full_width = plan_tiles(small_device(), 100, 300, 5);
+  EXPECT_EQ(full_width.width, 100);  // as wide as the limit: fits whole, not cut by the halo
+  EXPECT_EQ(full_width.height, 4000 / 100 - 10);
 }
 
 TEST(PlanTiles, RefusesAHaloTheDeviceCannotHold) {
