@@ -88,7 +88,8 @@ std::unique_ptr<Filter> make_filter(Runtime& runtime, const CliOptions& o, int w
 
 namespace {
 
-// Pixels of context a blur reads around each output pixel: its radius.
+// Pixels of context a tile needs around its output pixels: a blur's radius; for bright points
+// the glow's reach (finding the points needs none).
 int operation_halo(const CliOptions& o) {
   switch (o.operation) {
     case CliOptions::Operation::box:
@@ -98,14 +99,14 @@ int operation_halo(const CliOptions& o) {
     case CliOptions::Operation::bright:
       break;
   }
-  return 0;
+  return bright_glow_halo(o.bright_params);
 }
 
 }  // namespace
 
 TileSize operation_tiles(const Runtime& runtime, const CliOptions& o, int width, int height) {
   const bool bright = o.operation == CliOptions::Operation::bright;
-  const int halo = bright ? bright_glow_halo(o.bright_params) : operation_halo(o);
+  const int halo = operation_halo(o);
   TileSize t = plan_tiles(runtime.device(), width, height, halo, o.max_tile);
   if (t.width >= width && t.height >= height) return TileSize{width, height};
   if (bright) {  // whole blocks of the image's grid in every tile

@@ -54,7 +54,6 @@ void check_not_same_file(const std::string& input, const std::string& output) {
   if (same) throw UsageError("output '" + output + "' is the input file; refusing to overwrite it");
 }
 
-// Every byte of standard input.
 // The encoded output to OUTPUT: standard output for "-", else the file, written atomically.
 void write_output(const CliOptions& o, const std::vector<std::uint8_t>& bytes) {
   if (o.output == "-") {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cxxopts.hpp>
 #include <filesystem>
+#include <utility>
 #include <vector>
 
 #include "cli/numbers.h"
@@ -23,17 +24,25 @@ double parse_positive(const std::string& text, const std::string& option, const 
   return value;
 }
 
-// "WxH" with both parts whole numbers from 1 to 4096; errors quote the whole value.
-WorkGroup parse_work_group(const std::string& text) {
+// "WxH" with both parts whole numbers from 1 to `hi`, else UsageError(`error`), which quotes
+// the whole value (--wg, --max-tile).
+std::pair<int, int> parse_wxh(const std::string& text, long hi, const std::string& error) {
   const size_t x = text.find('x');
   try {
     if (x == std::string::npos) throw UsageError("");
-    return {parse_int(text.substr(0, x), "--wg", 1, 4096, "the width"),
-            parse_int(text.substr(x + 1), "--wg", 1, 4096, "the height")};
+    return {parse_int(text.substr(0, x), "", 1, hi, ""),
+            parse_int(text.substr(x + 1), "", 1, hi, "")};
   } catch (const UsageError&) {
-    throw UsageError("--wg '" + text +
-                     "': expected WxH with W and H from 1 to 4096, e.g. 16x16 or 64x1");
+    throw UsageError(error);
   }
+}
+
+// --wg's "WxH", both from 1 to 4096.
+WorkGroup parse_work_group(const std::string& text) {
+  const auto [w, h] = parse_wxh(
+      text, 4096,
+      "--wg '" + text + "': expected WxH with W and H from 1 to 4096, e.g. 16x16 or 64x1");
+  return {w, h};
 }
 
 }  // namespace
@@ -294,19 +303,11 @@ CliOptions parse_options(int argc, const char* const* argv) {
   }
   if (parsed.count("max-tile")) {
     const std::string text = parsed["max-tile"].as<std::string>();
-    const size_t x = text.find('x');
-    const std::string error = "--max-tile '" + text + "': give WxH, two whole numbers from 1 to " +
-                              std::to_string(kMaxTileSide) + " (e.g. 1024x1024)";
-    if (x == std::string::npos) throw UsageError(error);
-    long long tw = 0, th = 0;
-    try {
-      tw = parse_whole(text.substr(0, x), "--max-tile");
-      th = parse_whole(text.substr(x + 1), "--max-tile");
-    } catch (const UsageError&) {
-      throw UsageError(error);
-    }
-    if (tw < 1 || th < 1 || tw > kMaxTileSide || th > kMaxTileSide) throw UsageError(error);
-    o.max_tile = {static_cast<int>(tw), static_cast<int>(th)};
+    const auto [w, h] =
+        parse_wxh(text, kMaxTileSide,
+                  "--max-tile '" + text + "': give WxH, two whole numbers from 1 to " +
+                      std::to_string(kMaxTileSide) + " (e.g. 1024x1024)");
+    o.max_tile = {w, h};
   }
   if (parsed.count("max-file-size"))
     o.max_file_bytes =
