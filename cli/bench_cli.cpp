@@ -1,15 +1,13 @@
 // Options of `blurtool bench` (cxxopts), turned into a SuiteOptions for core/bench_suite.
 #include "cli/bench_cli.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cxxopts.hpp>
-#include <filesystem>
 #include <iostream>
 
 #include "cli/numbers.h"
+#include "cli/subcommand.h"
 #include "core/bench_suite.h"
 #include "core/error.h"
 #include "core/image_io.h"
@@ -26,9 +24,7 @@ int run_bench_command(int argc, const char* const* argv) {
   spec.custom_help("[options]");
   // clang-format off
   spec.add_options()
-      ("device", "device index or case-insensitive part of its platform or device name "
-                 "(default: $BLURTOOL_DEVICE, else the first GPU, else the first CPU)",
-       cxxopts::value<std::string>(), "N|TEXT")
+      ("device", kDeviceOptionHelp, cxxopts::value<std::string>(), "N|TEXT")
       ("runs", "timed repetitions per case after a warm-up, 1..1000 (slow cases fewer: 3 above "
                "0.1 s, 1 above 1 s)", cxxopts::value<std::string>()->default_value("10"), "N")
       ("quick", "skip the O(R^2) schedules (box single, single-linear; Gaussian naive, "
@@ -45,12 +41,7 @@ int run_bench_command(int argc, const char* const* argv) {
       ("q,quiet", "no progress lines on stderr")
       ("h,help", "print this help");
   // clang-format on
-  cxxopts::ParseResult p;
-  try {
-    p = spec.parse(argc, argv);
-  } catch (const cxxopts::exceptions::exception& e) {
-    throw UsageError(std::string("bench: ") + e.what());
-  }
+  const cxxopts::ParseResult p = parse_subcommand(spec, argc, argv, "bench");
   if (p.count("help")) {
     std::cout << spec.help();
     return 0;
@@ -76,20 +67,11 @@ int run_bench_command(int argc, const char* const* argv) {
       start = comma + 1;
     }
   }
-  const std::string format = p["bench-format"].as<std::string>();
-  if (format != "table" && format != "csv" && format != "json")
-    throw UsageError("--bench-format '" + format + "': choose table, csv or json");
-  std::string plot;
-  if (p.count("plot")) {
-    plot = p["plot"].as<std::string>();
-    if (o.groups.size() && std::find(o.groups.begin(), o.groups.end(), "sweep") == o.groups.end())
-      throw UsageError("--plot draws the radius sweep: add sweep to --only");
-    // Checked before the suite runs (minutes), not after.
-    const std::filesystem::path dir = std::filesystem::path(plot).parent_path();
-    const std::string where = dir.empty() ? "." : dir.string();
-    if (!std::filesystem::is_directory(where) || ::access(where.c_str(), W_OK) != 0)
-      throw UsageError("--plot '" + plot + "': folder '" + where + "' is missing or not writable");
-  }
+  const std::string format = bench_format_option(p);
+  const std::string plot = plot_option(p);  // before the suite runs (minutes), not after
+  if (!plot.empty() && o.groups.size() &&
+      std::find(o.groups.begin(), o.groups.end(), "sweep") == o.groups.end())
+    throw UsageError("--plot draws the radius sweep: add sweep to --only");
 
   Runtime runtime(select_device(p.count("device") ? p["device"].as<std::string>() : ""));
   if (!p.count("quiet"))

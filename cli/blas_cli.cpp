@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/numbers.h"
+#include "cli/subcommand.h"
 #include "core/blas_bench.h"
 #include "core/blas_tune.h"
 #include "core/error.h"
@@ -85,12 +86,8 @@ int run_blas_command(int argc, const char* const* argv) {
   }
   std::vector<const char*> cargs;
   for (const std::string& a : args) cargs.push_back(a.c_str());
-  cxxopts::ParseResult p;
-  try {
-    p = spec.parse(static_cast<int>(cargs.size()), cargs.data());
-  } catch (const cxxopts::exceptions::exception& e) {
-    throw UsageError(std::string("blas: ") + e.what());
-  }
+  const cxxopts::ParseResult p =
+      parse_subcommand(spec, static_cast<int>(cargs.size()), cargs.data(), "blas");
   if (p.count("help")) {
     // cxxopts shows the one-letter names as short options ("-n N"); the command line takes
     // them as --n, --m, --k, so show that, aligned with the long options.
@@ -188,9 +185,7 @@ int run_blas_command(int argc, const char* const* argv) {
     SgemmArgs a = o.sgemm;
     validate(a);
   }
-  const std::string format = p["bench-format"].as<std::string>();
-  if (format != "table" && format != "csv" && format != "json")
-    throw UsageError("--bench-format '" + format + "': choose table, csv or json");
+  const std::string format = bench_format_option(p);
 
   Runtime rt(select_device(p.count("device") ? p["device"].as<std::string>() : ""));
   const std::vector<BlasRow> rows = run_blas_bench(rt, o);

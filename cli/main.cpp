@@ -11,9 +11,10 @@
 
 #include "cli/batch.h"
 #include "cli/bench_cli.h"
-#include "cli/tune_cli.h"
 #include "cli/blas_cli.h"
 #include "cli/options.h"
+#include "cli/probe_cli.h"
+#include "cli/tune_cli.h"
 #include "core/bench.h"
 #include "core/box_blur.h"
 #include "core/bright_points.h"
@@ -173,6 +174,7 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "blas") return run_blas_command(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "bench") return run_bench_command(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "tune") return run_tune_command(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "probe") return run_probe_command(argc - 1, argv + 1);
     CliOptions o = parse_options(argc, argv);
     if (o.help) {
       std::cout << o.help_text;

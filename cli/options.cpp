@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/numbers.h"
+#include "cli/subcommand.h"
 #include "core/error.h"
 
 namespace blurtool {
@@ -74,7 +75,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
       "  blurtool bench [--quick] [--plot FILE.svg] [options]    (the fixed benchmark suite; "
       "blurtool bench --help)\n"
       "  blurtool tune [options]    (measure the fastest schedules of a device for --variant "
-      "auto; blurtool tune --help)\n\n"
+      "auto; blurtool tune --help)\n"
+      "  blurtool probe cache|divergence|stride [options]    (the GPU performance model: cache "
+      "locality, branch divergence, strided access; blurtool probe --help)\n\n"
       " INPUT or OUTPUT '-' reads stdin or writes stdout.");
   spec.positional_help("");
   // clang-format off
@@ -146,9 +149,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
        cxxopts::value<std::string>(), "WxH");
   spec.add_options("Devices")
       ("list-devices", "list every OpenCL device with its index and exit")
-      ("device", "device index or case-insensitive part of its platform or device name "
-                 "(default: $BLURTOOL_DEVICE, else the first GPU, else the first CPU)",
-       cxxopts::value<std::string>(), "N|TEXT")
+      ("device", kDeviceOptionHelp, cxxopts::value<std::string>(), "N|TEXT")
       ("devices", "batch: spread the images over these devices: 'all', or a comma-separated "
                   "list of indices or name parts", cxxopts::value<std::string>(), "LIST");
   spec.add_options("Benchmark")
@@ -284,9 +285,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
         parse_int(parsed["bench"].as<std::string>(), "--bench", 1, 100000, "the run count");
   else if (o.sweep_wg)
     o.bench_runs = 10;  // --sweep-wg is a benchmark: --bench's default count
-  o.bench_format = parsed["bench-format"].as<std::string>();
-  if (o.bench_format != "table" && o.bench_format != "csv" && o.bench_format != "json")
-    throw UsageError("--bench-format '" + o.bench_format + "': choose table, csv or json");
+  o.bench_format = bench_format_option(parsed);
 
   const std::vector<std::string> files = parsed.unmatched();
   o.recursive = parsed.count("recursive") > 0;

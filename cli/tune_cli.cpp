@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/numbers.h"
+#include "cli/subcommand.h"
 #include "core/error.h"
 #include "core/tune.h"
 
@@ -24,9 +25,7 @@ int run_tune_command(int argc, const char* const* argv) {
   spec.custom_help("[options]");
   // clang-format off
   spec.add_options()
-      ("device", "device index or case-insensitive part of its platform or device name "
-                 "(default: $BLURTOOL_DEVICE, else the first GPU, else the first CPU)",
-       cxxopts::value<std::string>(), "N|TEXT")
+      ("device", kDeviceOptionHelp, cxxopts::value<std::string>(), "N|TEXT")
       ("runs", "timed repetitions per candidate after a warm-up, 1..1000 (slow ones fewer: 3 "
                "above 0.1 s, 1 above 1 s)", cxxopts::value<std::string>()->default_value("5"), "N")
       ("scale", "multiply the image sides by F, 0 < F <= 1 (default 1: 1920x1080 and "
@@ -35,12 +34,7 @@ int run_tune_command(int argc, const char* const* argv) {
       ("q,quiet", "print only the table's path")
       ("h,help", "print this help");
   // clang-format on
-  cxxopts::ParseResult p;
-  try {
-    p = spec.parse(argc, argv);
-  } catch (const cxxopts::exceptions::exception& e) {
-    throw UsageError(std::string("tune: ") + e.what());
-  }
+  const cxxopts::ParseResult p = parse_subcommand(spec, argc, argv, "tune");
   if (p.count("help")) {
     std::cout << spec.help();
     return 0;

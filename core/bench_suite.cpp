@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/gauss_blur.h"
 #include "core/intermediate.h"
+#include "core/svg_chart.h"
 
 namespace blurtool {
 
@@ -75,21 +76,6 @@ std::vector<int> sweep_radii(bool quick) {
 
 bool wanted(const SuiteOptions& o, const std::string& group) {
   return o.groups.empty() || std::find(o.groups.begin(), o.groups.end(), group) != o.groups.end();
-}
-
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '&')
-      out += "&amp;";
-    else if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else
-      out += c;
-  }
-  return out;
 }
 
 std::string percent(double v) {
@@ -397,85 +383,25 @@ void print_suite(const std::vector<SuiteCase>& cases, const DeviceInfo& device,
 }
 
 std::string sweep_chart_svg(const std::vector<SuiteCase>& cases, const DeviceInfo& device) {
-  std::vector<std::string> variants;
-  double max_ms = 0;
+  LineChart chart;
   int max_r = 1, w = 0, h = 0;
   for (const SuiteCase& c : cases) {
     if (c.group != "sweep" || !c.skipped.empty()) continue;
-    if (std::find(variants.begin(), variants.end(), c.variant) == variants.end())
-      variants.push_back(c.variant);
-    max_ms = std::max(max_ms, c.ms.median);
+    auto line = std::find_if(chart.series.begin(), chart.series.end(),
+                             [&](const ChartSeries& s) { return s.name == c.variant; });
+    if (line == chart.series.end()) line = chart.series.insert(chart.series.end(), {c.variant, {}});
+    line->points.emplace_back(c.radius, c.ms.median);
     max_r = std::max(max_r, c.radius);
     w = c.width;
     h = c.height;
   }
-  if (variants.empty()) throw Error("--plot: the suite ran no radius sweep (see --only)");
-
-  // A "nice" top for the time axis: 1, 2 or 5 times a power of ten, above the largest time.
-  const double step = std::pow(10, std::floor(std::log10(max_ms > 0 ? max_ms : 1)));
-  double top = step;
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
-    top = m * step;
-    if (top >= max_ms) break;
-  }
-  const int width = 760, height = 460, left = 70, right = 180, up = 50, down = 50;
-  const double plot_w = width - left - right, plot_h = height - up - down;
-  auto px = [&](int r) { return left + plot_w * r / max_r; };
-  auto py = [&](double ms) { return up + plot_h * (1 - ms / top); };
-  static const char* colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
-                                  "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
-
-  std::ostringstream svg;
-  svg.setf(std::ios::fixed);
-  svg.precision(1);
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-      << "\" viewBox=\"0 0 " << width << " " << height
-      << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
-      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  const std::string title = xml_escape("box blur " + std::to_string(w) + "x" + std::to_string(h) +
-                                       ", rgba32f: kernel time against radius, " + device.name);
-  svg << "<text x=\"" << left << "\" y=\"24\" font-size=\"14\">" << title << "</text>\n";
-  // Axes, grid and ticks.
-  for (int i = 0; i <= 5; ++i) {
-    const double ms = top * i / 5, y = py(ms);
-    svg << "<line x1=\"" << left << "\" y1=\"" << y << "\" x2=\"" << left + plot_w << "\" y2=\""
-        << y << "\" stroke=\"#ddd\"/>\n"
-        << "<text x=\"" << left - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">" << ms
-        << "</text>\n";
-  }
-  for (int r = 0; r <= max_r; r += max_r >= 32 ? 8 : 4) {
-    svg << "<line x1=\"" << px(r) << "\" y1=\"" << up + plot_h << "\" x2=\"" << px(r) << "\" y2=\""
-        << up + plot_h + 5 << "\" stroke=\"black\"/>\n"
-        << "<text x=\"" << px(r) << "\" y=\"" << up + plot_h + 18 << "\" text-anchor=\"middle\">"
-        << r << "</text>\n";
-  }
-  svg << "<line x1=\"" << left << "\" y1=\"" << up << "\" x2=\"" << left << "\" y2=\""
-      << up + plot_h << "\" stroke=\"black\"/>\n"
-      << "<line x1=\"" << left << "\" y1=\"" << up + plot_h << "\" x2=\"" << left + plot_w
-      << "\" y2=\"" << up + plot_h << "\" stroke=\"black\"/>\n"
-      << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << height - 12
-      << "\" text-anchor=\"middle\">radius R (pixels)</text>\n"
-      << "<text x=\"16\" y=\"" << up + plot_h / 2
-      << "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " << up + plot_h / 2
-      << ")\">median kernel time (ms)</text>\n";
-  // One line per variant, with its legend entry.
-  for (size_t i = 0; i < variants.size(); ++i) {
-    const char* colour = colours[i % std::size(colours)];
-    svg << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"2\" points=\"";
-    for (const SuiteCase& c : cases) {
-      if (c.group == "sweep" && c.variant == variants[i] && c.skipped.empty())
-        svg << px(c.radius) << "," << py(c.ms.median) << " ";
-    }
-    svg << "\"><title>" << xml_escape(variants[i]) << "</title></polyline>\n";
-    const double y = up + 10 + 20.0 * i;
-    svg << "<line x1=\"" << width - right + 15 << "\" y1=\"" << y << "\" x2=\""
-        << width - right + 40 << "\" y2=\"" << y << "\" stroke=\"" << colour
-        << "\" stroke-width=\"2\"/>\n"
-        << "<text x=\"" << width - right + 46 << "\" y=\"" << y + 4 << "\">" << variants[i]
-        << "</text>\n";
-  }
-  svg << "</svg>\n";
-  return svg.str();
+  if (chart.series.empty()) throw Error("--plot: the suite ran no radius sweep (see --only)");
+  chart.title = "box blur " + std::to_string(w) + "x" + std::to_string(h) +
+                ", rgba32f: kernel time against radius, " + device.name;
+  chart.x_label = "radius R (pixels)";
+  chart.y_label = "median kernel time (ms)";
+  for (int r = 0; r <= max_r; r += max_r >= 32 ? 8 : 4) chart.x_ticks.push_back(r);
+  return line_chart_svg(chart);
 }
 
 }  // namespace blurtool

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include <iterator>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/image_io.h"
@@ -118,5 +120,32 @@ inline Result run_blurtool(const std::vector<std::string>& args, const std::file
   std::filesystem::remove(err_path, ec);
   return r;
 }
+
+/// Fixture of one subcommand's end-to-end tests (`blurtool bench`, `blurtool probe`): a fresh
+/// scratch folder per test (root_, removed afterwards) and run(), which runs `blurtool
+/// SUBCOMMAND ARGS...` in it.
+class SubcommandCli : public ::testing::Test {
+ protected:
+  explicit SubcommandCli(std::string subcommand) : subcommand_(std::move(subcommand)) {}
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() /
+            ("blurtool " + subcommand_ + " " + std::to_string(::getpid()));
+    std::filesystem::remove_all(root_);
+    std::filesystem::create_directories(root_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(root_, ec);
+  }
+  Result run(const std::vector<std::string>& args) {
+    std::vector<std::string> all = {subcommand_};
+    all.insert(all.end(), args.begin(), args.end());
+    return run_blurtool(all, root_, root_);
+  }
+  std::filesystem::path root_;
+
+ private:
+  std::string subcommand_;
+};
 
 }  // namespace blurtool

@@ -163,23 +163,9 @@ TEST(BenchSuite, ChartHasALinePerSweptVariantWithAPointPerRadius) {
   EXPECT_THROW(run_suite(runtime(), no_sweep, nullptr), UsageError);
 }
 
-class BenchCli : public ::testing::Test {
+class BenchCli : public SubcommandCli {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() / ("blurtool bench " + std::to_string(::getpid()));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  Result run(const std::vector<std::string>& args) {
-    std::vector<std::string> all = {"bench"};
-    all.insert(all.end(), args.begin(), args.end());
-    return run_blurtool(all, root_, root_);
-  }
-  fs::path root_;
+  BenchCli() : SubcommandCli("bench") {}
 };
 
 TEST_F(BenchCli, WritesJsonToStdoutAndTheChartToItsFile) {

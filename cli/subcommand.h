@@ -1,0 +1,28 @@
+// Option handling shared by blurtool's subcommands (bench, tune, probe, blas) and the blurs'
+// own options: cxxopts errors as usage errors, --bench-format and --plot checked before anything
+// runs.
+#pragma once
+
+#include <cxxopts.hpp>
+#include <string>
+
+namespace blurtool {
+
+/// Help text of --device, the same for every command.
+inline constexpr const char* kDeviceOptionHelp =
+    "device index or case-insensitive part of its platform or device name (default: "
+    "$BLURTOOL_DEVICE, else the first GPU, else the first CPU)";
+
+/// Parses `argv` with `spec`; a cxxopts error (unknown option, missing value) becomes
+/// blurtool::UsageError "NAME: <cxxopts' message>".
+cxxopts::ParseResult parse_subcommand(cxxopts::Options& spec, int argc, const char* const* argv,
+                                      const std::string& name);
+
+/// The value of --bench-format: "table", "csv" or "json", else blurtool::UsageError naming it.
+std::string bench_format_option(const cxxopts::ParseResult& parsed);
+
+/// The value of --plot ("" when not given), checked before a measurement of minutes: a file
+/// name whose folder exists and is writable, else blurtool::UsageError naming it.
+std::string plot_option(const cxxopts::ParseResult& parsed);
+
+}  // namespace blurtool
