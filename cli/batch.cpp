@@ -441,7 +441,8 @@ class Pipeline {
         Decoded d{i, {}, 0, 0};
         const bool ok = guarded(i, [&] {
           std::vector<std::string> warnings;
-          Image image = load_image(items_[i].input, &warnings, o_.max_pixels, o_.max_file_bytes);
+          Image image =
+              load_image(items_[i].input, &warnings, o_.max_pixels, o_.max_file_bytes, o_.orient);
           d.channels = image.channels;
           d.rgba = image.channels == 4 ? std::move(image) : to_rgba(image);
           if (auto m = misnamed(items_[i].input)) warnings.push_back(*m + ", read as what it is");

@@ -139,8 +139,8 @@ int run_single(const CliOptions& o) {
   std::vector<std::string> warnings;
   const Image image = input == "-"
                           ? decode_image(read_all(STDIN_FILENO, "<stdin>", o.max_file_bytes),
-                                         "<stdin>", &warnings, o.max_pixels)
-                          : load_image(input, &warnings, o.max_pixels, o.max_file_bytes);
+                                         "<stdin>", &warnings, o.max_pixels, o.orient)
+                          : load_image(input, &warnings, o.max_pixels, o.max_file_bytes, o.orient);
   const double decode_ms = ms_since(start);
   if (!o.quiet)
     for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";

@@ -131,6 +131,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
                  "output's extension (.png, .jpg, .jpeg), in batch the input's",
        cxxopts::value<std::string>(), "FMT")
       ("force", "batch: replace outputs that exist (default: skip them and count them)")
+      ("no-orient", "keep a JPEG's pixels as stored (default: turn and mirror them as its EXIF "
+                    "orientation says, so that phone photos come out upright)")
       ("quality", "JPEG quality 1..100", cxxopts::value<std::string>()->default_value("95"), "Q")
       ("q,quiet", "print nothing but errors (no warnings, progress or summary)")
       ("jobs", "host threads decoding and encoding, 1..256 (default: hardware threads)",
@@ -290,6 +292,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
   const std::vector<std::string> files = parsed.unmatched();
   o.recursive = parsed.count("recursive") > 0;
   o.force = parsed.count("force") > 0;
+  o.orient = parsed.count("no-orient") == 0;
   o.quiet = parsed.count("quiet") > 0;
   if (parsed.count("jobs"))
     o.jobs = parse_int(parsed["jobs"].as<std::string>(), "--jobs", 1, 256, "the thread count");

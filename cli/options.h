@@ -38,6 +38,7 @@ struct CliOptions {
   bool batch = false;
   bool recursive = false;  ///< -r: descend into sub-folders of folder inputs
   bool force = false;      ///< --force: replace existing outputs in batch mode
+  bool orient = true;      ///< false with --no-orient: keep a JPEG's stored pixel order
   bool quiet = false;      ///< --quiet: only errors on stderr
   std::string format;      ///< --format: png, jpg (csv, json with --bright); empty: by name
   std::vector<std::string> devices;  ///< --devices: device specs ("all" expanded); empty: --device

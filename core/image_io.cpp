@@ -17,6 +17,7 @@
 #include "core/image_io.h"
 
 #include <fcntl.h>
+#include <libexif/exif-data.h>
 #include <png.h>
 #include <pthread.h>
 #include <signal.h>
@@ -87,11 +88,19 @@ void check_image(const Image& image, const char* what) {
   throw Error(name + ": truncated JPEG (" + where + ")");
 }
 
+// One top-level marker segment of a JPEG: its marker byte and where its payload (after the
+// 2-byte length) lies in the file.
+struct JpegSegment {
+  std::uint8_t marker;
+  std::size_t payload, length;
+};
+
 // Walks the JPEG's top-level marker segments from SOI to the first SOS (skipping each segment
 // whole by its big-endian length, so that markers inside an APP1 EXIF thumbnail are never read
-// as the image's own), then requires an EOI marker somewhere in the scan data after it. In
-// entropy-coded data a 0xFF byte is stuffed as FF 00, so FF D9 there can only be the EOI.
-void check_jpeg_complete(const std::vector<std::uint8_t>& b, const std::string& name) {
+// as the image's own). Returns them, and where the entropy-coded data starts in *scan.
+std::vector<JpegSegment> jpeg_segments(const std::vector<std::uint8_t>& b, const std::string& name,
+                                       std::size_t* scan) {
+  std::vector<JpegSegment> segments;
   std::size_t pos = 2;  // after SOI
   for (;;) {
     if (pos >= b.size()) throw_truncated(name, "ends before its image data");
@@ -111,9 +120,20 @@ void check_jpeg_complete(const std::vector<std::uint8_t>& b, const std::string& 
     const std::size_t length = (std::size_t{b[pos]} << 8) | b[pos + 1];
     if (length < 2) throw Error(name + ": corrupt JPEG (marker segment length < 2)");
     if (length > b.size() - pos) throw_truncated(name, "ends inside a marker segment");
+    segments.push_back({marker, pos + 2, length - 2});
     pos += length;
     if (marker == 0xDA) break;  // SOS: entropy-coded data follows
   }
+  *scan = pos;
+  return segments;
+}
+
+// Requires the marker segments to be whole (jpeg_segments) and an EOI marker somewhere in the
+// scan data after them. In entropy-coded data a 0xFF byte is stuffed as FF 00, so FF D9 there
+// can only be the EOI.
+void check_jpeg_complete(const std::vector<std::uint8_t>& b, const std::string& name) {
+  std::size_t pos = 0;
+  jpeg_segments(b, name, &pos);
   for (; pos + 1 < b.size(); ++pos) {
     if (b[pos] == 0xFF && b[pos + 1] == 0xD9) return;
   }
@@ -630,7 +650,7 @@ std::vector<std::uint8_t> read_all(int fd, const std::string& name, std::uint64_
 }
 
 Image load_image(const std::string& path, std::vector<std::string>* warnings,
-                 std::uint64_t max_pixels, std::uint64_t max_file_bytes) {
+                 std::uint64_t max_pixels, std::uint64_t max_file_bytes, bool orient) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
@@ -644,11 +664,11 @@ Image load_image(const std::string& path, std::vector<std::string>* warnings,
     throw;
   }
   ::close(fd);
-  return decode_image(bytes, path, warnings, max_pixels);
+  return decode_image(bytes, path, warnings, max_pixels, orient);
 }
 
 Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& name,
-                   std::vector<std::string>* warnings, std::uint64_t max_pixels) {
+                   std::vector<std::string>* warnings, std::uint64_t max_pixels, bool orient) {
   if (bytes.empty()) throw Error(name + ": file is empty");
   if (bytes.size() > INT_MAX) throw Error(name + ": file is too large (2 GiB or more)");
   const bool png = starts_with(bytes, kPngSignature);
@@ -680,7 +700,61 @@ Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& na
                            : decode_jpeg_turbojpeg(bytes, width, height, channels, &image);
   if (!decoded) image = decode_stb(bytes, name, format, width, height);
   if (sixteen_bit && warnings) warnings->push_back(name + ": 16-bit PNG read as 8-bit");
+  if (orient && !png) image = apply_orientation(image, exif_orientation(bytes));
   return image;
+}
+
+int exif_orientation(const std::vector<std::uint8_t>& bytes) {
+  if (!starts_with(bytes, kJpegSignature)) return 1;
+  std::vector<JpegSegment> segments;
+  try {
+    std::size_t scan = 0;
+    segments = jpeg_segments(bytes, "", &scan);
+  } catch (const Error&) {
+    return 1;  // decode_image reports the damage; here it only means no orientation
+  }
+  static const std::uint8_t kExif[] = {'E', 'x', 'i', 'f', 0, 0};
+  for (const JpegSegment& s : segments) {
+    if (s.marker != 0xE1 || s.length < sizeof kExif ||
+        std::memcmp(&bytes[s.payload], kExif, sizeof kExif) != 0)
+      continue;
+    // The first EXIF segment only (as every viewer); libexif parses just this segment's bytes.
+    std::unique_ptr<ExifData, void (*)(ExifData*)> exif(
+        exif_data_new_from_data(&bytes[s.payload], static_cast<unsigned>(s.length)),
+        exif_data_unref);
+    if (!exif) return 1;
+    ExifEntry* e = exif_content_get_entry(exif->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
+    if (!e || e->format != EXIF_FORMAT_SHORT || e->components < 1 || e->size < 2) return 1;
+    const int o = exif_get_short(e->data, exif_data_get_byte_order(exif.get()));
+    return o >= 1 && o <= 8 ? o : 1;
+  }
+  return 1;
+}
+
+Image apply_orientation(const Image& image, int orientation) {
+  if (orientation <= 1 || orientation > 8) return image;
+  const int w = image.width, h = image.height, c = image.channels;
+  const bool swap = orientation >= 5;
+  Image out{swap ? h : w, swap ? w : h, c, std::vector<std::uint8_t>(image.pixels.size())};
+  // The stored pixel shown at (x, y): sx = a x + b y + c (w - 1), sy = d x + e y + f (h - 1).
+  static const int kMap[9][6] = {{},
+                                 {1, 0, 0, 0, 1, 0},    // 1 as stored
+                                 {-1, 0, 1, 0, 1, 0},   // 2 mirrored left-right
+                                 {-1, 0, 1, 0, -1, 1},  // 3 turned 180 degrees
+                                 {1, 0, 0, 0, -1, 1},   // 4 mirrored top-bottom
+                                 {0, 1, 0, 1, 0, 0},    // 5 transposed
+                                 {0, 1, 0, -1, 0, 1},   // 6 turned 90 degrees clockwise
+                                 {0, -1, 1, -1, 0, 1},  // 7 transversed
+                                 {0, -1, 1, 1, 0, 0}};  // 8 turned 90 degrees anticlockwise
+  const int* m = kMap[orientation];
+  for (int y = 0; y < out.height; ++y) {
+    for (int x = 0; x < out.width; ++x) {
+      const int sx = m[0] * x + m[1] * y + m[2] * (w - 1);
+      const int sy = m[3] * x + m[4] * y + m[5] * (h - 1);
+      std::memcpy(&out.pixels[out.index(x, y)], &image.pixels[image.index(sx, sy)], c);
+    }
+  }
+  return out;
 }
 
 ImageFormat output_format_for(const std::string& path) {

@@ -54,9 +54,11 @@ constexpr std::uint64_t kDefaultMaxFileBytes = std::uint64_t{1} << 30;
 /// JPEG, truncated, corrupt, larger than `max_pixels` (width * height, from the header) or
 /// longer than `max_file_bytes` (from the file's size before reading, or while reading one that
 /// has none, such as a pipe).
+/// With `orient`, a JPEG's EXIF orientation is applied (exif_orientation, apply_orientation), so
+/// that a phone photo comes out upright; without it the stored pixels are returned as they are.
 Image load_image(const std::string& path, std::vector<std::string>* warnings = nullptr,
                  std::uint64_t max_pixels = kDefaultMaxPixels,
-                 std::uint64_t max_file_bytes = kDefaultMaxFileBytes);
+                 std::uint64_t max_file_bytes = kDefaultMaxFileBytes, bool orient = true);
 
 /// Reads all of an open file descriptor (standard input, a pipe) into memory, refusing more
 /// than `max_file_bytes`. `name` is used in error messages. Throws blurtool::Error.
@@ -66,7 +68,20 @@ std::vector<std::uint8_t> read_all(int fd, const std::string& name,
 /// The same from bytes in memory; `name` is used in error messages.
 Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& name,
                    std::vector<std::string>* warnings = nullptr,
-                   std::uint64_t max_pixels = kDefaultMaxPixels);
+                   std::uint64_t max_pixels = kDefaultMaxPixels, bool orient = true);
+
+/// The EXIF orientation of a JPEG file's bytes, 1 to 8 (TIFF tag 0x0112 in IFD0 of the first
+/// APP1 "Exif" segment, read by libexif): 1 upright, 2 mirrored left-right, 3 turned 180
+/// degrees, 4 mirrored top-bottom, 5 transposed, 6 to be turned 90 degrees clockwise, 7
+/// transversed, 8 to be turned 90 degrees anticlockwise. 1 when there is no such tag, its value
+/// is out of range, the file is not a JPEG, or its markers are damaged (the decoder reports
+/// that). Never throws.
+int exif_orientation(const std::vector<std::uint8_t>& bytes);
+
+/// `image` as a viewer shows it with EXIF orientation `orientation` (see exif_orientation):
+/// mirrored and/or turned; for 5 to 8 width and height swap. 1, or a value outside 1..8, returns
+/// it unchanged.
+Image apply_orientation(const Image& image, int orientation);
 
 /// The output format implied by `path`'s extension (.png, .jpg, .jpeg; case-insensitive).
 /// Throws blurtool::UsageError naming `path` for any other extension.

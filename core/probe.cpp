@@ -171,7 +171,7 @@ const float kFrequencies[] = {1, 2, 4, 8, 16, 32, 64, 100, 128, 256, 512};
 
 // Median kernel time (ms) of `enqueue` after one warm-up, over `runs` runs (3 when the warm-up
 // took over 0.1 s, 1 over 1 s, as the bench suite).
-Stats time_kernel(Runtime& runtime, const std::function<cl::Event()>& enqueue, int runs) {
+Stats time_kernel(const std::function<cl::Event()>& enqueue, int runs) {
   cl::Event warm = enqueue();
   warm.wait();
   const double warm_ms = event_ms(warm);
@@ -182,7 +182,6 @@ Stats time_kernel(Runtime& runtime, const std::function<cl::Event()>& enqueue, i
     e.wait();
     ms.push_back(event_ms(e));
   }
-  (void)runtime;
   return summarize(ms);
 }
 
@@ -249,8 +248,7 @@ ProbeTable probe_cache(Runtime& runtime, const ProbeOptions& o, std::ostream* pr
   std::vector<double> image_ns, buffer_ns;
   for (const ProbeScale& s : cache_scales()) {
     for (CacheRead read : {CacheRead::image, CacheRead::buffer}) {
-      const Stats ms = time_kernel(
-          runtime, [&] { return probe.enqueue(read, s); }, o.runs);
+      const Stats ms = time_kernel([&] { return probe.enqueue(read, s); }, o.runs);
       (read == CacheRead::image ? image_ns : buffer_ns).push_back(ms.median * 1e6 / pixels);
       say(progress, "probe cache: scale " + fixed(s.value(), s.den > 1 ? 1 : 0) + " " +
                         (read == CacheRead::image ? "image" : "buffer") + " " +
@@ -287,8 +285,7 @@ ProbeTable probe_divergence(Runtime& runtime, const ProbeOptions& o, std::ostrea
   BranchProbe probe(runtime, side, side, o.rounds);
   const double pixels = static_cast<double>(side) * side;
   auto ns_of = [&](BranchKind kind, float f) {
-    const Stats ms = time_kernel(
-        runtime, [&] { return probe.enqueue(kind, f); }, o.runs);
+    const Stats ms = time_kernel([&] { return probe.enqueue(kind, f); }, o.runs);
     say(progress, std::string("probe divergence: ") +
                       (kind == BranchKind::none ? "no branch" : "frequency " + fixed(f, 0)) + " " +
                       fixed(ms.median, 3) + " ms");
@@ -349,8 +346,7 @@ ProbeTable probe_stride(Runtime& runtime, const ProbeOptions& o, std::ostream* p
   for (std::uint32_t s : kStrides) {
     const Stats host_ms = time_host(
         [&] { sink = sink + stride_walk(host.data(), kStrideBytes, s, kStrideAccesses); }, o.runs);
-    const Stats dev_ms = time_kernel(
-        runtime, [&] { return probe.enqueue(s); }, o.runs);
+    const Stats dev_ms = time_kernel([&] { return probe.enqueue(s); }, o.runs);
     host_ns.push_back(host_ms.median * 1e6 / kStrideAccesses);
     device_ns.push_back(dev_ms.median * 1e6 / kStrideAccesses);
     say(progress, "probe stride: " + std::to_string(s) + " host " + fixed(host_ms.median, 3) +

@@ -121,7 +121,8 @@ inline Result run_blurtool(const std::vector<std::string>& args, const std::file
   return r;
 }
 
-/// Fixture of one subcommand's end-to-end tests (`blurtool bench`, `blurtool probe`): a fresh
+/// Fixture of end-to-end tests that all start with one argument (a subcommand such as `bench` or
+/// `probe`, or an operation such as `--box`): a fresh
 /// scratch folder per test (root_, removed afterwards) and run(), which runs `blurtool
 /// SUBCOMMAND ARGS...` in it.
 class SubcommandCli : public ::testing::Test {
