@@ -41,7 +41,7 @@ const std::vector<ProbeScale>& cache_scales() {
 
 CacheProbe::CacheProbe(Runtime& runtime, const Image& rgba)
     : runtime_(runtime), width_(rgba.width), height_(rgba.height) {
-  if (rgba.channels != 4) throw UsageError("cache probe: the source must be RGBA");
+  if (rgba.channels != 4) throw UsageError("probe cache: the source must be RGBA (4 channels)");
   if (!runtime.device().image_support)
     throw UsageError("probe cache: device '" + runtime.device().name +
                      "' has no image support (CL_DEVICE_IMAGE_SUPPORT)");
