@@ -16,13 +16,15 @@ namespace blurtool {
 int run_probe_command(int argc, const char* const* argv) {
   cxxopts::Options spec(
       "blurtool probe",
-      "The GPU performance model of the write-up 004, measured on one device: cache (the "
+      "The GPU performance model of the write-up on texture caches and branches (lecture notes "
+      "timed on a GeForce GTX 280), measured on one device: cache (the "
       "5-fetch average as coordinates are scaled 0.1 to 16 apart, image and buffer reads), "
       "divergence (a three-way branch, coherent and incoherent, against no branch), stride (a "
       "read-modify-write walk over 32 MiB, strides 1 to 185, on the host CPU and the device). "
       "Prints ns per pixel or per access, the median kernel time of several runs after a "
       "warm-up.\n");
   spec.custom_help("cache|divergence|stride [options]");
+  spec.positional_help("");
   // clang-format off
   spec.add_options()
       ("device", kDeviceOptionHelp, cxxopts::value<std::string>(), "N|TEXT")
