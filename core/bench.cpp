@@ -9,6 +9,10 @@
 
 namespace blurtool {
 
+int runs_after_warmup(double warm_ms, int runs) {
+  return warm_ms > 1000 ? 1 : warm_ms > 100 ? std::min(runs, 3) : runs;
+}
+
 Stats summarize(std::vector<double> values) {
   Stats s;
   if (values.empty()) return s;

@@ -23,6 +23,11 @@ struct Stats {
 /// Stats of `values` (the median of an even count is the mean of the middle two).
 Stats summarize(std::vector<double> values);
 
+/// How many of `runs` timed repetitions to make after a warm-up that took `warm_ms`
+/// milliseconds: all of them, at most 3 above 0.1 s, 1 above 1 s (the suite's and the probes'
+/// rule, so that slow cases on a CPU device take seconds, not minutes).
+int runs_after_warmup(double warm_ms, int runs);
+
 /// One timed item: a kernel, the sum of all kernels, or the floor copy.
 struct BenchRow {
   std::string name;

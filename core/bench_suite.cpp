@@ -90,7 +90,7 @@ Stats time_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs,
   const FilterRun warm = run_filter(runtime, filter, rgba, 0);
   double warm_ms = 0;
   for (const auto& pass : warm.pass_ms) warm_ms += pass.empty() ? 0 : pass[0];
-  const int n = warm_ms > 1000 ? 1 : warm_ms > 100 ? std::min(runs, 3) : runs;
+  const int n = runs_after_warmup(warm_ms, runs);
   std::vector<double> totals;
   for (int i = 0; i < n; ++i) {
     const std::vector<cl::Event> events = filter.enqueue_io();

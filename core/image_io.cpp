@@ -129,15 +129,38 @@ std::vector<JpegSegment> jpeg_segments(const std::vector<std::uint8_t>& b, const
 }
 
 // Requires the marker segments to be whole (jpeg_segments) and an EOI marker somewhere in the
-// scan data after them. In entropy-coded data a 0xFF byte is stuffed as FF 00, so FF D9 there
-// can only be the EOI.
-void check_jpeg_complete(const std::vector<std::uint8_t>& b, const std::string& name) {
+// scan data after them, and returns the segments. In entropy-coded data a 0xFF byte is stuffed
+// as FF 00, so FF D9 there can only be the EOI.
+std::vector<JpegSegment> check_jpeg_complete(const std::vector<std::uint8_t>& b,
+                                             const std::string& name) {
   std::size_t pos = 0;
-  jpeg_segments(b, name, &pos);
+  std::vector<JpegSegment> segments = jpeg_segments(b, name, &pos);
   for (; pos + 1 < b.size(); ++pos) {
-    if (b[pos] == 0xFF && b[pos + 1] == 0xD9) return;
+    if (b[pos] == 0xFF && b[pos + 1] == 0xD9) return segments;
   }
   throw_truncated(name, "no end-of-image marker after the scan data");
+}
+
+// The orientation tag of the first APP1 "Exif" segment among `segments` of the JPEG `bytes`
+// (see exif_orientation).
+int orientation_in(const std::vector<std::uint8_t>& bytes,
+                   const std::vector<JpegSegment>& segments) {
+  static const std::uint8_t kExif[] = {'E', 'x', 'i', 'f', 0, 0};
+  for (const JpegSegment& s : segments) {
+    if (s.marker != 0xE1 || s.length < sizeof kExif ||
+        std::memcmp(&bytes[s.payload], kExif, sizeof kExif) != 0)
+      continue;
+    // The first EXIF segment only (as every viewer); libexif parses just this segment's bytes.
+    std::unique_ptr<ExifData, void (*)(ExifData*)> exif(
+        exif_data_new_from_data(&bytes[s.payload], static_cast<unsigned>(s.length)),
+        exif_data_unref);
+    if (!exif) return 1;
+    ExifEntry* e = exif_content_get_entry(exif->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
+    if (!e || e->format != EXIF_FORMAT_SHORT || e->components < 1 || e->size < 2) return 1;
+    const int o = exif_get_short(e->data, exif_data_get_byte_order(exif.get()));
+    return o >= 1 && o <= 8 ? o : 1;
+  }
+  return 1;
 }
 
 // --- libpng ---------------------------------------------------------------------------------
@@ -676,7 +699,8 @@ Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& na
     throw Error(name + ": not a PNG or JPEG image (unrecognised signature bytes)");
   }
   const char* format = png ? "PNG" : "JPEG";
-  if (!png) check_jpeg_complete(bytes, name);
+  std::vector<JpegSegment> segments;  // of a JPEG, for its orientation
+  if (!png) segments = check_jpeg_complete(bytes, name);
 
   const int length = static_cast<int>(bytes.size());
   int width = 0, height = 0, channels = 0;
@@ -700,35 +724,18 @@ Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& na
                            : decode_jpeg_turbojpeg(bytes, width, height, channels, &image);
   if (!decoded) image = decode_stb(bytes, name, format, width, height);
   if (sixteen_bit && warnings) warnings->push_back(name + ": 16-bit PNG read as 8-bit");
-  if (orient && !png) image = apply_orientation(image, exif_orientation(bytes));
+  if (orient && !png) image = apply_orientation(image, orientation_in(bytes, segments));
   return image;
 }
 
 int exif_orientation(const std::vector<std::uint8_t>& bytes) {
   if (!starts_with(bytes, kJpegSignature)) return 1;
-  std::vector<JpegSegment> segments;
   try {
     std::size_t scan = 0;
-    segments = jpeg_segments(bytes, "", &scan);
+    return orientation_in(bytes, jpeg_segments(bytes, "", &scan));
   } catch (const Error&) {
     return 1;  // decode_image reports the damage; here it only means no orientation
   }
-  static const std::uint8_t kExif[] = {'E', 'x', 'i', 'f', 0, 0};
-  for (const JpegSegment& s : segments) {
-    if (s.marker != 0xE1 || s.length < sizeof kExif ||
-        std::memcmp(&bytes[s.payload], kExif, sizeof kExif) != 0)
-      continue;
-    // The first EXIF segment only (as every viewer); libexif parses just this segment's bytes.
-    std::unique_ptr<ExifData, void (*)(ExifData*)> exif(
-        exif_data_new_from_data(&bytes[s.payload], static_cast<unsigned>(s.length)),
-        exif_data_unref);
-    if (!exif) return 1;
-    ExifEntry* e = exif_content_get_entry(exif->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
-    if (!e || e->format != EXIF_FORMAT_SHORT || e->components < 1 || e->size < 2) return 1;
-    const int o = exif_get_short(e->data, exif_data_get_byte_order(exif.get()));
-    return o >= 1 && o <= 8 ? o : 1;
-  }
-  return 1;
 }
 
 Image apply_orientation(const Image& image, int orientation) {

@@ -16,19 +16,21 @@ namespace blurtool {
 
 namespace {
 
-// Work-items a run of the 2-D kernels' work-groups: 32x8 (a warp is 32 neighbouring pixels of
-// one row) where the device takes 256, else the driver's choice.
+// The 2-D kernels' work-groups: 32x8 (a warp is 32 neighbouring pixels of one row) where the
+// device takes 256 work-items, else the driver's choice.
 cl::NDRange probe_local(const Runtime& runtime) {
   return runtime.device().max_work_group >= 256 ? cl::NDRange(32, 8) : cl::NullRange;
 }
 
-cl::NDRange probe_global(const Runtime& runtime, int w, int h) {
-  if (runtime.device().max_work_group >= 256) return cl::NDRange(round_up(w, 32), round_up(h, 8));
-  return cl::NDRange(w, h);
+// A w x h NDRange, padded to whole work-groups of `local` (the kernels skip the padding).
+cl::NDRange probe_global(const cl::NDRange& local, int w, int h) {
+  if (local.dimensions() == 0) return cl::NDRange(w, h);
+  return cl::NDRange(round_up(w, local[0]), round_up(h, local[1]));
 }
 
-std::string local_text(const Runtime& runtime) {
-  return runtime.device().max_work_group >= 256 ? "32x8" : "driver's choice";
+std::string local_text(const cl::NDRange& local) {
+  if (local.dimensions() == 0) return "driver's choice";
+  return std::to_string(local[0]) + "x" + std::to_string(local[1]);
 }
 
 }  // namespace
@@ -69,9 +71,10 @@ cl::Event CacheProbe::enqueue(CacheRead read, ProbeScale s) {
   k.setArg(5, s.den);
   k.setArg(6, std::max(1, width_ / 100));
   k.setArg(7, std::max(1, height_ / 100));
+  const cl::NDRange local = probe_local(runtime_);
   cl::Event e;
-  runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange, probe_global(runtime_, width_, height_),
-                                        probe_local(runtime_), nullptr, &e);
+  runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange, probe_global(local, width_, height_),
+                                        local, nullptr, &e);
   return e;
 }
 
@@ -82,7 +85,7 @@ std::vector<std::uint32_t> CacheProbe::output() {
 }
 
 std::string CacheProbe::work_group() const {
-  return local_text(runtime_);
+  return local_text(probe_local(runtime_));
 }
 
 BranchProbe::BranchProbe(Runtime& runtime, int width, int height, int rounds)
@@ -102,9 +105,10 @@ cl::Event BranchProbe::enqueue(BranchKind kind, float frequency) {
   k.setArg(4, 1.0f / static_cast<float>(height_));
   k.setArg(5, frequency);
   k.setArg(6, rounds_);
+  const cl::NDRange local = probe_local(runtime_);
   cl::Event e;
-  runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange, probe_global(runtime_, width_, height_),
-                                        probe_local(runtime_), nullptr, &e);
+  runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange, probe_global(local, width_, height_),
+                                        local, nullptr, &e);
   return e;
 }
 
@@ -115,7 +119,7 @@ std::vector<float> BranchProbe::output() {
 }
 
 std::string BranchProbe::work_group() const {
-  return local_text(runtime_);
+  return local_text(probe_local(runtime_));
 }
 
 StrideProbe::StrideProbe(Runtime& runtime, std::size_t bytes, std::size_t accesses)
@@ -174,8 +178,7 @@ const float kFrequencies[] = {1, 2, 4, 8, 16, 32, 64, 100, 128, 256, 512};
 Stats time_kernel(const std::function<cl::Event()>& enqueue, int runs) {
   cl::Event warm = enqueue();
   warm.wait();
-  const double warm_ms = event_ms(warm);
-  const int n = warm_ms > 1000 ? 1 : warm_ms > 100 ? std::min(runs, 3) : runs;
+  const int n = runs_after_warmup(event_ms(warm), runs);
   std::vector<double> ms;
   for (int i = 0; i < n; ++i) {
     cl::Event e = enqueue();
