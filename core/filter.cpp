@@ -54,23 +54,35 @@ std::vector<cl::Event> Filter::enqueue_io() {
   return takes_buffers() ? enqueue_buffers(io_src_buffer, io_dst_buffer) : enqueue(io_src, io_dst);
 }
 
-FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs) {
+namespace {
+
+template <typename T>
+BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicImage<T>& rgba,
+                                int runs) {
   if (rgba.channels != 4) throw Error("run_filter: expected an RGBA image");
+  const PixelDepth depth = sizeof(T) == 2 ? PixelDepth::u16 : PixelDepth::u8;
+  if (filter.depth() != depth) {
+    throw Error("run_filter: schedule '" + filter.describe() + "' was built for " +
+                std::string(filter.depth() == PixelDepth::u16 ? "16" : "8") + "-bit samples, the image has " +
+                std::to_string(8 * sizeof(T)));
+  }
   const int w = rgba.width, h = rgba.height;
   const bool buffers = filter.takes_buffers();
-  const size_t bytes = rgba.pixels.size();
+  const size_t bytes = rgba.pixels.size() * sizeof(T);
   // BLURTOOL_FAIL_ALLOCATION=WxH (for tests): the device allocations for a WxH image fail as if
   // the device were out of memory.
   if (const char* fail = std::getenv("BLURTOOL_FAIL_ALLOCATION");
       fail && std::to_string(w) + "x" + std::to_string(h) == fail)
     throw cl::Error(CL_MEM_OBJECT_ALLOCATION_FAILURE, "clCreateBuffer");
-  if (filter.io_width != w || filter.io_height != h || (buffers ? !filter.io_src_buffer() : !filter.io_src())) {
+  if (filter.io_width != w || filter.io_height != h ||
+      (buffers ? !filter.io_src_buffer() : !filter.io_src())) {
     if (buffers) {
       filter.io_src_buffer = cl::Buffer(runtime.context(), CL_MEM_READ_ONLY, bytes);
       filter.io_dst_buffer = cl::Buffer(runtime.context(), CL_MEM_WRITE_ONLY, bytes);
     } else {
-      filter.io_src = make_image(runtime, w, h, CL_UNORM_INT8, CL_MEM_READ_ONLY);
-      filter.io_dst = make_image(runtime, w, h, CL_UNORM_INT8, CL_MEM_WRITE_ONLY);
+      const cl_channel_type type = pixel_channel_type(depth);
+      filter.io_src = make_image(runtime, w, h, type, CL_MEM_READ_ONLY);
+      filter.io_dst = make_image(runtime, w, h, type, CL_MEM_WRITE_ONLY);
     }
     filter.io_width = w;
     filter.io_height = h;
@@ -79,7 +91,7 @@ FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int ru
   const cl::array<size_t, 3> origin = {0, 0, 0};
   const cl::array<size_t, 3> region = {static_cast<size_t>(w), static_cast<size_t>(h), 1};
 
-  FilterRun run;
+  BasicFilterRun<T> run;
   auto start = std::chrono::steady_clock::now();
   if (buffers)
     queue.enqueueWriteBuffer(filter.io_src_buffer, CL_TRUE, 0, bytes, rgba.pixels.data());
@@ -96,7 +108,7 @@ FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int ru
     for (size_t p = 0; p < events.size(); ++p) run.pass_ms[p].push_back(event_ms(events[p]));
   }
 
-  run.output = Image{w, h, 4, std::vector<std::uint8_t>(rgba.pixels.size())};
+  run.output = BasicImage<T>{w, h, 4, std::vector<T>(rgba.pixels.size())};
   start = std::chrono::steady_clock::now();
   if (buffers)
     queue.enqueueReadBuffer(filter.io_dst_buffer, CL_TRUE, 0, bytes, run.output.pixels.data());
@@ -104,6 +116,16 @@ FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int ru
     queue.enqueueReadImage(filter.io_dst, CL_TRUE, origin, region, 0, 0, run.output.pixels.data());
   run.download_ms = ms_since(start);
   return run;
+}
+
+}  // namespace
+
+FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs) {
+  return run_filter_at(runtime, filter, rgba, runs);
+}
+
+FilterRun16 run_filter(Runtime& runtime, Filter& filter, const Image16& rgba, int runs) {
+  return run_filter_at(runtime, filter, rgba, runs);
 }
 
 }  // namespace blurtool

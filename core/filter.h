@@ -1,5 +1,5 @@
 // What every device filter (box, Gaussian, ...) shares: its passes, how it is enqueued on
-// device-resident RGBA8 images, and one runner that uploads, runs (optionally many times, for
+// device-resident RGBA8 or RGBA16 images, and one runner that uploads, runs (optionally many times, for
 // benchmarks) and downloads, timing each kernel with profiling events.
 #pragma once
 
@@ -26,7 +26,25 @@ struct PassInfo {
   std::uint64_t bytes = 0;
 };
 
-/// A filter schedule bound to one device and image size, with its intermediate images.
+/// Sample depth of a filter's input and output on the device: 8 bits (RGBA8, CL_UNORM_INT8,
+/// 4 bytes a pixel) or 16 bits (RGBA16, CL_UNORM_INT16, 8 bytes a pixel).
+enum class PixelDepth { u8, u16 };
+
+/// Bytes of one RGBA pixel at `depth`: 4 or 8.
+inline int pixel_bytes(PixelDepth depth) { return depth == PixelDepth::u16 ? 8 : 4; }
+
+/// The OpenCL channel type of `depth`: CL_UNORM_INT8 or CL_UNORM_INT16.
+inline cl_channel_type pixel_channel_type(PixelDepth depth) {
+  return depth == PixelDepth::u16 ? CL_UNORM_INT16 : CL_UNORM_INT8;
+}
+
+/// Build options selecting `depth` in the kernels (kernels/common.cl): "" or " -DPIXEL16".
+inline std::string pixel_options(PixelDepth depth) {
+  return depth == PixelDepth::u16 ? " -DPIXEL16" : "";
+}
+
+/// A filter schedule bound to one device, image size and pixel depth, with its intermediate
+/// images.
 class Filter {
  public:
   virtual ~Filter() = default;
@@ -37,15 +55,15 @@ class Filter {
   /// Bytes the whole operation must move at least: for a blur the input read once and the
   /// output written once. Its copy over the device's copy bandwidth is the floor.
   virtual std::uint64_t compulsory_bytes() const = 0;
-  /// Enqueues every pass, reading `src` and writing `dst` (RGBA8 images of the size given at
-  /// construction) on the runtime's queue; returns one profiling event per pass.
+  /// Enqueues every pass, reading `src` and writing `dst` (RGBA images of the size and depth
+  /// given at construction) on the runtime's queue; returns one profiling event per pass.
   virtual std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) = 0;
 
-  /// Whether the schedule works on RGBA8 buffers (width * 4 bytes a row, no padding) instead
-  /// of images: run_filter then uploads to buffers and calls enqueue_buffers(). The CPU
+  /// Whether the schedule works on RGBA buffers (width * pixel_bytes(depth()) bytes a row, no
+  /// padding) instead of images: run_filter then uploads to buffers and calls enqueue_buffers(). The CPU
   /// schedules do: PoCL reads images in software, at a tenth of its buffer bandwidth.
   virtual bool takes_buffers() const { return false; }
-  /// enqueue() on RGBA8 buffers; only for schedules whose takes_buffers() is true (the default
+  /// enqueue() on RGBA buffers; only for schedules whose takes_buffers() is true (the default
   /// throws blurtool::Error).
   virtual std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst);
 
@@ -53,27 +71,38 @@ class Filter {
   /// io_src_buffer and io_dst_buffer); returns one profiling event per pass.
   std::vector<cl::Event> enqueue_io();
 
-  /// The RGBA8 input and output images (or buffers, see takes_buffers) run_filter uploads to
+  /// The depth of the input and output the filter was built for.
+  PixelDepth depth() const { return depth_; }
+
+  /// The RGBA input and output images (or buffers, see takes_buffers) run_filter uploads to
   /// and downloads from: made on its first call and kept with the filter, so that a batch of
   /// same-size images allocates them once per device.
   cl::Image2D io_src, io_dst;
   cl::Buffer io_src_buffer, io_dst_buffer;
   int io_width = 0, io_height = 0;  ///< pixels of the kept input and output
+
+ protected:
+  PixelDepth depth_ = PixelDepth::u8;  ///< set by the constructor of each schedule
 };
 
 /// Timings of one run_filter() call: kernel times per pass per repetition (milliseconds, from
 /// profiling events), and host wall times of the upload and download (milliseconds).
-struct FilterRun {
-  Image output;                              ///< RGBA8, the input's size
+template <typename T>
+struct BasicFilterRun {
+  BasicImage<T> output;                      ///< RGBA, the input's size and depth
   std::vector<std::vector<double>> pass_ms;  ///< [pass][repetition]
   double upload_ms = 0;
   double download_ms = 0;
 };
+using FilterRun = BasicFilterRun<std::uint8_t>;
+using FilterRun16 = BasicFilterRun<std::uint16_t>;
 
-/// Runs `filter` on host image `rgba` (4 channels): upload, then once, or with runs > 0 one
-/// warm-up plus `runs` timed repetitions, then download. Throws blurtool::Error if the image
-/// exceeds the device's image limits, cl::Error on a failing OpenCL call.
+/// Runs `filter` on host image `rgba` (4 channels, 8-bit samples for a PixelDepth::u8 filter,
+/// 16-bit for u16): upload, then once, or with runs > 0 one warm-up plus `runs` timed
+/// repetitions, then download. Throws blurtool::Error if the image exceeds the device's image
+/// limits or its depth is not the filter's, cl::Error on a failing OpenCL call.
 FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs = 0);
+FilterRun16 run_filter(Runtime& runtime, Filter& filter, const Image16& rgba, int runs = 0);
 
 /// A device RGBA image of `width` x `height` pixels in `format` (CL_RGBA channel order).
 /// Throws blurtool::Error naming the device and its limits if it has no image support or the

@@ -23,19 +23,24 @@
 
 namespace blurtool {
 
-/// An 8-bit image in host memory: `width` x `height` pixels of `channels` (1 grey, 2 grey+alpha,
-/// 3 RGB, 4 RGBA) interleaved bytes, rows top to bottom, row pitch = width * channels bytes.
-struct Image {
+/// An image in host memory: `width` x `height` pixels of `channels` (1 grey, 2 grey+alpha,
+/// 3 RGB, 4 RGBA) interleaved samples of type T, rows top to bottom, row pitch = width *
+/// channels samples. Image holds 8-bit samples (0..255), Image16 16-bit ones (0..65535, native
+/// byte order), as decoded from a 16-bit PNG.
+template <typename T>
+struct BasicImage {
   int width = 0;
   int height = 0;
   int channels = 0;
-  std::vector<std::uint8_t> pixels;
+  std::vector<T> pixels;
 
-  /// Byte offset of pixel (x, y), channel c.
+  /// Sample offset of pixel (x, y), channel c.
   std::size_t index(int x, int y, int c = 0) const {
     return (static_cast<std::size_t>(y) * width + x) * channels + c;
   }
 };
+using Image = BasicImage<std::uint8_t>;
+using Image16 = BasicImage<std::uint16_t>;
 
 /// Container formats blurtool reads and writes.
 enum class ImageFormat { png, jpeg };

@@ -83,12 +83,17 @@ MakeFilter make_filter_per_size(std::function<std::shared_ptr<Filter>(int, int)>
   };
 }
 
-FilterRun run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image& rgba, int halo,
-                           TileSize tile, int runs, const AfterTile& after) {
+namespace {
+
+template <typename T>
+BasicFilterRun<T> run_tiled_at(Runtime& runtime, const MakeFilter& make,
+                               const BasicImage<T>& rgba, int halo, TileSize tile, int runs,
+                               const AfterTile& after) {
   if (rgba.channels != 4) throw Error("run_filter_tiled: expected an RGBA image");
   const int w = rgba.width, h = rgba.height;
-  FilterRun all;
-  all.output = Image{w, h, 4, std::vector<std::uint8_t>(rgba.pixels.size())};
+  constexpr size_t px = 4 * sizeof(T);  // bytes a pixel
+  BasicFilterRun<T> all;
+  all.output = BasicImage<T>{w, h, 4, std::vector<T>(rgba.pixels.size())};
   for (int y0 = 0; y0 < h; y0 += tile.height) {
     for (int x0 = 0; x0 < w; x0 += tile.width) {
       const int tw = std::min(tile.width, w - x0), th = std::min(tile.height, h - y0);
@@ -96,18 +101,18 @@ FilterRun run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image
       const int ix0 = std::max(0, x0 - halo), iy0 = std::max(0, y0 - halo);
       const int ix1 = std::min(w, x0 + tw + halo), iy1 = std::min(h, y0 + th + halo);
       const int iw = ix1 - ix0, ih = iy1 - iy0;
-      Image in{iw, ih, 4, std::vector<std::uint8_t>(static_cast<size_t>(iw) * ih * 4)};
+      BasicImage<T> in{iw, ih, 4, std::vector<T>(static_cast<size_t>(iw) * ih * 4)};
       for (int y = 0; y < ih; ++y)
         std::memcpy(&in.pixels[static_cast<size_t>(y) * iw * 4],
                     &rgba.pixels[(static_cast<size_t>(iy0 + y) * w + ix0) * 4],
-                    static_cast<size_t>(iw) * 4);
+                    static_cast<size_t>(iw) * px);
       const std::shared_ptr<Filter> filter = make(ix0, iy0, iw, ih);
-      FilterRun run = run_filter(runtime, *filter, in, runs);
+      BasicFilterRun<T> run = run_filter(runtime, *filter, in, runs);
       if (after) after(*filter, ix0, iy0);
       for (int y = 0; y < th; ++y)
         std::memcpy(&all.output.pixels[(static_cast<size_t>(y0 + y) * w + x0) * 4],
                     &run.output.pixels[(static_cast<size_t>(y0 - iy0 + y) * iw + (x0 - ix0)) * 4],
-                    static_cast<size_t>(tw) * 4);
+                    static_cast<size_t>(tw) * px);
       if (all.pass_ms.empty()) all.pass_ms.resize(run.pass_ms.size());
       for (size_t p = 0; p < run.pass_ms.size() && p < all.pass_ms.size(); ++p) {
         all.pass_ms[p].resize(std::max(all.pass_ms[p].size(), run.pass_ms[p].size()));
@@ -118,6 +123,18 @@ FilterRun run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image
     }
   }
   return all;
+}
+
+}  // namespace
+
+FilterRun run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image& rgba, int halo,
+                           TileSize tile, int runs, const AfterTile& after) {
+  return run_tiled_at(runtime, make, rgba, halo, tile, runs, after);
+}
+
+FilterRun16 run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image16& rgba,
+                             int halo, TileSize tile, int runs, const AfterTile& after) {
+  return run_tiled_at(runtime, make, rgba, halo, tile, runs, after);
 }
 
 }  // namespace blurtool

@@ -65,5 +65,8 @@ MakeFilter make_filter_per_size(std::function<std::shared_ptr<Filter>(int, int)>
 /// sums of the tiles'. Throws what make() and run_filter() throw.
 FilterRun run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image& rgba, int halo,
                            TileSize tile, int runs = 0, const AfterTile& after = {});
+/// The same for an RGBA16 image, with filters made for PixelDepth::u16.
+FilterRun16 run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image16& rgba,
+                             int halo, TileSize tile, int runs = 0, const AfterTile& after = {});
 
 }  // namespace blurtool

@@ -2,6 +2,28 @@
 // prepends this file to each family's source (with a #line directive, so that build-log line
 // numbers still point into the family's own file).
 
+// Pixel depth of the input and output (the host's pixel_options(), core/filter.h): RGBA8 by
+// default; with -DPIXEL16 RGBA16 (CL_UNORM_INT16 images, buffers of 8 bytes a pixel, 16-bit
+// samples in native byte order), used for 16-bit PNGs, premultiplied alpha and linear light.
+// Kernels work on sample values 0..PIXEL_MAX: pixel_t is a buffer pixel, pixel_word_t the same
+// bytes as 32-bit words (one for RGBA8, two for RGBA16), convert_pixel_t the saturating
+// round-to-nearest conversion from float4.
+#ifdef PIXEL16
+typedef ushort4 pixel_t;
+typedef ushort pixel_sample_t;
+typedef uint2 pixel_word_t;
+#define PIXEL_MAX 65535
+#define PIXEL_MAX_F 65535.0f
+#define convert_pixel_t convert_ushort4_sat_rte
+#else
+typedef uchar4 pixel_t;
+typedef uchar pixel_sample_t;
+typedef uint pixel_word_t;
+#define PIXEL_MAX 255
+#define PIXEL_MAX_F 255.0f
+#define convert_pixel_t convert_uchar4_sat_rte
+#endif
+
 // Edge modes, as core/edge_mode.h.
 #define EDGE_CLAMP 0
 #define EDGE_MIRROR 1
