@@ -85,15 +85,21 @@ size_t fused_tile_width(WorkGroup wg) {
   return static_cast<size_t>(wg.x) * kBoxFusedOutputs;
 }
 
+// Whether `fused` keeps 32 bits a channel for its column sums (kernels/box.cl FUSED_WIDE):
+// above R = 128 (255 (2R+1) > 65535) and for 16-bit pixels.
+bool fused_wide(int radius, PixelDepth depth) {
+  return radius > 128 || depth == PixelDepth::u16;
+}
+
 // box_fused_local_bytes, as its two local arguments: the column sums and the output tile.
-std::pair<size_t, size_t> fused_local_parts(int radius, WorkGroup wg) {
+std::pair<size_t, size_t> fused_local_parts(int radius, WorkGroup wg, PixelDepth depth) {
   if (wg.is_default()) wg = kBoxFusedWorkGroup;
   const size_t tile_w = fused_tile_width(wg);
   const size_t n = tile_w + 2 * static_cast<size_t>(radius);
-  const size_t entry = radius > 128 ? sizeof(cl_uint4) : sizeof(cl_uint2);
+  const size_t entry = fused_wide(radius, depth) ? sizeof(cl_uint4) : sizeof(cl_uint2);
   // kernels/box.cl FUSED_OUT_STRIDE
   const size_t out_stride = (tile_w + 31) / 32 * 32 + ((wg.x % 32) + 3) / 4 * 4;
-  return {wg.y * n * entry, wg.y * out_stride * sizeof(cl_uchar4)};
+  return {wg.y * n * entry, wg.y * out_stride * pixel_bytes(depth)};
 }
 
 }  // namespace
@@ -103,8 +109,8 @@ size_t box_segmented_local_bytes(int radius, int segment, int items) {
   return sizeof(cl_uint4) * (span + items);
 }
 
-size_t box_fused_local_bytes(int radius, WorkGroup wg) {
-  const auto [cols, out] = fused_local_parts(radius, wg);
+size_t box_fused_local_bytes(int radius, WorkGroup wg, PixelDepth depth) {
+  const auto [cols, out] = fused_local_parts(radius, wg, depth);
   return cols + out;
 }
 
@@ -116,12 +122,13 @@ int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned comp
   return 32;
 }
 
-WorkGroup box_fused_default_group(int radius, size_t local_mem) {
-  return box_fused_local_bytes(radius, kBoxFusedWorkGroup) <= local_mem ? kBoxFusedWorkGroup
-                                                                        : kBoxFusedWideGroup;
+WorkGroup box_fused_default_group(int radius, size_t local_mem, PixelDepth depth) {
+  return box_fused_local_bytes(radius, kBoxFusedWorkGroup, depth) <= local_mem ? kBoxFusedWorkGroup
+                                                                               : kBoxFusedWideGroup;
 }
 
-BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo& device) {
+BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo& device,
+                               PixelDepth depth) {
   if (variant != BoxVariant::automatic) return variant;
   // Without a tuning table, at r=30 on 3024x4032: on an NVIDIA H100 fused (0.099 ms) against
   // segmented-local (0.206, rgba8) and segmented (0.248 rgba8, 0.38 rgba32f), the others 1.1 ms
@@ -130,9 +137,9 @@ BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo&
   // cores) tiled: 23-28 ms against 252 for unrolled, the best image schedule, as it reads buffers
   // and keeps its sums in the cache.
   if (!(device.type & CL_DEVICE_TYPE_GPU)) return BoxVariant::tiled;
-  const WorkGroup wg = box_fused_default_group(radius, device.local_mem);
-  return box_fused_local_bytes(radius, wg) <= device.local_mem ? BoxVariant::fused
-                                                               : BoxVariant::segmented;
+  const WorkGroup wg = box_fused_default_group(radius, device.local_mem, depth);
+  return box_fused_local_bytes(radius, wg, depth) <= device.local_mem ? BoxVariant::fused
+                                                                      : BoxVariant::segmented;
 }
 
 namespace {
@@ -145,14 +152,15 @@ struct Scaling {
   unsigned long long d;  // result = (column sum of integers + d/2) / d
 };
 
-Scaling scaling_for(Intermediate format, int radius, bool two_pass) {
+// `max`: the largest sample value, M = 255 or 65535.
+Scaling scaling_for(Intermediate format, int radius, bool two_pass, float max) {
   const unsigned long long n = 2ULL * radius + 1;
   if (!two_pass) return {1.0f, 1.0f, n * n};
   switch (format) {
     case Intermediate::rgba8:
-      return {1.0f / (255.0f * static_cast<float>(n)), 255.0f, n};
-    case Intermediate::rgba16f:
-      return {1.0f / static_cast<float>(n), 256.0f, 256 * n};
+      return {1.0f / (max * static_cast<float>(n)), max, n};
+    case Intermediate::rgba16f:  // the row mean on a 0..255 scale, within half-float range
+      return {255.0f / (max * static_cast<float>(n)), 256.0f * max / 255.0f, 256 * n};
     case Intermediate::rgba32f:
       break;
   }
@@ -214,7 +222,7 @@ size_t BoxFilter::row_group_size() const {
 void BoxFilter::check_fused_fits(size_t items, size_t limit) const {
   const DeviceInfo& d = runtime_.device();
   const WorkGroup wg = params_.wg;
-  const size_t bytes = box_fused_local_bytes(params_.radius, wg);
+  const size_t bytes = box_fused_local_bytes(params_.radius, wg, depth_);
   if (items > limit || bytes > d.local_mem) {
     throw UsageError("fused with --wg " + wg.text() + " and radius " +
                      std::to_string(params_.radius) + " needs " +
@@ -245,7 +253,7 @@ cl::NDRange BoxFilter::segmented_work_group(const cl::Kernel& kernel, WorkGroup 
 }
 
 BoxParams resolve_box_schedule(const BoxParams& params, const DeviceInfo& device, int width,
-                               int height) {
+                               int height, PixelDepth depth) {
   BoxParams p = params;
   if (p.variant == BoxVariant::automatic) {
     const auto tuned = tuned_schedule(device, "box", name_of(intermediate_table(), p.intermediate),
@@ -258,17 +266,19 @@ BoxParams resolve_box_schedule(const BoxParams& params, const DeviceInfo& device
       if (p.wg.is_default()) p.wg = tuned->wg;
     }
   }
-  p.variant = resolve_box_variant(p.variant, p.radius, device);
+  p.variant = resolve_box_variant(p.variant, p.radius, device, depth);
   return p;
 }
 
-BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int height)
+BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int height,
+                     PixelDepth depth)
     : runtime_(runtime), params_(params), width_(width), height_(height) {
+  depth_ = depth;
   validate(params_);
-  params_ = resolve_box_schedule(params_, runtime.device(), width, height);
+  params_ = resolve_box_schedule(params_, runtime.device(), width, height, depth);
   const BoxVariant v = params_.variant;
   if (v == BoxVariant::fused && params_.wg.is_default())
-    params_.wg = box_fused_default_group(params_.radius, runtime.device().local_mem);
+    params_.wg = box_fused_default_group(params_.radius, runtime.device().local_mem, depth);
   if (v == BoxVariant::fused && params_.segment == 0)
     params_.segment =
         box_fused_default_segment(width, height, params_.wg, runtime.device().compute_units);
@@ -276,13 +286,16 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
   if (params_.unroll == 0) params_.unroll = box_default_unroll(v);
   const bool two_pass = box_is_two_pass(v);
 
-  // 32-bit sums hold 256 (2R+1)^2 up to R = 2047; beyond that the kernels use 64-bit sums.
+  // 32-bit sums and exact_mean() need (M + 1) D < 2^32 for every divisor D, which is at most
+  // the larger of (2R+1)^2 and 256 (2R+1): up to R = 2047 at 8 bits, R = 127 at 16; beyond
+  // that the kernels use 64-bit sums.
+  const bool u8 = depth == PixelDepth::u8;
   const unsigned long long n = 2ULL * params_.radius + 1;
-  wide_sum_ = 256ULL * n * n >= (1ULL << 32);
+  wide_sum_ = (u8 ? 256ULL : 65536ULL) * std::max(n * n, 256 * n) >= (1ULL << 32);
   const int unroll = v == BoxVariant::accumulated ? 1 : params_.unroll;
   std::string options = "-DUNROLL=" + std::to_string(unroll) +
                         " -DSCAN_COLS=" + std::to_string(kScanCols) +
-                        " -DSCAN_LANES=" + std::to_string(kScanLanes);
+                        " -DSCAN_LANES=" + std::to_string(kScanLanes) + pixel_options(depth);
   if (wide_sum_) options += " -DWIDE_SUM";
 
   std::vector<std::string> names;
@@ -315,7 +328,7 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
     case BoxVariant::tiled:
       names = {"box_tiled"};
       options += " -DTILE_W=" + std::to_string(kBoxTileWidth);
-      if (n * n < (1ULL << 14)) options += " -DROUND_BY_FLOAT";  // see mean_u8()
+      if (u8 && n * n < (1ULL << 14)) options += " -DROUND_BY_FLOAT";  // see mean_u8()
       break;
     case BoxVariant::fused: {
       names = {"box_fused"};
@@ -330,9 +343,9 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
                                                                     kBoxFusedMaxColumns));
       // Column sums (at most 255 (2R+1)) added this many at a time in their 16-bit lanes.
       const int pack = std::clamp(65535 / (255 * (2 * params_.radius + 1)), 1, 8);
-      if (pack > 1) options += " -DFUSED_PACK=" + std::to_string(pack);
-      if (params_.radius > 128) options += " -DFUSED_WIDE";  // 255 (2R+1) > 65535
-      if (n * n < (1ULL << 14)) options += " -DROUND_BY_FLOAT";
+      if (pack > 1 && u8) options += " -DFUSED_PACK=" + std::to_string(pack);
+      if (fused_wide(params_.radius, depth)) options += " -DFUSED_WIDE";
+      if (u8 && n * n < (1ULL << 14)) options += " -DROUND_BY_FLOAT";
       break;
     }
     case BoxVariant::automatic:
@@ -341,10 +354,10 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
   if (v == BoxVariant::fused) check_fused_fits(0, 0);  // local memory, before building
   const std::uint64_t pixels = static_cast<std::uint64_t>(width) * height;
   const std::uint64_t inter = pixels * intermediate_bytes(params_.intermediate);
+  const std::uint64_t io = pixels * pixel_bytes(depth);  // the input, or the output
   for (size_t i = 0; i < names.size(); ++i) {
     kernels_.push_back(runtime.kernel("box", names[i], options));
-    std::uint64_t bytes =
-        !two_pass ? 8 * pixels : (i == 0 ? 4 * pixels + inter : inter + 4 * pixels);
+    std::uint64_t bytes = !two_pass ? 2 * io : io + inter;
     passes_.push_back({names[i], bytes});
   }
   if (two_pass)
@@ -391,7 +404,7 @@ std::string BoxFilter::describe() const {
 
 std::vector<cl::Event> BoxFilter::enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) {
   if (!takes_buffers()) return Filter::enqueue_buffers(src, dst);
-  const unsigned long long d = scaling_for(params_.intermediate, params_.radius, false).d;
+  const unsigned long long d = scaling_for(params_.intermediate, params_.radius, false, 0).d;
   // box_tiled and box_fused share their first nine arguments (--segment: rows of a tile).
   cl::Kernel& k = kernels_[0];
   k.setArg(0, src);
@@ -406,7 +419,7 @@ std::vector<cl::Event> BoxFilter::enqueue_buffers(const cl::Buffer& src, const c
   std::vector<cl::Event> events(1);
   if (params_.variant == BoxVariant::fused) {
     const WorkGroup wg = params_.wg;
-    const auto [cols, out] = fused_local_parts(params_.radius, wg);
+    const auto [cols, out] = fused_local_parts(params_.radius, wg, depth_);
     k.setArg(9, cl::Local(cols));
     k.setArg(10, cl::Local(out));
     const size_t tile_w = fused_tile_width(wg);
@@ -427,7 +440,8 @@ std::vector<cl::Event> BoxFilter::enqueue_buffers(const cl::Buffer& src, const c
 std::vector<cl::Event> BoxFilter::enqueue(const cl::Image2D& src, const cl::Image2D& dst) {
   if (takes_buffers()) throw Error("schedule '" + describe() + "' runs on buffers, not images");
   const bool two_pass = box_is_two_pass(params_.variant);
-  const Scaling s = scaling_for(params_.intermediate, params_.radius, two_pass);
+  const Scaling s = scaling_for(params_.intermediate, params_.radius, two_pass,
+                                depth_ == PixelDepth::u16 ? 65535.0f : 255.0f);
   const cl::Device& device = runtime_.device().device;
   cl::CommandQueue& queue = runtime_.queue();
   const cl_int radius = params_.radius, edge = static_cast<cl_int>(params_.edge);
@@ -531,6 +545,11 @@ std::vector<cl::Event> BoxFilter::enqueue(const cl::Image2D& src, const cl::Imag
 
 Image box_blur(Runtime& runtime, const Image& rgba, const BoxParams& params) {
   BoxFilter filter(runtime, params, rgba.width, rgba.height);
+  return run_filter(runtime, filter, rgba).output;
+}
+
+Image16 box_blur(Runtime& runtime, const Image16& rgba, const BoxParams& params) {
+  BoxFilter filter(runtime, params, rgba.width, rgba.height, PixelDepth::u16);
   return run_filter(runtime, filter, rgba).output;
 }
 

@@ -105,12 +105,14 @@ void validate(const BoxParams& params);
 /// The variant `auto` stands for on `device` at `radius` without a tuning table (see
 /// core/tune.h): `fused` on GPUs where its local memory fits (else `segmented`), `tiled` on
 /// other devices. Other variants are returned unchanged.
-BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo& device);
+/// `depth`: the pixels' (16-bit ones make fused's output tile and column sums larger).
+BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo& device,
+                               PixelDepth depth = PixelDepth::u8);
 
 /// The default work-group of `fused` at `radius` on a device with `local_mem` bytes of local
 /// memory: kBoxFusedWorkGroup where it fits, else kBoxFusedWideGroup (which may not fit either;
 /// the filter then refuses it by name).
-WorkGroup box_fused_default_group(int radius, size_t local_mem);
+WorkGroup box_fused_default_group(int radius, size_t local_mem, PixelDepth depth = PixelDepth::u8);
 
 /// The default tile rows (--segment) of `fused` with work-group `wg` on a `width` x `height`
 /// image and a device of `compute_units` compute units: the tallest of 128, 64 and 32 rows that
@@ -121,9 +123,9 @@ WorkGroup box_fused_default_group(int radius, size_t local_mem);
 int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned compute_units);
 
 /// Bytes of local memory a `fused` work-group needs at `radius` with work-group `wg` (0x0:
-/// kBoxFusedWorkGroup): FUSED_ROWS rows of 2R + tile-width column sums (8 bytes each up to R = 128,
-/// 16 above) and the output tile.
-size_t box_fused_local_bytes(int radius, WorkGroup wg);
+/// kBoxFusedWorkGroup) on pixels of `depth`: FUSED_ROWS rows of 2R + tile-width column sums (8
+/// bytes each up to R = 128 at 8 bits, else 16) and the output tile (4 or 8 bytes a pixel).
+size_t box_fused_local_bytes(int radius, WorkGroup wg, PixelDepth depth = PixelDepth::u8);
 
 /// Local memory, in bytes, of `segmented-local`'s row pass with `items` work-items (--wg Lx1)
 /// of `segment` pixels each: the staged row span (items * segment + 2R + 1) and one sum a
@@ -139,15 +141,19 @@ size_t box_segmented_local_bytes(int radius, int segment, int items);
 /// where not given), else resolve_box_variant(). Explicit variants are returned unchanged.
 /// Throws blurtool::Error for a tuning table naming an unknown variant.
 BoxParams resolve_box_schedule(const BoxParams& params, const DeviceInfo& device, int width,
-                               int height);
+                               int height, PixelDepth depth = PixelDepth::u8);
 
 class BoxFilter : public Filter {
  public:
-  BoxFilter(Runtime& runtime, const BoxParams& params, int width, int height);
+  /// `depth`: of the input and output (RGBA8 or RGBA16); every schedule runs at both.
+  BoxFilter(Runtime& runtime, const BoxParams& params, int width, int height,
+            PixelDepth depth = PixelDepth::u8);
 
   std::string describe() const override;
   const std::vector<PassInfo>& passes() const override { return passes_; }
-  std::uint64_t compulsory_bytes() const override { return 8ULL * width_ * height_; }
+  std::uint64_t compulsory_bytes() const override {
+    return 2ULL * pixel_bytes(depth_) * width_ * height_;
+  }
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
   bool takes_buffers() const override {
     return params_.variant == BoxVariant::tiled || params_.variant == BoxVariant::fused;
@@ -184,5 +190,8 @@ class BoxFilter : public Filter {
 /// Box-filters RGBA8 host image `rgba` on the runtime's device; returns RGBA8.
 /// Errors as BoxFilter and run_filter.
 Image box_blur(Runtime& runtime, const Image& rgba, const BoxParams& params);
+
+/// The same on RGBA16 host image `rgba`, at 16 bits on the device; returns RGBA16.
+Image16 box_blur(Runtime& runtime, const Image16& rgba, const BoxParams& params);
 
 }  // namespace blurtool

@@ -8,7 +8,10 @@
 
 namespace blurtool {
 
-Image box_blur_reference(const Image& image, int radius, EdgeMode edge) {
+namespace {
+
+template <typename T>
+BasicImage<T> box_reference_at(const BasicImage<T>& image, int radius, EdgeMode edge) {
   const int w = image.width, h = image.height, c = image.channels;
   const long long r = radius;
   // Horizontal window sums for every row of the image, per channel.
@@ -23,7 +26,7 @@ Image box_blur_reference(const Image& image, int radius, EdgeMode edge) {
       }
     }
   }
-  Image out = image;
+  BasicImage<T> out = image;
   const std::uint64_t count = static_cast<std::uint64_t>(2 * r + 1) * (2 * r + 1);
   std::vector<std::uint64_t> sum(c);
   for (int y = 0; y < h; ++y) {
@@ -36,11 +39,20 @@ Image box_blur_reference(const Image& image, int radius, EdgeMode edge) {
       }
       // Nearest, halves up: floor(sum / count + 1/2) = (2 sum + count) / (2 count).
       for (int ch = 0; ch < c; ++ch)
-        out.pixels[image.index(x, y, ch)] =
-            static_cast<std::uint8_t>((2 * sum[ch] + count) / (2 * count));
+        out.pixels[image.index(x, y, ch)] = static_cast<T>((2 * sum[ch] + count) / (2 * count));
     }
   }
   return out;
+}
+
+}  // namespace
+
+Image box_blur_reference(const Image& image, int radius, EdgeMode edge) {
+  return box_reference_at(image, radius, edge);
+}
+
+Image16 box_blur_reference(const Image16& image, int radius, EdgeMode edge) {
+  return box_reference_at(image, radius, edge);
 }
 
 }  // namespace blurtool

@@ -14,4 +14,7 @@ namespace blurtool {
 /// separable integer sums), O(width * height * radius).
 Image box_blur_reference(const Image& image, int radius, EdgeMode edge);
 
+/// The same on 16-bit samples, the result rounded to the nearest 16-bit level.
+Image16 box_blur_reference(const Image16& image, int radius, EdgeMode edge);
+
 }  // namespace blurtool

@@ -1,18 +1,22 @@
 // Box filter kernels: every schedule from the box-blur write-up (../shared/reference/002), for
-// one meaning: the mean of the (2R+1)x(2R+1) window, 8-bit result rounded half up.
+// one meaning: the mean of the (2R+1)x(2R+1) window, the result rounded half up to the
+// nearest level of the output's depth.
 //
-// Images are RGBA. The input and output are CL_UNORM_INT8; the intermediate image of the
-// two-pass schedules is rgba8 (CL_UNORM_INT8), rgba16f (CL_HALF_FLOAT) or rgba32f (CL_FLOAT).
-// All sums are kept as exact integers so no schedule drifts, whatever the row length:
-//   - input pixels are read as their 8-bit integer values (0..255);
+// Images are RGBA. The input and output are CL_UNORM_INT8, or CL_UNORM_INT16 with -DPIXEL16
+// (M = PIXEL_MAX below: 255 or 65535); the intermediate image of the two-pass schedules is
+// rgba8 (CL_UNORM_INT8), rgba16f (CL_HALF_FLOAT) or rgba32f (CL_FLOAT). All sums are kept as
+// exact integers so no schedule drifts, whatever the row length:
+//   - input pixels are read as their integer sample values (0..M);
 //   - the horizontal pass writes H = hsum * hscale, where hsum is the exact integer row-window
-//     sum and hscale is 1 (rgba32f: H is the exact sum), 1/(2R+1) (rgba16f: the row mean on a
-//     0..255 scale) or 1/(255 (2R+1)) (rgba8: the row mean, normalised);
+//     sum and hscale is 1 (rgba32f: H is the exact sum), 255/(M (2R+1)) (rgba16f: the row mean
+//     on a 0..255 scale) or 1/(M (2R+1)) (rgba8: the row mean, normalised);
 //   - the vertical pass turns each H it reads back into an integer q = rint(H * qscale)
-//     (qscale 1, 256, 255) and sums those exactly; the result is (sum + D/2) / D with
+//     (qscale 1, 256 M/255, M) and sums those exactly; the result is (sum + D/2) / D with
 //     D = (2R+1)^2, 256 (2R+1) or 2R+1: the mean rounded half up.
-// With rgba32f the result is therefore bit-exact; with rgba16f and rgba8 the only error is the
-// rounding of H when it is stored (at most 1/16 and 1/2 of a level before the final rounding).
+// With rgba32f the result is therefore bit-exact (at 16 bits while M (2R+1) < 2^24, R <= 127;
+// beyond, H's float rounding costs a small fraction of a level); with rgba16f and rgba8 the only
+// error is the rounding of H when it is stored (at 8 bits at most 1/16 and 1/2 of a level
+// before the final rounding; at 16 bits half-float and 8-bit storage keep 11 and 8 bits of H).
 //
 // Compile-time parameters (-D), with their defaults:
 #ifndef UNROLL
@@ -37,10 +41,17 @@ typedef uint4 sum4;
 
 // edge_index(), EDGE_* and the bilinear sampler come from kernels/common.cl.
 
-// 8-bit values of pixel (x, y) of an RGBA8 image, both coordinates already inside the image.
+// Sample values (0..M) of pixel (x, y) of the input, both coordinates already inside the image.
 inline uint4 load_u8(read_only image2d_t img, int x, int y) {
-  return convert_uint4_rte(read_imagef(img, (int2)(x, y)) * 255.0f);
+  return convert_uint4_rte(read_imagef(img, (int2)(x, y)) * PIXEL_MAX_F);
 }
+
+// A mean (0..M) as a buffer pixel.
+#ifdef PIXEL16
+#define pixel_from_uint4 convert_ushort4
+#else
+#define pixel_from_uint4 convert_uchar4
+#endif
 
 // Input pixel at column x (any integer) of row y (inside), through the edge mode.
 inline uint4 load_row(read_only image2d_t img, int x, int y, int w, int edge) {
@@ -58,11 +69,11 @@ inline void store_intermediate(write_only image2d_t tmp, int x, int y, uint4 hsu
   write_imagef(tmp, (int2)(x, y), convert_float4(hsum) * hscale);
 }
 
-// The window mean sum / divisor, rounded half up; store_mean() writes it as 8-bit values. The
-// mean is at most 255, so with 32-bit sums a float quotient is within 1 of the integer one and
+// The window mean sum / divisor, rounded half up; store_mean() writes it to the output. The
+// mean is at most M, so with 32-bit sums a float quotient is within 1 of the integer one and
 // one correction step each way makes it exact, without the integer division (tens of
-// instructions a channel on GPUs). (q + 1) * divisor cannot wrap: 256 * divisor < 2^32
-// whenever WIDE_SUM is off.
+// instructions a channel on GPUs). (q + 1) * divisor cannot wrap: (M + 1) * divisor < 2^32
+// whenever WIDE_SUM is off (the host's choice).
 inline sum4 exact_mean(sum4 sum, sum_t divisor) {
 #ifdef WIDE_SUM
   return (sum + divisor / 2) / divisor;
@@ -76,7 +87,7 @@ inline sum4 exact_mean(sum4 sum, sum_t divisor) {
 }
 
 inline void store_mean(write_only image2d_t dst, int x, int y, sum4 sum, sum_t divisor) {
-  write_imagef(dst, (int2)(x, y), convert_float4(exact_mean(sum, divisor)) * (1.0f / 255.0f));
+  write_imagef(dst, (int2)(x, y), convert_float4(exact_mean(sum, divisor)) * (1.0f / PIXEL_MAX_F));
 }
 
 // Linear sampling (linear_coord() in kernels/common.cl): taps i and i+1 are averaged by one
@@ -109,7 +120,7 @@ kernel void box_single(read_only image2d_t src, write_only image2d_t dst, int ra
 }
 
 // single-linear: one pass, each bilinear fetch averaging a 2x2 quad: (R+1)^2 fetches. The fetch
-// times the number of taps it covers (4, 2 or 1) times 255 is an integer sum of 8-bit values;
+// times the number of taps it covers (4, 2 or 1) times M is an integer sum of sample values;
 // rounding it removes the sampler's arithmetic error as long as that stays under half a level.
 kernel void box_single_linear(read_only image2d_t src, write_only image2d_t dst, int radius,
                               int edge, sum_t divisor) {
@@ -124,7 +135,7 @@ kernel void box_single_linear(read_only image2d_t src, write_only image2d_t dst,
       float cx = window_coord(x, i, radius, w, edge);
       float taps = (i < radius ? 2.0f : 1.0f) * ty;
       float4 v = read_imagef(src, bilinear, (float2)(cx, cy));
-      sum += convert_sum4(convert_uint4_rte(v * (255.0f * taps)));
+      sum += convert_sum4(convert_uint4_rte(v * (PIXEL_MAX_F * taps)));
     }
   }
   store_mean(dst, x, y, sum, divisor);
@@ -163,7 +174,7 @@ kernel void box_rows_linear(read_only image2d_t src, write_only image2d_t tmp, i
   for (int i = 0; i <= radius; ++i) {
     float cx = window_coord(x, i, radius, w, edge);
     float taps = i < radius ? 2.0f : 1.0f;
-    sum += convert_uint4_rte(read_imagef(src, bilinear, (float2)(cx, cy)) * (255.0f * taps));
+    sum += convert_uint4_rte(read_imagef(src, bilinear, (float2)(cx, cy)) * (PIXEL_MAX_F * taps));
   }
   store_intermediate(tmp, x, y, sum, hscale);
 }
@@ -316,7 +327,8 @@ kernel void box_cols_segmented(read_only image2d_t tmp, write_only image2d_t dst
 // prefix sum E (E[0] = 0, E[k+1] = E[k] + pixel k): each work-item sums a contiguous piece, the
 // pieces' totals are scanned across the group (Hillis-Steele in `partial`), and each piece adds
 // its offset. The window of output x_start + i is local [i, i + 2R], so its sum is
-// E[i + 2R + 1] - E[i], written neighbour by neighbour. Sums fit 32 bits: 255 * (n) < 2^32.
+// E[i + 2R + 1] - E[i], written neighbour by neighbour. Sums are exact modulo 2^32 (at 16 bits
+// E may wrap), and a window's sum, at most M (2R+1), fits: the difference is exact.
 // Pairs with box_cols_segmented.
 kernel void box_rows_segmented_local(read_only image2d_t src, write_only image2d_t tmp,
                                      int radius, int edge, float hscale, int segment,
@@ -353,7 +365,7 @@ kernel void box_rows_segmented_local(read_only image2d_t src, write_only image2d
 }
 
 // ---------------------------------------------------------------------------------------------
-// tiled: one pass over RGBA8 buffers (4 bytes a pixel, rows of width * 4 bytes), for CPUs,
+// tiled: one pass over RGBA buffers (pixel_t: 4 or 8 bytes a pixel, no row padding), for CPUs,
 // where image reads are software and an intermediate image is a round trip through memory.
 // Each work-item owns tiles of TILE_W x tile_h pixels in turn (work-item g takes tiles g,
 // g + items, ...: a persistent loop, so that its scratch is bounded by the number of
@@ -372,19 +384,19 @@ kernel void box_rows_segmented_local(read_only image2d_t src, write_only image2d
 
 // Input row y (any integer), through the edge mode: its pixels, or 0 where the zero mode
 // reads zeros.
-inline global const uchar4* edge_row(global const uchar4* src, int y, int w, int h, int edge) {
+inline global const pixel_t* edge_row(global const pixel_t* src, int y, int w, int h, int edge) {
   const int yy = edge_index(y, h, edge);
   return yy < 0 ? 0 : src + (size_t)yy * w;
 }
 
-// 8-bit values of pixel x (any integer) of `row` (0: all zero), through the edge mode.
-inline uint4 edge_pixel(global const uchar4* row, int x, int w, int edge) {
+// Sample values of pixel x (any integer) of `row` (0: all zero), through the edge mode.
+inline uint4 edge_pixel(global const pixel_t* row, int x, int w, int edge) {
   const int xx = edge_index(x, w, edge);
   return row == 0 || xx < 0 ? (uint4)(0) : convert_uint4(row[xx]);
 }
 
 // Row window sum of `row` for the window of column x0 - 1: [x0 - R - 1, x0 + R - 1].
-inline uint4 first_row_window(global const uchar4* row, int x0, int w, int radius, int edge) {
+inline uint4 first_row_window(global const pixel_t* row, int x0, int w, int radius, int edge) {
   uint4 sum = 0;
   if (row != 0)
     for (int k = x0 - radius - 1; k < x0 + radius; ++k) sum += edge_pixel(row, k, w, edge);
@@ -392,7 +404,7 @@ inline uint4 first_row_window(global const uchar4* row, int x0, int w, int radiu
 }
 
 // Row window sums of `row` for the n columns x0 .. x0+n-1, into out[0 .. n).
-inline void row_window_sums(global const uchar4* row, int x0, int n, int w, int radius,
+inline void row_window_sums(global const pixel_t* row, int x0, int n, int w, int radius,
                             int edge, global uint4* out) {
   uint4 sum = first_row_window(row, x0, w, radius, edge);
   for (int i = 0; i < n; ++i) {
@@ -401,25 +413,25 @@ inline void row_window_sums(global const uchar4* row, int x0, int n, int w, int 
   }
 }
 
-// The mean sum / divisor rounded half up, as 8-bit values. With ROUND_BY_FLOAT (the host sets
-// it for an odd divisor d < 2^14) the nearest integer to sum * inverse (1/d rounded to float,
+// The mean sum / divisor rounded half up, as a pixel. With ROUND_BY_FLOAT (the host sets it for
+// an odd divisor d < 2^14, 8-bit pixels only) the nearest integer to sum * inverse (1/d rounded to float,
 // from the host) is exact: sum / d is never a half-integer, so it lies at least 1/(2d) >
 // 3.05e-5 from the nearest half-integer, while sum < 2^24 is exact in float and the product
 // is off by at most 255.5 * (2^-23 + 2^-48) < 3.05e-5. Otherwise exact_mean().
-inline uchar4 mean_u8(sum4 sum, sum_t divisor, float inverse) {
+inline pixel_t mean_u8(sum4 sum, sum_t divisor, float inverse) {
 #ifdef ROUND_BY_FLOAT
   // Adding 1.5 * 2^23 rounds to the nearest integer and leaves it in the low mantissa bits.
   const float4 rounded = convert_float4(as_int4(sum)) * inverse + 12582912.0f;
-  return convert_uchar4(as_int4(rounded) - 0x4B400000);
+  return pixel_from_uint4(as_uint4(as_int4(rounded) - 0x4B400000));
 #else
-  return convert_uchar4(exact_mean(sum, divisor));
+  return pixel_from_uint4(exact_mean(sum, divisor));
 #endif
 }
 
 // One pixel of the fused loop: row sum `sum` of column i moves by the entering and leaving
 // pixels, replaces the leaving row's sum in `slot`, and moves V; the mean goes to out[i].
 inline void slide(uint4 entering, uint4 leaving, uint4* sum, int i, global uint4* slot,
-                  global sum4* column, global uchar4* out, sum_t divisor, float inverse) {
+                  global sum4* column, global pixel_t* out, sum_t divisor, float inverse) {
   *sum += entering - leaving;
   const sum4 v = column[i] + convert_sum4(*sum) - convert_sum4(slot[i]);
   slot[i] = *sum;
@@ -429,7 +441,7 @@ inline void slide(uint4 entering, uint4 leaving, uint4* sum, int i, global uint4
 
 // scratch, per work-item: TILE_W sum4 (V), then TILE_W uint4 for each of the 2R+1 ring rows
 // (ring != 0) or for the recomputed leaving row (ring == 0).
-kernel void box_tiled(global const uchar4* src, global uchar4* dst, int w, int h, int radius,
+kernel void box_tiled(global const pixel_t* src, global pixel_t* dst, int w, int h, int radius,
                       int edge, sum_t divisor, float inverse, int tile_h, int ring,
                       global uint4* scratch) {
   const int items = get_global_size(0), id = get_global_id(0), taps = 2 * radius + 1;
@@ -453,8 +465,8 @@ kernel void box_tiled(global const uchar4* src, global uchar4* dst, int w, int h
       global uint4* slot = sums + (ring ? (y - y0) % taps : 0) * TILE_W;
       if (!ring)
         row_window_sums(edge_row(src, y - radius - 1, w, h, edge), x0, n, w, radius, edge, slot);
-      global const uchar4* row = edge_row(src, y + radius, w, h, edge);
-      global uchar4* out = dst + (size_t)y * w + x0;
+      global const pixel_t* row = edge_row(src, y + radius, w, h, edge);
+      global pixel_t* out = dst + (size_t)y * w + x0;
       uint4 sum = first_row_window(row, x0, w, radius, edge);
       int i = 0;
       for (; i < (row == 0 ? n : inner0); ++i)
@@ -462,8 +474,8 @@ kernel void box_tiled(global const uchar4* src, global uchar4* dst, int w, int h
               edge_pixel(row, x0 + i - radius - 1, w, edge), &sum, i, slot, column, out, divisor,
               inverse);
       if (row != 0) {
-        global const uchar4* enter = row + x0 + radius;
-        global const uchar4* leave = row + x0 - radius - 1;
+        global const pixel_t* enter = row + x0 + radius;
+        global const pixel_t* leave = row + x0 - radius - 1;
         for (; i < inner1; ++i)
           slide(convert_uint4(enter[i]), convert_uint4(leave[i]), &sum, i, slot, column, out,
                 divisor, inverse);
@@ -492,7 +504,7 @@ kernel void box_tiled(global const uchar4* src, global uchar4* dst, int w, int h
 //      their 16-bit lanes, then 2 an output) and writes the 8-bit means to a local output
 //      tile;
 //   3. stores: the output tile goes out with neighbouring work-items writing neighbouring
-//      pixels, 16 bytes each where rows are a multiple of 4 pixels.
+//      pixels, 16 bytes each (FUSED_VEC pixels) where rows are a multiple of FUSED_VEC pixels.
 // Global memory sees each input pixel read about (n / tile width) (1 + (2R+1) / tile_h)
 // times, mostly from the cache, and each output written once: no intermediate image.
 // FUSED_K is odd, so that the work-items of phase 2, FUSED_K entries apart, read and write
@@ -514,25 +526,36 @@ kernel void box_tiled(global const uchar4* src, global uchar4* dst, int w, int h
 #endif
 #define FUSED_W (FUSED_CHUNKS * FUSED_K)  // output columns of a tile
 #define FUSED_STEP (FUSED_COLS * FUSED_CHUNKS * FUSED_ROWS)
+// Pixels in a 16-byte store: 4 RGBA8 or 2 RGBA16.
+#define FUSED_VEC (16 / (int)sizeof(pixel_t))
 // Row stride of the output tile in local memory: a multiple of 4 pixels (16-byte rows for
 // phase 3), and FUSED_CHUNKS banks past a multiple of 32, so that the rows that share a
 // sub-group in phase 2 write different banks.
 #define FUSED_OUT_STRIDE \
   (((FUSED_W + 31) / 32) * 32 + (((FUSED_CHUNKS % 32) + 3) / 4) * 4)
 
-// A pixel as one 32-bit word, and its four 8-bit channels.
+// A pixel as its 32-bit word(s) (pixel_word_t), and its four channels.
+#ifdef PIXEL16
+inline uint4 unpack_u8(uint2 p) {
+  return (uint4)(p.x & 0xffffu, p.x >> 16, p.y & 0xffffu, p.y >> 16);
+}
+#else
 inline uint4 unpack_u8(uint p) {
   return (uint4)(p & 0xffu, (p >> 8) & 0xffu, (p >> 16) & 0xffu, p >> 24);
 }
+#endif
 
-// V of one column is at most 255 (2R+1). Up to R = 128 that fits 16 bits a channel, so V is
-// kept as two words of two 16-bit lanes (channels 0 and 2, 1 and 3) and moved with two adds a
-// pixel instead of four: the lanes never carry into each other, because sums and differences
-// are exact modulo 2^32 and every final lane value lies in 0..65535. FUSED_WIDE: 32 bits a
-// channel.
+// V of one column is at most 255 (2R+1) at 8 bits. Up to R = 128 that fits 16 bits a channel,
+// so V is kept as two words of two 16-bit lanes (channels 0 and 2, 1 and 3) and moved with two
+// adds a pixel instead of four: the lanes never carry into each other, because sums and
+// differences are exact modulo 2^32 and every final lane value lies in 0..65535. FUSED_WIDE
+// (above R = 128, and always for 16-bit pixels): 32 bits a channel.
+#if defined(PIXEL16) && !defined(FUSED_WIDE)
+#define FUSED_WIDE
+#endif
 #ifdef FUSED_WIDE
 typedef uint4 column_t;
-inline column_t column_of(uint p) { return unpack_u8(p); }
+inline column_t column_of(pixel_word_t p) { return unpack_u8(p); }
 inline uint4 column_value(column_t v) { return v; }
 #else
 typedef uint2 column_t;
@@ -546,11 +569,11 @@ inline uint4 column_value(column_t v) {
 // mode's rows outside the image point at row 0) and a mask that zeroes what it reads there.
 // Loads stay unconditional, so that a work-item can have many in flight: a load under a
 // condition is a branch, and the GPU waits for it before going on.
-inline global const uint* masked_row(global const uchar4* src, int y, int w, int h, int edge,
-                                     uint* mask) {
+inline global const pixel_word_t* masked_row(global const pixel_t* src, int y, int w, int h,
+                                             int edge, uint* mask) {
   const int yy = edge_index(y, h, edge);
   *mask = yy < 0 ? 0u : ~0u;
-  return (global const uint*)(src + (size_t)max(yy, 0) * w);
+  return (global const pixel_word_t*)(src + (size_t)max(yy, 0) * w);
 }
 
 // Image column of tile column c (from x0 - R) through the edge mode, always readable, and the
@@ -564,9 +587,10 @@ inline int fused_column(int c, int n, int x0, int radius, int w, int edge, uint*
 // Phase 1's reads for the batch of output rows yb .. yb + FUSED_ROWS - 1: the entering and
 // leaving pixel of each row in tile columns c0, c0 + items, ... (FUSED_COLS of them), unmasked,
 // all in flight at once.
-inline void fused_reads(global const uchar4* src, int w, int h, int edge, int radius, int x0,
-                        int n, int yb, int c0, int items, uint enter[FUSED_ROWS][FUSED_COLS],
-                        uint leave[FUSED_ROWS][FUSED_COLS]) {
+inline void fused_reads(global const pixel_t* src, int w, int h, int edge, int radius, int x0,
+                        int n, int yb, int c0, int items,
+                        pixel_word_t enter[FUSED_ROWS][FUSED_COLS],
+                        pixel_word_t leave[FUSED_ROWS][FUSED_COLS]) {
   int x[FUSED_COLS];
 #pragma unroll
   for (int j = 0; j < FUSED_COLS; ++j) {
@@ -576,8 +600,8 @@ inline void fused_reads(global const uchar4* src, int w, int h, int edge, int ra
 #pragma unroll
   for (int b = 0; b < FUSED_ROWS; ++b) {
     uint mask;
-    global const uint* enter_row = masked_row(src, yb + b + radius, w, h, edge, &mask);
-    global const uint* leave_row = masked_row(src, yb + b - radius - 1, w, h, edge, &mask);
+    global const pixel_word_t* enter_row = masked_row(src, yb + b + radius, w, h, edge, &mask);
+    global const pixel_word_t* leave_row = masked_row(src, yb + b - radius - 1, w, h, edge, &mask);
 #pragma unroll
     for (int j = 0; j < FUSED_COLS; ++j) {
       enter[b][j] = enter_row[x[j]];
@@ -588,10 +612,10 @@ inline void fused_reads(global const uchar4* src, int w, int h, int edge, int ra
 
 // cols: FUSED_ROWS rows of n column_t; out: FUSED_ROWS rows of FUSED_OUT_STRIDE pixels,
 // declared as uint4 so that it is 16-byte aligned for phase 3.
-kernel void box_fused(global const uchar4* src, global uchar4* dst, int w, int h, int radius,
+kernel void box_fused(global const pixel_t* src, global pixel_t* dst, int w, int h, int radius,
                       int edge, sum_t divisor, float inverse, int tile_h, local column_t* cols,
                       local uint4* out_tile) {
-  local uchar4* out = (local uchar4*)out_tile;
+  local pixel_t* out = (local pixel_t*)out_tile;
   const int lx = get_local_id(0), ly = get_local_id(1);
   const int t = ly * FUSED_CHUNKS + lx, items = FUSED_CHUNKS * FUSED_ROWS;
   const int x0 = get_group_id(0) * FUSED_W, y0 = get_group_id(1) * tile_h;
@@ -610,10 +634,11 @@ kernel void box_fused(global const uchar4* src, global uchar4* dst, int w, int h
     }
     int k = y0 - radius - 1;
     for (; k + 8 <= y0 + radius; k += 8) {
-      uint p[8][FUSED_COLS], mask[8];
+      pixel_word_t p[8][FUSED_COLS];
+      uint mask[8];
 #pragma unroll
       for (int r = 0; r < 8; ++r) {
-        global const uint* row = masked_row(src, k + r, w, h, edge, &mask[r]);
+        global const pixel_word_t* row = masked_row(src, k + r, w, h, edge, &mask[r]);
 #pragma unroll
         for (int j = 0; j < FUSED_COLS; ++j) p[r][j] = row[x[j]];
       }
@@ -623,8 +648,9 @@ kernel void box_fused(global const uchar4* src, global uchar4* dst, int w, int h
         for (int j = 0; j < FUSED_COLS; ++j) v[j] += column_of(p[r][j] & mask[r] & column_mask[j]);
     }
     for (; k < y0 + radius; ++k) {
-      uint mask, p[FUSED_COLS];
-      global const uint* row = masked_row(src, k, w, h, edge, &mask);
+      uint mask;
+      pixel_word_t p[FUSED_COLS];
+      global const pixel_word_t* row = masked_row(src, k, w, h, edge, &mask);
 #pragma unroll
       for (int j = 0; j < FUSED_COLS; ++j) p[j] = row[x[j]];
 #pragma unroll
@@ -634,15 +660,16 @@ kernel void box_fused(global const uchar4* src, global uchar4* dst, int w, int h
     for (int j = 0; j < FUSED_COLS; ++j)
       if (c0 + j * items < n) last[c0 + j * items] = v[j];
   }
-  // 16-byte stores need x0 (FUSED_CHUNKS % 4 == 0) and every row (w % 4 == 0) 16-byte aligned.
-#if FUSED_CHUNKS % 4 == 0
-  const bool vector_stores = (w & 3) == 0;
+  // 16-byte stores need x0 (FUSED_CHUNKS % FUSED_VEC == 0) and every row (w % FUSED_VEC == 0)
+  // 16-byte aligned.
+#if FUSED_CHUNKS % (16 / PIXEL_BYTES) == 0
+  const bool vector_stores = (w % FUSED_VEC) == 0;
 #else
   const bool vector_stores = false;
 #endif
   // Phase 1's reads of a batch's first round of columns are issued one batch ahead, so that
   // they are in flight during the previous batch's phases 2 and 3.
-  uint enter[FUSED_ROWS][FUSED_COLS], leave[FUSED_ROWS][FUSED_COLS];
+  pixel_word_t enter[FUSED_ROWS][FUSED_COLS], leave[FUSED_ROWS][FUSED_COLS];
   fused_reads(src, w, h, edge, radius, x0, n, y0, t, items, enter, leave);
   for (int yb = y0; yb < y1; yb += FUSED_ROWS) {
     uint enter_mask[FUSED_ROWS], leave_mask[FUSED_ROWS];
@@ -673,7 +700,7 @@ kernel void box_fused(global const uchar4* src, global uchar4* dst, int w, int h
     barrier(CLK_LOCAL_MEM_FENCE);
     {  // phase 2: outputs o0 .. o0 + FUSED_K - 1 of batch row ly read columns o .. o + 2R
       local const column_t* row = cols + ly * n + lx * FUSED_K;
-      local uchar4* means = out + ly * FUSED_OUT_STRIDE + lx * FUSED_K;
+      local pixel_t* means = out + ly * FUSED_OUT_STRIDE + lx * FUSED_K;
       sum4 s = 0, s1 = 0;  // two chains of additions over the first 2R columns
       int c = 0;
 #if FUSED_PACK > 1 && !defined(FUSED_WIDE)
@@ -704,9 +731,10 @@ kernel void box_fused(global const uchar4* src, global uchar4* dst, int w, int h
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (vector_stores) {  // phase 3, 4 pixels a work-item at a time
-      for (int k = t; k < FUSED_ROWS * (FUSED_W / 4); k += items) {
-        const int b = k / (FUSED_W / 4), q = k % (FUSED_W / 4), y = yb + b, x = x0 + 4 * q;
+    if (vector_stores) {  // phase 3, FUSED_VEC pixels a work-item at a time
+      for (int k = t; k < FUSED_ROWS * (FUSED_W / FUSED_VEC); k += items) {
+        const int b = k / (FUSED_W / FUSED_VEC), q = k % (FUSED_W / FUSED_VEC), y = yb + b,
+                  x = x0 + FUSED_VEC * q;
         if (y < y1 && x < w)
           *(global uint4*)(dst + (size_t)y * w + x) =
               ((local const uint4*)(out + b * FUSED_OUT_STRIDE))[q];

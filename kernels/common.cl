@@ -14,6 +14,7 @@ typedef ushort pixel_sample_t;
 typedef uint2 pixel_word_t;
 #define PIXEL_MAX 65535
 #define PIXEL_MAX_F 65535.0f
+#define PIXEL_BYTES 8
 #define convert_pixel_t convert_ushort4_sat_rte
 #else
 typedef uchar4 pixel_t;
@@ -21,6 +22,7 @@ typedef uchar pixel_sample_t;
 typedef uint pixel_word_t;
 #define PIXEL_MAX 255
 #define PIXEL_MAX_F 255.0f
+#define PIXEL_BYTES 4
 #define convert_pixel_t convert_uchar4_sat_rte
 #endif
 

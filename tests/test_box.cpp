@@ -60,30 +60,36 @@ std::vector<Intermediate> intermediates_for(BoxVariant v) {
   return all;
 }
 
-class BoxVariantTest : public ::testing::TestWithParam<BoxVariant> {};
-
-TEST_P(BoxVariantTest, MatchesReferenceEverywhere) {
-  const BoxVariant v = GetParam();
-  unsigned seed = 1;
-  for (Size s : kSizes) {
-    const Image input = random_rgba(s.w, s.h, seed++);
-    for (int radius : radii_for(v, s)) {
-      for (const auto& edge : edge_mode_table()) {
-        const Image expected = box_blur_reference(input, radius, edge.value);
-        for (Intermediate f : intermediates_for(v)) {
-          BoxParams p;
-          p.radius = radius;
-          p.variant = v;
-          p.intermediate = f;
-          p.edge = edge.value;
-          const Image got = box_blur(runtime(), input, p);
-          EXPECT_LE(max_error(got, expected), tolerance(v, f))
-              << s.w << "x" << s.h << " r=" << radius << " edge=" << edge.name
-              << " intermediate=" << name_of(intermediate_table(), f);
-        }
+// Every radius, edge mode and intermediate format of variant `v` on `input` (8 or 16 bits)
+// against the reference of its depth, within tolerance_of(v, format).
+template <typename T>
+void expect_variant_matches(BoxVariant v, const BasicImage<T>& input,
+                            int (*tolerance_of)(BoxVariant, Intermediate)) {
+  const Size s{input.width, input.height};
+  for (int radius : radii_for(v, s)) {
+    for (const auto& edge : edge_mode_table()) {
+      const BasicImage<T> expected = box_blur_reference(input, radius, edge.value);
+      for (Intermediate f : intermediates_for(v)) {
+        BoxParams p;
+        p.radius = radius;
+        p.variant = v;
+        p.intermediate = f;
+        p.edge = edge.value;
+        EXPECT_LE(max_error(box_blur(runtime(), input, p), expected), tolerance_of(v, f))
+            << s.w << "x" << s.h << " r=" << radius << " edge=" << edge.name
+            << " intermediate=" << name_of(intermediate_table(), f) << " " << 8 * sizeof(T)
+            << "-bit";
       }
     }
   }
+}
+
+class BoxVariantTest : public ::testing::TestWithParam<BoxVariant> {};
+
+TEST_P(BoxVariantTest, MatchesReferenceEverywhere) {
+  unsigned seed = 1;
+  for (Size s : kSizes)
+    expect_variant_matches(GetParam(), random_rgba(s.w, s.h, seed++), tolerance);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariants, BoxVariantTest, ::testing::ValuesIn([] {
@@ -97,6 +103,23 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, BoxVariantTest, ::testing::ValuesIn([] {
                              if (c == '-') c = '_';
                            return name;
                          });
+
+// At 16 bits (RGBA16 in and out, -DPIXEL16): every variant, intermediate and edge mode against
+// the 16-bit reference on random 16-bit samples. One-pass variants and rgba32f keep exact sums
+// (up to R = 127) and are asserted exact, so a path that lost the low 8 bits anywhere (up to 128
+// levels off) fails; rgba16f stores the row mean with 11 significant bits (on a 0..255 scale:
+// half an ulp is 1/16 of an 8-bit level, 16 16-bit levels), rgba8 with 8 (half an 8-bit level,
+// 128.5 16-bit levels), each plus the final rounding.
+int tolerance16(BoxVariant v, Intermediate f) {
+  if (!box_is_two_pass(v) || f == Intermediate::rgba32f) return 0;
+  return f == Intermediate::rgba16f ? 17 : 129;
+}
+
+TEST_P(BoxVariantTest, MatchesReferenceAt16Bits) {
+  unsigned seed = 21;
+  for (Size s : {Size{7, 3}, Size{33, 17}})
+    expect_variant_matches(GetParam(), random_rgba16(s.w, s.h, seed++), tolerance16);
+}
 
 // `unrolled` for every unroll factor, on widths and heights that are not multiples of it, so the
 // loop's tail (the last w % N pixels) is checked to the last pixel.

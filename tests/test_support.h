@@ -40,8 +40,19 @@ inline Image random_rgba(int w, int h, unsigned seed, int levels = 256) {
   return img;
 }
 
+/// A `w` x `h` RGBA16 image of seeded random 16-bit values (most not multiples of 257, so an
+/// 8-bit path cannot reproduce them).
+inline Image16 random_rgba16(int w, int h, unsigned seed) {
+  Image16 img{w, h, 4, std::vector<std::uint16_t>(static_cast<size_t>(w) * h * 4)};
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> value(0, 65535);
+  for (auto& p : img.pixels) p = static_cast<std::uint16_t>(value(rng));
+  return img;
+}
+
 /// Largest |a - b| over all pixels and channels of two images of one size.
-inline int max_error(const Image& a, const Image& b) {
+template <typename T>
+inline int max_error(const BasicImage<T>& a, const BasicImage<T>& b) {
   int worst = 0;
   for (size_t i = 0; i < a.pixels.size() && i < b.pixels.size(); ++i)
     worst = std::max(worst, std::abs(int(a.pixels[i]) - int(b.pixels[i])));
