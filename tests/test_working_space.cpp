@@ -1,0 +1,146 @@
+// Premultiplied alpha and linear light (issue 10): the transfer tables against published sRGB
+// values, the host conversions, and every kind of box schedule run in each working space on the
+// device against the CPU reference chain (convert, blur at 16 bits, convert back), exactly.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "core/box_blur.h"
+#include "core/box_reference.h"
+#include "core/working_space.h"
+#include "tests/test_support.h"
+
+namespace blurtool {
+namespace {
+
+const WorkingSpace kSpaces[] = {{true, false}, {false, true}, {true, true}};
+
+// A straight-alpha RGBA16 image whose alpha takes 0, 65535 and values between.
+Image16 random_with_alpha(int w, int h, unsigned seed) {
+  Image16 img = random_rgba16(w, h, seed);
+  for (size_t i = 3; i < img.pixels.size(); i += 4) {
+    if (i % 12 == 3) img.pixels[i] = 0;
+    if (i % 12 == 7) img.pixels[i] = 65535;
+  }
+  return img;
+}
+
+TEST(WorkingSpace, TransferTablesMatchPublishedSrgbValues) {
+  const auto& to_linear = srgb_to_linear_table();
+  const auto& to_srgb = linear_to_srgb_table();
+  ASSERT_EQ(to_linear.size(), 65536u);
+  ASSERT_EQ(to_srgb.size(), 65536u);
+  EXPECT_EQ(to_linear[0], 0);
+  EXPECT_EQ(to_linear[65535], 65535);
+  EXPECT_EQ(to_srgb[65535], 65535);
+  // sRGB 0.5 is linear 0.2140 (14027 of 65535); linear 0.5 is sRGB 0.7354 (48192): 187.5 of 255.
+  EXPECT_NEAR(to_linear[32768], 14027, 2);
+  EXPECT_NEAR(to_srgb[32768], 48192, 2);
+  // The linear segment near black: sRGB 0.04 is linear 0.04 / 12.92.
+  EXPECT_NEAR(to_linear[2621], 2621 / 12.92, 1);
+  for (int v = 1; v < 65536; ++v) {
+    ASSERT_LE(to_linear[v - 1], to_linear[v]) << v;
+    ASSERT_LE(to_srgb[v - 1], to_srgb[v]) << v;
+  }
+  // Encoding undoes decoding to within half a step of the encoding curve at the decoded value:
+  // steepest just above its linear segment (linear 0.0031308), 12.7 sRGB steps a linear step.
+  for (int v = 0; v < 65536; v += 7) EXPECT_NEAR(to_srgb[to_linear[v]], v, 7) << v;
+}
+
+TEST(WorkingSpace, PremultiplyRoundTripsAndZeroesTransparentPixels) {
+  Image16 img{3, 1, 4, {1000, 40000, 65535, 65535, 1000, 40000, 65535, 32768, 1000, 40000, 65535, 0}};
+  const Image16 pre = to_working_space(img, {false, true});
+  EXPECT_EQ(std::vector<std::uint16_t>(pre.pixels.begin(), pre.pixels.begin() + 4),
+            std::vector<std::uint16_t>({1000, 40000, 65535, 65535}));  // opaque: unchanged
+  EXPECT_EQ(pre.pixels[4], 500);     // 1000 * 32768 / 65535 = 500.0076
+  EXPECT_EQ(pre.pixels[6], 32768);   // colour at most alpha
+  EXPECT_EQ(pre.pixels[8], 0);       // alpha 0: no colour left
+  // At alpha a premultiplied colour keeps a + 1 levels: back within 65535 / (2 a) of the start.
+  const Image16 back = from_working_space(pre, {false, true});
+  EXPECT_EQ(back.pixels[4], 1000);
+  EXPECT_NEAR(back.pixels[5], 40000, 1);  // 20000 * 65535 / 32768 = 39999.4
+  EXPECT_EQ(back.pixels[6], 65535);
+  EXPECT_EQ(std::vector<std::uint16_t>(back.pixels.begin() + 8, back.pixels.end()),
+            std::vector<std::uint16_t>({0, 0, 0, 0}));  // black-transparent
+}
+
+// One image schedule with two passes, one with one pass, and both buffer schedules, in each
+// working space: the device's prepare, blur and finish equal the reference chain exactly.
+TEST(WorkingSpace, DeviceFilterMatchesReferenceChain) {
+  const Image16 input = random_with_alpha(37, 23, 5);
+  for (BoxVariant v : {BoxVariant::segmented, BoxVariant::single, BoxVariant::tiled,
+                       BoxVariant::fused}) {
+    for (WorkingSpace space : kSpaces) {
+      for (int radius : {0, 4}) {
+        BoxParams p;
+        p.radius = radius;
+        p.variant = v;
+        p.edge = EdgeMode::mirror;
+        auto inner = std::make_shared<BoxFilter>(runtime(), p, 37, 23, PixelDepth::u16);
+        WorkingSpaceFilter filter(runtime(), inner, space, 37, 23);
+        const Image16 expected = from_working_space(
+            box_blur_reference(to_working_space(input, space), radius, EdgeMode::mirror), space);
+        EXPECT_EQ(max_error(run_filter(runtime(), filter, input).output, expected), 0)
+            << filter.describe() << " r=" << radius;
+      }
+    }
+  }
+}
+
+TEST(WorkingSpace, RefusesAnEightBitSchedule) {
+  BoxParams p;
+  p.radius = 1;
+  auto inner = std::make_shared<BoxFilter>(runtime(), p, 8, 8);
+  EXPECT_THROW(WorkingSpaceFilter(runtime(), inner, {true, false}, 8, 8), Error);
+}
+
+// Blurs `input` (8-bit values widened) with a box of radius r in `space`; returns 8-bit values.
+Image16 blur_in(const Image16& input, int radius, WorkingSpace space) {
+  BoxParams p;
+  p.radius = radius;
+  auto inner =
+      std::make_shared<BoxFilter>(runtime(), p, input.width, input.height, PixelDepth::u16);
+  WorkingSpaceFilter filter(runtime(), inner, space, input.width, input.height);
+  return run_filter(runtime(), filter, input).output;
+}
+
+// The issue's test: black and white mixed half and half blur to linear mid-grey, about 188 of
+// 255 in sRGB, where the stored form gives about 128.
+TEST(WorkingSpace, LinearLightMixesBlackAndWhiteToSrgb188) {
+  Image16 stripes{64, 8, 4, std::vector<std::uint16_t>(64 * 8 * 4, 65535)};
+  for (int y = 0; y < 8; ++y)
+    for (int x = 0; x < 64; x += 2)
+      for (int c = 0; c < 3; ++c) stripes.pixels[stripes.index(x, y, c)] = 0;
+  // A window of 2 * 32 + 1 = 65 columns: 32 or 33 white of 65, linear 0.49 or 0.51.
+  const Image16 linear = blur_in(stripes, 32, {true, false});
+  const Image16 stored = blur_in(stripes, 32, {false, false});
+  const int centre = linear.index(32, 4, 0);
+  EXPECT_NEAR(linear.pixels[centre] / 257.0, 188, 2);
+  EXPECT_NEAR(stored.pixels[centre] / 257.0, 128, 2);
+}
+
+// The issue's halo test: a fully transparent red region next to an opaque blue one. Blurred in
+// premultiplied form no red reaches the blue side and the transparent side turns blue, not
+// purple; blurred straight, red bleeds into the opaque pixels.
+TEST(WorkingSpace, PremultipliedBlurHasNoHaloFromTransparentColour) {
+  Image16 img{16, 4, 4, std::vector<std::uint16_t>(16 * 4 * 4, 0)};
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 16; ++x) {
+      const bool opaque = x >= 8;
+      img.pixels[img.index(x, y, 0)] = opaque ? 0 : 65535;  // red where transparent
+      img.pixels[img.index(x, y, 2)] = opaque ? 65535 : 0;  // blue where opaque
+      img.pixels[img.index(x, y, 3)] = opaque ? 65535 : 0;
+    }
+  const Image16 pre = blur_in(img, 3, {false, true});
+  const Image16 straight = blur_in(img, 3, {false, false});
+  for (int x = 5; x < 11; ++x) {  // the pixels whose window spans the edge
+    EXPECT_EQ(pre.pixels[pre.index(x, 1, 0)], 0) << "x=" << x;
+    EXPECT_EQ(pre.pixels[pre.index(x, 1, 2)], 65535) << "x=" << x;
+    EXPECT_GT(straight.pixels[straight.index(x, 1, 0)], 0) << "x=" << x;
+  }
+  EXPECT_EQ(pre.pixels[pre.index(0, 1, 3)], 0);  // far from the edge: still transparent
+  EXPECT_EQ(pre.pixels[pre.index(0, 1, 0)], 0);  // and black-transparent
+}
+
+}  // namespace
+}  // namespace blurtool
