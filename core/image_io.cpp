@@ -40,6 +40,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -67,7 +68,7 @@ bool starts_with(const std::vector<std::uint8_t>& bytes, const std::uint8_t (&pr
   return bytes.size() >= N && std::equal(prefix, prefix + N, bytes.begin());
 }
 
-// Bytes in an image of these dimensions; throws if they are not a valid 8-bit image's.
+// Samples in an image of these dimensions; throws if they are not a valid image's.
 std::size_t checked_size(int width, int height, int channels, const char* what) {
   if (width <= 0 || height <= 0 || channels < 1 || channels > 4) {
     throw Error(std::string(what) + ": invalid image " + std::to_string(width) + "x" +
@@ -77,12 +78,20 @@ std::size_t checked_size(int width, int height, int channels, const char* what) 
          static_cast<std::size_t>(channels);
 }
 
-void check_image(const Image& image, const char* what) {
+template <typename T>
+void check_image(const BasicImage<T>& image, const char* what) {
   if (image.pixels.size() != checked_size(image.width, image.height, image.channels, what)) {
     throw Error(std::string(what) + ": pixel buffer holds " + std::to_string(image.pixels.size()) +
-                " bytes, not width * height * channels");
+                " samples, not width * height * channels");
   }
 }
+
+// Bits per sample of an image of T: 8 for Image, 16 for Image16.
+template <typename T>
+constexpr int kSampleBits = 8 * sizeof(T);
+
+// PNG stores 16-bit samples big-endian; Image16 holds them in the host's byte order.
+constexpr bool kLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 
 [[noreturn]] void throw_truncated(const std::string& name, const std::string& where) {
   throw Error(name + ": truncated JPEG (" + where + ")");
@@ -215,11 +224,14 @@ void png_write_memory(png_structp png, png_bytep data, std::size_t length) {
 
 void png_flush_memory(png_structp) {}
 
-// Reads the header and sets up the transformations that give stb_image's 8-bit layout: palette
-// to RGB, grey below 8 bits to 8, tRNS to an alpha channel, 16 bits to the high byte (stb_image
-// too keeps the high byte). Like stb_image, CRCs and the Adler-32 are not checked.
-bool png_read_header(png_structp png, png_infop info, int* width, int* height, int* channels,
-                     int* passes) {
+// Reads the header and sets up the transformations that give stb_image's layout: palette to
+// RGB, grey below 8 bits to 8, tRNS to an alpha channel (of 16 bits in a 16-bit file). With
+// `depth` 8, 16 bits are reduced to the high byte (stb_image too keeps the high byte); with
+// `depth` 16, 16-bit samples come in the host's byte order. False if the samples are not then
+// `depth` bits (an 8-bit file asked for at 16). Like stb_image, CRCs and the Adler-32 are not
+// checked.
+bool png_read_header(png_structp png, png_infop info, int depth, int* width, int* height,
+                     int* channels, int* passes) {
   if (setjmp(png_jmpbuf(png))) return false;
   png_set_crc_action(png, PNG_CRC_QUIET_USE, PNG_CRC_QUIET_USE);
 #ifdef PNG_IGNORE_ADLER32
@@ -228,13 +240,14 @@ bool png_read_header(png_structp png, png_infop info, int* width, int* height, i
   png_set_user_limits(png, PNG_UINT_31_MAX, PNG_UINT_31_MAX);  // max_pixels is the limit
   png_read_info(png, info);
   png_set_expand(png);
-  png_set_strip_16(png);
+  if (depth == 8) png_set_strip_16(png);
+  if (depth == 16 && kLittleEndian) png_set_swap(png);
   *passes = png_set_interlace_handling(png);
   png_read_update_info(png, info);
   *width = static_cast<int>(png_get_image_width(png, info));
   *height = static_cast<int>(png_get_image_height(png, info));
   *channels = png_get_channels(png, info);
-  return png_get_bit_depth(png, info) == 8;
+  return png_get_bit_depth(png, info) == depth;
 }
 
 bool png_read_pixels(png_structp png, std::uint8_t* pixels, std::size_t row_bytes, int height,
@@ -247,28 +260,33 @@ bool png_read_pixels(png_structp png, std::uint8_t* pixels, std::size_t row_byte
   return true;
 }
 
+// Writes `pixels` (rows of width * channels samples of `depth` bits, 8 or 16, the latter in the
+// host's byte order) as a PNG.
 bool png_write_pixels(png_structp png, png_infop info, const std::uint8_t* pixels, int width,
-                      int height, int channels) {
+                      int height, int channels, int depth) {
   if (setjmp(png_jmpbuf(png))) return false;
   static constexpr int kColorType[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
                                        PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
   png_set_user_limits(png, PNG_UINT_31_MAX, PNG_UINT_31_MAX);
-  png_set_IHDR(png, info, width, height, 8, kColorType[channels - 1], PNG_INTERLACE_NONE,
+  png_set_IHDR(png, info, width, height, depth, kColorType[channels - 1], PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   png_set_filter(png, PNG_FILTER_TYPE_BASE, kPngFilter);
   png_set_compression_strategy(png, kPngZlibStrategy);
   png_set_compression_level(png, kPngZlibLevel);
   png_set_compression_buffer_size(png, kPngIdatBytes);
   png_write_info(png, info);
-  const std::size_t row_bytes = static_cast<std::size_t>(width) * channels;
+  if (depth == 16 && kLittleEndian) png_set_swap(png);
+  const std::size_t row_bytes = static_cast<std::size_t>(width) * channels * (depth / 8);
   for (int y = 0; y < height; ++y) png_write_row(png, pixels + row_bytes * y);
   png_write_end(png, info);
   return true;
 }
 
-// Decodes a PNG whose header stb_image read as `width` x `height`; false if libpng refuses it.
+// Decodes a PNG whose header stb_image read as `width` x `height` at the depth of T (8 bits, or
+// 16 for a 16-bit file); false if libpng refuses it.
+template <typename T>
 bool decode_png_libpng(const std::vector<std::uint8_t>& bytes, int width, int height,
-                       Image* image) {
+                       BasicImage<T>* image) {
   PngIo io;
   io.in = bytes.data();
   io.in_size = bytes.size();
@@ -283,19 +301,21 @@ bool decode_png_libpng(const std::vector<std::uint8_t>& bytes, int width, int he
   if (!info) return false;
   png_set_read_fn(png, &io, png_read_memory);
   int w = 0, h = 0, c = 0, passes = 1;
-  if (!png_read_header(png, info, &w, &h, &c, &passes)) return false;
+  if (!png_read_header(png, info, kSampleBits<T>, &w, &h, &c, &passes)) return false;
   if (w != width || h != height || c < 1 || c > 4) return false;
   image->width = w;
   image->height = h;
   image->channels = c;
   image->pixels.resize(static_cast<std::size_t>(w) * h * c);
-  return png_read_pixels(png, image->pixels.data(), static_cast<std::size_t>(w) * c, h, passes);
+  return png_read_pixels(png, reinterpret_cast<std::uint8_t*>(image->pixels.data()),
+                         static_cast<std::size_t>(w) * c * sizeof(T), h, passes);
 }
 
-std::vector<std::uint8_t> encode_png(const Image& image) {
+template <typename T>
+std::vector<std::uint8_t> encode_png(const BasicImage<T>& image) {
   std::vector<std::uint8_t> out;
   // Room for the raw rows: photos compress to less, so the vector never grows and copies.
-  out.reserve(image.pixels.size() + image.height + 1024);
+  out.reserve(image.pixels.size() * sizeof(T) + image.height + 1024);
   PngIo io;
   io.out = &out;
   png_structp png =
@@ -304,8 +324,8 @@ std::vector<std::uint8_t> encode_png(const Image& image) {
   bool ok = false;
   if (info) {
     png_set_write_fn(png, &io, png_write_memory, png_flush_memory);
-    ok =
-        png_write_pixels(png, info, image.pixels.data(), image.width, image.height, image.channels);
+    ok = png_write_pixels(png, info, reinterpret_cast<const std::uint8_t*>(image.pixels.data()),
+                          image.width, image.height, image.channels, kSampleBits<T>);
   }
   png_destroy_write_struct(&png, &info);
   if (!ok) {
@@ -378,6 +398,11 @@ std::vector<std::uint8_t> encode_jpeg(const Image& image, int quality) {
   return std::vector<std::uint8_t>(jpeg, jpeg + size);
 }
 
+// JPEG holds 8 bits per sample.
+std::vector<std::uint8_t> encode_jpeg(const Image16& image, int quality) {
+  return encode_jpeg(narrow(image), quality);
+}
+
 // --- stb_image: the decoder of last resort --------------------------------------------------
 
 // Debian's libstb is built with assertions, and a malformed file that the fast decoders refused
@@ -385,15 +410,16 @@ std::vector<std::uint8_t> encode_jpeg(const Image& image, int quality) {
 // input did not reproduce outside the fuzzer, as if stb read memory it had not written). So stb
 // decodes in a child process, into shared memory sized from the header that max_pixels already
 // bounds: an assertion, a crash or memory corruption there ends the child only, and the file is
-// reported as corrupt.
+// reported as corrupt. Samples of T: 8 bits (stbi_load), or 16 for a 16-bit PNG (stbi_load_16).
 struct StbResult {
   int width, height, channels;
   char reason[120];
 };
 
-Image decode_stb(const std::vector<std::uint8_t>& bytes, const std::string& name,
-                 const char* format, int width, int height) {
-  const std::size_t capacity = checked_size(width, height, 4, name.c_str());
+template <typename T>
+BasicImage<T> decode_stb(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                         const char* format, int width, int height) {
+  const std::size_t capacity = checked_size(width, height, 4, name.c_str()) * sizeof(T);
   const std::size_t length = sizeof(StbResult) + capacity;
   void* shared = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (shared == MAP_FAILED) throw Error(name + ": cannot decode " + format + " (out of memory)");
@@ -406,8 +432,13 @@ Image decode_stb(const std::vector<std::uint8_t>& bytes, const std::string& name
     throw Error(name + ": cannot decode " + format + " (fork: " + errno_text(errno) + ")");
   if (pid == 0) {  // the child: decode, copy out, and leave without running any exit handler
     int w = 0, h = 0, ch = 0;
-    stbi_uc* data =
-        stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &ch, 0);
+    const int length = static_cast<int>(bytes.size());
+    void* data = nullptr;
+    if constexpr (sizeof(T) == 1) {
+      data = stbi_load_from_memory(bytes.data(), length, &w, &h, &ch, 0);
+    } else {
+      data = stbi_load_16_from_memory(bytes.data(), length, &w, &h, &ch, 0);
+    }
     if (!data) {
       std::snprintf(result->reason, sizeof result->reason, "%s", stb_reason().c_str());
       ::_exit(1);
@@ -416,7 +447,7 @@ Image decode_stb(const std::vector<std::uint8_t>& bytes, const std::string& name
     result->height = h;
     result->channels = ch;
     if (w != width || h != height || ch < 1 || ch > 4) ::_exit(2);
-    std::memcpy(pixels, data, static_cast<std::size_t>(w) * h * ch);
+    std::memcpy(pixels, data, static_cast<std::size_t>(w) * h * ch * sizeof(T));
     ::_exit(0);
   }
   int status = 0;
@@ -428,12 +459,12 @@ Image decode_stb(const std::vector<std::uint8_t>& bytes, const std::string& name
     throw Error(name + ": corrupt " + format + " (decoded size differs from its header)");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw Error(name + ": corrupt " + format + " (the stb_image decoder failed on it)");
-  Image image;
+  BasicImage<T> image;
   image.width = result->width;
   image.height = result->height;
   image.channels = result->channels;
-  image.pixels.assign(
-      pixels, pixels + checked_size(image.width, image.height, image.channels, name.c_str()));
+  image.pixels.resize(checked_size(image.width, image.height, image.channels, name.c_str()));
+  std::memcpy(image.pixels.data(), pixels, image.pixels.size() * sizeof(T));
   return image;
 }
 
@@ -672,8 +703,10 @@ std::vector<std::uint8_t> read_all(int fd, const std::string& name, std::uint64_
   return bytes;
 }
 
-Image load_image(const std::string& path, std::vector<std::string>* warnings,
-                 std::uint64_t max_pixels, std::uint64_t max_file_bytes, bool orient) {
+namespace {
+
+// The bytes of the file at `path`, refusing more than `max_file_bytes` (see read_all).
+std::vector<std::uint8_t> read_file(const std::string& path, std::uint64_t max_file_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
@@ -687,22 +720,35 @@ Image load_image(const std::string& path, std::vector<std::string>* warnings,
     throw;
   }
   ::close(fd);
-  return decode_image(bytes, path, warnings, max_pixels, orient);
+  return bytes;
 }
 
-Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& name,
-                   std::vector<std::string>* warnings, std::uint64_t max_pixels, bool orient) {
+// What the checks before decoding learn of a file: its format, its header (read by stb_image)
+// and, for a JPEG, its marker segments (for its orientation).
+struct CheckedFile {
+  bool png = false;
+  const char* format = "";  // "PNG" or "JPEG", for messages
+  int width = 0, height = 0, channels = 0;
+  bool sixteen_bit = false;  // a PNG of 16 bits per sample
+  std::vector<JpegSegment> segments;
+};
+
+// The checks made before anything is decoded: size, signature, a JPEG's completeness, the
+// header, max_pixels. Throws blurtool::Error naming `name`.
+CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                       std::uint64_t max_pixels) {
   if (bytes.empty()) throw Error(name + ": file is empty");
   if (bytes.size() > INT_MAX) throw Error(name + ": file is too large (2 GiB or more)");
-  const bool png = starts_with(bytes, kPngSignature);
-  if (!png && !starts_with(bytes, kJpegSignature)) {
+  CheckedFile file;
+  file.png = starts_with(bytes, kPngSignature);
+  if (!file.png && !starts_with(bytes, kJpegSignature)) {
     throw Error(name + ": not a PNG or JPEG image (unrecognised signature bytes)");
   }
-  const char* format = png ? "PNG" : "JPEG";
-  std::vector<JpegSegment> segments;  // of a JPEG, for its orientation
-  if (!png) segments = check_jpeg_complete(bytes, name);
+  file.format = file.png ? "PNG" : "JPEG";
+  if (!file.png) file.segments = check_jpeg_complete(bytes, name);
 
   const int length = static_cast<int>(bytes.size());
+  const char* format = file.format;
   int width = 0, height = 0, channels = 0;
   if (!stbi_info_from_memory(bytes.data(), length, &width, &height, &channels)) {
     throw Error(name + ": corrupt or unsupported " + format + " header (" + stb_reason() + ")");
@@ -717,15 +763,69 @@ Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& na
                 " = " + std::to_string(pixels) + " pixels, more than the limit of " +
                 std::to_string(max_pixels) + " pixels (--max-pixels)");
   }
-  const bool sixteen_bit = png && stbi_is_16_bit_from_memory(bytes.data(), length);
+  file.width = width;
+  file.height = height;
+  file.channels = channels;
+  file.sixteen_bit = file.png && stbi_is_16_bit_from_memory(bytes.data(), length);
+  return file;
+}
 
-  Image image;
-  const bool decoded = png ? decode_png_libpng(bytes, width, height, &image)
-                           : decode_jpeg_turbojpeg(bytes, width, height, channels, &image);
-  if (!decoded) image = decode_stb(bytes, name, format, width, height);
-  if (sixteen_bit && warnings) warnings->push_back(name + ": 16-bit PNG read as 8-bit");
-  if (orient && !png) image = apply_orientation(image, orientation_in(bytes, segments));
+// A checked PNG with samples of T (a 16-bit file reduced to its high bytes for 8-bit T): libpng,
+// else stb_image.
+template <typename T>
+BasicImage<T> decode_png(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                         const CheckedFile& file) {
+  BasicImage<T> image;
+  if (!decode_png_libpng(bytes, file.width, file.height, &image)) {
+    image = decode_stb<T>(bytes, name, file.format, file.width, file.height);
+  }
   return image;
+}
+
+// A checked file at 8 bits per sample: a PNG (see decode_png), or a JPEG by TurboJPEG, else
+// stb_image, turned upright by its EXIF orientation with `orient`.
+Image decode_narrow(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                    const CheckedFile& file, bool orient) {
+  if (file.png) return decode_png<std::uint8_t>(bytes, name, file);
+  Image image;
+  if (!decode_jpeg_turbojpeg(bytes, file.width, file.height, file.channels, &image)) {
+    image = decode_stb<std::uint8_t>(bytes, name, file.format, file.width, file.height);
+  }
+  if (orient) image = apply_orientation(image, orientation_in(bytes, file.segments));
+  return image;
+}
+
+}  // namespace
+
+Image load_image(const std::string& path, std::vector<std::string>* warnings,
+                 std::uint64_t max_pixels, std::uint64_t max_file_bytes, bool orient) {
+  return decode_image(read_file(path, max_file_bytes), path, warnings, max_pixels, orient);
+}
+
+Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                   std::vector<std::string>* warnings, std::uint64_t max_pixels, bool orient) {
+  const CheckedFile file = check_file(bytes, name, max_pixels);
+  Image image = decode_narrow(bytes, name, file, orient);
+  if (file.sixteen_bit && warnings) warnings->push_back(name + ": 16-bit PNG read as 8-bit");
+  return image;
+}
+
+DecodedImage load_image_wide(const std::string& path, std::vector<std::string>* warnings,
+                             std::uint64_t max_pixels, std::uint64_t max_file_bytes, bool orient) {
+  return decode_image_wide(read_file(path, max_file_bytes), path, warnings, max_pixels, orient);
+}
+
+DecodedImage decode_image_wide(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                               std::vector<std::string>* /*warnings: none yet*/,
+                               std::uint64_t max_pixels, bool orient) {
+  const CheckedFile file = check_file(bytes, name, max_pixels);
+  DecodedImage decoded;
+  if (file.sixteen_bit) {
+    decoded.wide = decode_png<std::uint16_t>(bytes, name, file);
+  } else {
+    decoded.narrow = decode_narrow(bytes, name, file, orient);
+  }
+  return decoded;
 }
 
 int exif_orientation(const std::vector<std::uint8_t>& bytes) {
@@ -773,7 +873,11 @@ ImageFormat output_format_for(const std::string& path) {
   throw UsageError(path + ": unknown output format; the file name must end in .png, .jpg or .jpeg");
 }
 
-std::vector<std::uint8_t> encode_image(const Image& image, ImageFormat format, int jpeg_quality) {
+namespace {
+
+// encode_image for samples of T.
+template <typename T>
+std::vector<std::uint8_t> encode(const BasicImage<T>& image, ImageFormat format, int jpeg_quality) {
   check_image(image, "encode_image");
   if (format == ImageFormat::png) return encode_png(image);
   if (jpeg_quality < 1 || jpeg_quality > 100) {
@@ -782,8 +886,28 @@ std::vector<std::uint8_t> encode_image(const Image& image, ImageFormat format, i
   return encode_jpeg(image, jpeg_quality);
 }
 
+// save_image for samples of T.
+template <typename T>
+void save(const BasicImage<T>& image, const std::string& path, int jpeg_quality) {
+  write_file_atomic(path, encode(image, output_format_for(path), jpeg_quality));
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode_image(const Image& image, ImageFormat format, int jpeg_quality) {
+  return encode(image, format, jpeg_quality);
+}
+
+std::vector<std::uint8_t> encode_image(const Image16& image, ImageFormat format, int jpeg_quality) {
+  return encode(image, format, jpeg_quality);
+}
+
 void save_image(const Image& image, const std::string& path, int jpeg_quality) {
-  write_file_atomic(path, encode_image(image, output_format_for(path), jpeg_quality));
+  save(image, path, jpeg_quality);
+}
+
+void save_image(const Image16& image, const std::string& path, int jpeg_quality) {
+  save(image, path, jpeg_quality);
 }
 
 void write_file_atomic(const std::string& path, const std::vector<std::uint8_t>& bytes) {
@@ -848,41 +972,48 @@ int in_flight_temp_files() {
   return count;
 }
 
-Image to_rgba(const Image& image) {
+namespace {
+
+// to_rgba for samples of T: missing alpha is T's full scale.
+template <typename T>
+BasicImage<T> expand_to_rgba(const BasicImage<T>& image) {
   check_image(image, "to_rgba");
-  Image out;
+  BasicImage<T> out;
   out.width = image.width;
   out.height = image.height;
   out.channels = 4;
   const std::size_t count = static_cast<std::size_t>(image.width) * image.height;
   out.pixels.resize(count * 4);
   const int c = image.channels;
-  const std::uint8_t* src = image.pixels.data();
-  std::uint8_t* dst = out.pixels.data();
+  const T* src = image.pixels.data();
+  T* dst = out.pixels.data();
+  constexpr T kOpaque = std::numeric_limits<T>::max();
   for (std::size_t i = 0; i < count; ++i, src += c, dst += 4) {
     const bool grey = c < 3;
     dst[0] = src[0];
     dst[1] = grey ? src[0] : src[1];
     dst[2] = grey ? src[0] : src[2];
-    dst[3] = c == 2 ? src[1] : c == 4 ? src[3] : 255;
+    dst[3] = c == 2 ? src[1] : c == 4 ? src[3] : kOpaque;
   }
   return out;
 }
 
-Image from_rgba(const Image& rgba, int channels) {
+// from_rgba for samples of T.
+template <typename T>
+BasicImage<T> reduce_from_rgba(const BasicImage<T>& rgba, int channels) {
   check_image(rgba, "from_rgba");
   if (rgba.channels != 4 || channels < 1 || channels > 4) {
     throw Error("from_rgba: needs a 4-channel image and 1..4 output channels, got " +
                 std::to_string(rgba.channels) + " -> " + std::to_string(channels));
   }
-  Image out;
+  BasicImage<T> out;
   out.width = rgba.width;
   out.height = rgba.height;
   out.channels = channels;
   const std::size_t count = static_cast<std::size_t>(rgba.width) * rgba.height;
   out.pixels.resize(count * channels);
-  const std::uint8_t* src = rgba.pixels.data();
-  std::uint8_t* dst = out.pixels.data();
+  const T* src = rgba.pixels.data();
+  T* dst = out.pixels.data();
   for (std::size_t i = 0; i < count; ++i, src += 4, dst += channels) {
     switch (channels) {
       case 1:
@@ -900,6 +1031,45 @@ Image from_rgba(const Image& rgba, int channels) {
     }
   }
   return out;
+}
+
+// `image` with each sample v replaced by f(v), of type Out; `what` names the caller in errors.
+template <typename Out, typename In, typename F>
+BasicImage<Out> map_samples(const BasicImage<In>& image, const char* what, F f) {
+  check_image(image, what);
+  BasicImage<Out> out{image.width, image.height, image.channels,
+                      std::vector<Out>(image.pixels.size())};
+  std::transform(image.pixels.begin(), image.pixels.end(), out.pixels.begin(), f);
+  return out;
+}
+
+}  // namespace
+
+Image to_rgba(const Image& image) {
+  return expand_to_rgba(image);
+}
+
+Image16 to_rgba(const Image16& image) {
+  return expand_to_rgba(image);
+}
+
+Image from_rgba(const Image& rgba, int channels) {
+  return reduce_from_rgba(rgba, channels);
+}
+
+Image16 from_rgba(const Image16& rgba, int channels) {
+  return reduce_from_rgba(rgba, channels);
+}
+
+Image16 widen(const Image& image) {
+  return map_samples<std::uint16_t>(
+      image, "widen", [](std::uint8_t v) { return static_cast<std::uint16_t>(v * 257); });
+}
+
+Image narrow(const Image16& image) {
+  return map_samples<std::uint8_t>(image, "narrow", [](std::uint16_t v) {
+    return static_cast<std::uint8_t>((std::uint32_t{v} * 255 + 32767) / 65535);
+  });
 }
 
 }  // namespace blurtool

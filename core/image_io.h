@@ -1,4 +1,4 @@
-// Image input and output: PNG and JPEG files to and from 8-bit interleaved pixels.
+// Image input and output: PNG and JPEG files to and from 8- or 16-bit interleaved pixels.
 //
 // Which library does what:
 // - the format is recognised by the file's signature bytes only, PNG (89 50 4E 47 0D 0A 1A 0A) or
@@ -12,6 +12,8 @@
 // - PNGs are encoded by libpng (filter Up, zlib's run-length strategy: 7x faster than
 //   stb_image_write and 25-32% smaller on photos), JPEGs by TurboJPEG (13x faster; 4:2:0
 //   chroma subsampling, or greyscale).
+// 16-bit samples: load_image reduces a 16-bit PNG to 8 bits, load_image_wide keeps its 16 bits
+// (an Image16); an Image16 is written as a 16-bit PNG, or narrowed to 8 bits for JPEG.
 // Outputs are written to a temporary file in the output's directory and renamed into place, so
 // an interrupted or failed run never leaves a partial file; the temporary files in flight are
 // also removed when the process is killed by SIGINT, SIGTERM or SIGHUP (install_cleanup_handlers).
@@ -52,8 +54,21 @@ constexpr std::uint64_t kDefaultMaxPixels = std::uint64_t{1} << 28;
 /// length, so at most 2^31 - 1).
 constexpr std::uint64_t kDefaultMaxFileBytes = std::uint64_t{1} << 30;
 
+/// A decoded file at the depth its file stores: a 16-bit PNG as Image16 in `wide`, every other
+/// file as Image in `narrow`; exactly one of the two has channels != 0.
+struct DecodedImage {
+  Image narrow;
+  Image16 wide;
+
+  bool is_wide() const { return wide.channels != 0; }
+  int width() const { return is_wide() ? wide.width : narrow.width; }
+  int height() const { return is_wide() ? wide.height : narrow.height; }
+  int channels() const { return is_wide() ? wide.channels : narrow.channels; }
+};
+
 /// Reads a PNG or JPEG file. The format is recognised by its signature bytes, not its name.
-/// 16-bit PNGs are reduced to 8 bits and a warning is appended to `warnings` (if not null).
+/// 16-bit PNGs are reduced to 8 bits (each sample's high byte, as stb_image reduced them) and a
+/// warning is appended to `warnings` (if not null); load_image_wide keeps their 16 bits.
 /// A JPEG without its end-of-image marker after the scan data is refused as truncated.
 /// Throws blurtool::Error naming `path` when the file is missing, empty, unreadable, not PNG or
 /// JPEG, truncated, corrupt, larger than `max_pixels` (width * height, from the header) or
@@ -74,6 +89,21 @@ std::vector<std::uint8_t> read_all(int fd, const std::string& name,
 Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& name,
                    std::vector<std::string>* warnings = nullptr,
                    std::uint64_t max_pixels = kDefaultMaxPixels, bool orient = true);
+
+/// Reads a PNG or JPEG file as load_image does (same checks, limits, errors and orientation),
+/// except that a 16-bit PNG of any colour type keeps its 16 bits: it comes back in `wide`, with
+/// exact samples (a tRNS chunk on 16-bit grey or RGB gives a 16-bit alpha channel). Every other
+/// file comes back in `narrow`, as load_image returns it. Nothing is reduced, so no warning is
+/// appended to `warnings` today; the parameter is there for the same call shape as load_image.
+DecodedImage load_image_wide(const std::string& path, std::vector<std::string>* warnings = nullptr,
+                             std::uint64_t max_pixels = kDefaultMaxPixels,
+                             std::uint64_t max_file_bytes = kDefaultMaxFileBytes,
+                             bool orient = true);
+
+/// The same from bytes in memory; `name` is used in error messages (see decode_image).
+DecodedImage decode_image_wide(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                               std::vector<std::string>* warnings = nullptr,
+                               std::uint64_t max_pixels = kDefaultMaxPixels, bool orient = true);
 
 /// The EXIF orientation of a JPEG file's bytes, 1 to 8 (TIFF tag 0x0112 in IFD0 of the first
 /// APP1 "Exif" segment, read by libexif): 1 upright, 2 mirrored left-right, 3 turned 180
@@ -100,10 +130,19 @@ ImageFormat output_format_for(const std::string& path);
 /// 1..100 throws blurtool::UsageError (it is ignored for PNG).
 std::vector<std::uint8_t> encode_image(const Image& image, ImageFormat format, int jpeg_quality);
 
+/// Encodes a 16-bit `image` as PNG with 16 bits per sample (1-4 channels kept exactly, the same
+/// filter and zlib settings as for 8 bits), or as JPEG, which holds 8 bits only: narrow(image)
+/// encoded as the 8-bit encode_image does. Throws as the 8-bit encode_image.
+std::vector<std::uint8_t> encode_image(const Image16& image, ImageFormat format, int jpeg_quality);
+
 /// Writes `image` to `path` in the format its extension names: encodes, writes to a temporary
 /// file in the same directory, then renames it into place (no partial file on any failure).
 /// Throws blurtool::Error naming `path` if the directory is missing or unwritable.
 void save_image(const Image& image, const std::string& path, int jpeg_quality = 95);
+
+/// The same for a 16-bit image: a .png keeps 16 bits per sample, a .jpg or .jpeg gets 8
+/// (see the 16-bit encode_image).
+void save_image(const Image16& image, const std::string& path, int jpeg_quality = 95);
 
 /// Writes `bytes` to `path` through a temporary file in the same directory renamed into place,
 /// so that no partial file is ever left. Throws blurtool::Error naming `path` on any failure.
@@ -127,11 +166,27 @@ void install_cleanup_handlers();
 int in_flight_temp_files();
 
 /// Expands 1-4 channels to RGBA (grey -> R=G=B, missing alpha -> 255), the layout the device
-/// kernels work on.
+/// kernels work on. Throws blurtool::Error if the pixel buffer does not hold width * height *
+/// channels samples (as every function below).
 Image to_rgba(const Image& image);
 
 /// Reduces an RGBA image back to `channels` (1: R, 2: R and A, 3: RGB, 4: all), the inverse of
-/// to_rgba for images that came from it.
+/// to_rgba for images that came from it. Throws blurtool::Error unless `rgba` has 4 channels and
+/// `channels` is 1..4.
 Image from_rgba(const Image& rgba, int channels);
+
+/// The 16-bit to_rgba: missing alpha -> 65535.
+Image16 to_rgba(const Image16& image);
+
+/// The 16-bit from_rgba.
+Image16 from_rgba(const Image16& rgba, int channels);
+
+/// `image` with 16-bit samples: each 8-bit sample v becomes v * 257 (0 -> 0, 255 -> 65535), the
+/// same fraction of full scale; narrow() undoes it exactly. Same size and channels.
+Image16 widen(const Image& image);
+
+/// `image` with 8-bit samples: each 16-bit sample v becomes the nearest 8-bit level,
+/// (v * 255 + 32767) / 65535 (rounded to nearest, not the high byte). Same size and channels.
+Image narrow(const Image16& image);
 
 }  // namespace blurtool

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -34,14 +35,17 @@ using Bytes = std::vector<std::uint8_t>;
 
 const std::string kSamples = std::string(BLURTOOL_SOURCE_DIR) + "/samples/";
 
-Image random_image(int width, int height, int channels, unsigned seed) {
+// Samples drawn uniformly from all of T's values (for 16 bits, mostly not multiples of 257, so
+// that an 8-bit path in between would change them).
+template <typename T = std::uint8_t>
+BasicImage<T> random_image(int width, int height, int channels, unsigned seed) {
   std::mt19937 rng(seed);
-  Image image;
+  BasicImage<T> image;
   image.width = width;
   image.height = height;
   image.channels = channels;
   image.pixels.resize(static_cast<std::size_t>(width) * height * channels);
-  for (std::uint8_t& p : image.pixels) p = static_cast<std::uint8_t>(rng() & 0xFF);
+  for (T& p : image.pixels) p = static_cast<T>(rng());
   return image;
 }
 
@@ -117,14 +121,18 @@ void put_chunk(Bytes& out, const char* type, const Bytes& data) {
 // A PNG of `rows` (each row's raw bytes, without the filter byte) in one stored (uncompressed)
 // deflate block, with `color_type` and `depth` as IHDR says and `chunks` (PLTE, tRNS) before IDAT.
 // With `adam7_height` > 0 the image is that high and Adam7-interlaced, `rows` the passes' rows.
+// With `apple`, Apple's CgBI variant: a CgBI chunk first and a raw deflate stream (no zlib header
+// or Adler-32), which libpng refuses and stb_image reads.
 Bytes raw_png(int width, int depth, int color_type, const std::vector<Bytes>& rows,
-              const std::vector<std::pair<const char*, Bytes>>& chunks = {}, int adam7_height = 0) {
+              const std::vector<std::pair<const char*, Bytes>>& chunks = {}, int adam7_height = 0,
+              bool apple = false) {
   Bytes raw;  // filter byte 0 (none) before each row
   for (const Bytes& row : rows) {
     raw.push_back(0);
     raw.insert(raw.end(), row.begin(), row.end());
   }
-  Bytes zlib = {0x78, 0x01, 0x01};  // zlib header; one final stored block
+  Bytes zlib = apple ? Bytes{} : Bytes{0x78, 0x01};  // zlib header
+  zlib.push_back(0x01);                              // one final stored block
   const std::uint16_t len = static_cast<std::uint16_t>(raw.size());
   for (std::uint16_t v : {len, static_cast<std::uint16_t>(~len)}) {
     zlib.push_back(v & 0xFF);
@@ -133,9 +141,10 @@ Bytes raw_png(int width, int depth, int color_type, const std::vector<Bytes>& ro
   zlib.insert(zlib.end(), raw.begin(), raw.end());
   std::uint32_t a = 1, b = 0;  // Adler-32
   for (std::uint8_t byte : raw) a = (a + byte) % 65521, b = (b + a) % 65521;
-  put32(zlib, (b << 16) | a);
+  if (!apple) put32(zlib, (b << 16) | a);
 
   Bytes png = {0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A};
+  if (apple) put_chunk(png, "CgBI", {0x50, 0x00, 0x20, 0x06});
   Bytes ihdr;
   put32(ihdr, width);
   put32(ihdr, adam7_height > 0 ? adam7_height : static_cast<std::uint32_t>(rows.size()));
@@ -149,23 +158,38 @@ Bytes raw_png(int width, int depth, int color_type, const std::vector<Bytes>& ro
   return png;
 }
 
+// 16-bit samples as a PNG stores them: big-endian.
+Bytes big_endian(const std::vector<std::uint16_t>& samples) {
+  Bytes bytes;
+  for (std::uint16_t v : samples) {
+    bytes.push_back(static_cast<std::uint8_t>(v >> 8));
+    bytes.push_back(static_cast<std::uint8_t>(v & 0xFF));
+  }
+  return bytes;
+}
+
 // A greyscale 16-bit PNG of width x (samples.size() / width) big-endian samples.
 Bytes grey16_png(int width, const std::vector<std::uint16_t>& samples) {
-  std::vector<Bytes> rows(samples.size() / width);
-  for (std::size_t y = 0; y < rows.size(); ++y) {
-    for (int x = 0; x < width; ++x) {
-      rows[y].push_back(static_cast<std::uint8_t>(samples[y * width + x] >> 8));
-      rows[y].push_back(static_cast<std::uint8_t>(samples[y * width + x] & 0xFF));
-    }
+  std::vector<Bytes> rows;
+  for (auto row = samples.begin(); row < samples.end(); row += width) {
+    rows.push_back(big_endian(std::vector<std::uint16_t>(row, row + width)));
   }
   return raw_png(width, 16, 0, rows);
 }
 
-// What stb_image, the decoder before libpng and TurboJPEG, makes of `bytes`.
-Image stb_decode(const Bytes& bytes) {
-  Image image;
-  stbi_uc* data = stbi_load_from_memory(bytes.data(), int(bytes.size()), &image.width,
-                                        &image.height, &image.channels, 0);
+// What stb_image, the decoder before libpng and TurboJPEG, makes of `bytes`, with samples of T
+// (stbi_load_16 for 16 bits).
+template <typename T = std::uint8_t>
+BasicImage<T> stb_decode(const Bytes& bytes) {
+  BasicImage<T> image;
+  T* data = nullptr;
+  if constexpr (sizeof(T) == 1) {
+    data = stbi_load_from_memory(bytes.data(), int(bytes.size()), &image.width, &image.height,
+                                 &image.channels, 0);
+  } else {
+    data = stbi_load_16_from_memory(bytes.data(), int(bytes.size()), &image.width, &image.height,
+                                    &image.channels, 0);
+  }
   if (!data) {
     ADD_FAILURE() << "stb_image cannot decode it: " << stbi_failure_reason();
     return image;
@@ -436,6 +460,8 @@ TEST_F(ImageIo, ThumbnailEoiDoesNotHideTruncation) {
   app1.insert(app1.end(), thumb.begin(), thumb.end());
   const std::size_t length = app1.size() + 2;
   Bytes with_thumb = {0xFF, 0xD8, 0xFF, 0xE1, std::uint8_t(length >> 8), std::uint8_t(length)};
+  // Reserved first: appending to the 6 bytes made GCC 12 warn (-Warray-bounds, a false positive).
+  with_thumb.reserve(with_thumb.size() + app1.size() + main.size());
   with_thumb.insert(with_thumb.end(), app1.begin(), app1.end());
   with_thumb.insert(with_thumb.end(), main.begin() + 2, main.end());
 
@@ -469,6 +495,255 @@ TEST_F(ImageIo, SixteenBitPngIsReadAsEightBitWithAWarning) {
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(warnings[0], file + ": 16-bit PNG read as 8-bit");
   EXPECT_NO_THROW(load_image(file));  // warnings are optional
+}
+
+// --- 16-bit input and output ---
+
+using Samples16 = std::vector<std::uint16_t>;
+const std::string kSeeds = std::string(BLURTOOL_SOURCE_DIR) + "/tests/fuzz/seeds/";
+
+// Each sample's high byte: how load_image has always reduced a 16-bit PNG.
+Bytes high_bytes(const Samples16& samples) {
+  Bytes bytes;
+  for (std::uint16_t v : samples) bytes.push_back(static_cast<std::uint8_t>(v >> 8));
+  return bytes;
+}
+
+// 16-bit PNGs made by hand, not by our encoder, decode to their exact samples at every colour
+// type (tRNS giving a 16-bit alpha), by libpng or, for Apple's CgBI variant that libpng refuses,
+// by stb_image at 16 bits; stb_image reads the same samples. load_image reads their high bytes.
+TEST_F(ImageIo, SixteenBitPngLayoutsDecodeExactly) {
+  struct Case {
+    std::string what;
+    Bytes png;
+    int width, height, channels;
+    Samples16 samples;
+  };
+  const auto be = big_endian;
+  // 3x3 grey, pixel (x, y) = 1001 * (10 y + x + 1); Adam7 passes 1, 4, 5, 6, 6, 7.
+  const auto adam7 = [](std::initializer_list<std::uint16_t> v) {
+    Samples16 samples(v);
+    for (std::uint16_t& s : samples) s = static_cast<std::uint16_t>(s * 1001);
+    return big_endian(samples);
+  };
+  const std::vector<Case> cases = {
+      {"grey",
+       raw_png(2, 16, 0, {be({0x1234, 0xABCD}), be({0x0001, 0xFFFE})}),
+       2,
+       2,
+       1,
+       {0x1234, 0xABCD, 0x0001, 0xFFFE}},
+      {"grey + alpha",
+       raw_png(2, 16, 4, {be({0x1234, 0x00FF, 0xFEDC, 0x8001})}),
+       2,
+       1,
+       2,
+       {0x1234, 0x00FF, 0xFEDC, 0x8001}},
+      {"RGB",
+       raw_png(2, 16, 2, {be({1, 2, 3, 0x7FFF, 0x8000, 0x8001})}),
+       2,
+       1,
+       3,
+       {1, 2, 3, 0x7FFF, 0x8000, 0x8001}},
+      {"RGBA",
+       raw_png(1, 16, 6, {be({0x0102, 0x0304, 0x0506, 0x0708}), be({0xF0F1, 0, 9, 0xFFFF})}),
+       1,
+       2,
+       4,
+       {0x0102, 0x0304, 0x0506, 0x0708, 0xF0F1, 0, 9, 0xFFFF}},
+      // Only the exact 16-bit value is transparent: 0x1235 and 0x1334 differ in one byte.
+      {"grey + tRNS",
+       raw_png(4, 16, 0, {be({0x1234, 0x1235, 0x1334, 0x1234})}, {{"tRNS", be({0x1234})}}),
+       4,
+       1,
+       2,
+       {0x1234, 0, 0x1235, 0xFFFF, 0x1334, 0xFFFF, 0x1234, 0}},
+      {"RGB + tRNS",
+       raw_png(2, 16, 2, {be({1, 2, 3, 1, 2, 0x0103})}, {{"tRNS", be({1, 2, 3})}}),
+       2,
+       1,
+       4,
+       {1, 2, 3, 0, 1, 2, 0x0103, 0xFFFF}},
+      {"Adam7",
+       raw_png(
+           3, 16, 0,
+           {adam7({1}), adam7({3}), adam7({21, 23}), adam7({2}), adam7({22}), adam7({11, 12, 13})},
+           {}, 3),
+       3,
+       3,
+       1,
+       {1001, 2002, 3003, 11011, 12012, 13013, 21021, 22022, 23023}},
+      {"RGBA, Apple CgBI",
+       raw_png(1, 16, 6, {be({0x0102, 0x0304, 0x0506, 0x0708})}, {}, 0, true),
+       1,
+       1,
+       4,
+       {0x0102, 0x0304, 0x0506, 0x0708}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::vector<std::string> warnings;
+    const DecodedImage decoded = decode_image_wide(c.png, c.what, &warnings);
+    ASSERT_TRUE(decoded.is_wide());
+    EXPECT_EQ(decoded.narrow.channels, 0);
+    EXPECT_EQ(decoded.width(), c.width);
+    EXPECT_EQ(decoded.height(), c.height);
+    EXPECT_EQ(decoded.channels(), c.channels);
+    EXPECT_EQ(decoded.wide.pixels, c.samples);
+    EXPECT_TRUE(warnings.empty());
+    EXPECT_EQ(stb_decode<std::uint16_t>(c.png).pixels, c.samples);
+    const Image eight = decode_image(c.png, c.what, &warnings);
+    EXPECT_EQ(eight.channels, c.channels);
+    EXPECT_EQ(eight.pixels, high_bytes(c.samples));
+    EXPECT_EQ(warnings, std::vector<std::string>{c.what + ": 16-bit PNG read as 8-bit"});
+  }
+}
+
+// Our 16-bit PNGs keep every sample, for every channel count and odd sizes; stb_image reads the
+// same samples (so the file is big-endian, as PNG says, not just consistent with our decoder).
+TEST_F(ImageIo, SixteenBitPngRoundTripIsExactForEveryChannelCount) {
+  for (auto [w, h] : {std::pair{37, 23}, {1, 1}, {257, 3}}) {
+    for (int channels = 1; channels <= 4; ++channels) {
+      SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + "x" + std::to_string(channels));
+      Image16 image = random_image<std::uint16_t>(w, h, channels, w * 7 + h + channels);
+      image.pixels[0] = 0x1235;  // not a multiple of 257, even in a 1x1 grey image
+      ASSERT_NE(widen(narrow(image)).pixels, image.pixels);  // so 8 bits cannot hold it
+      const Bytes png = encode_image(image, ImageFormat::png, 95);
+      ASSERT_GT(png.size(), 24u);
+      EXPECT_EQ(png[24], 16);  // IHDR's bit depth
+      std::vector<std::string> warnings;
+      const DecodedImage back = decode_image_wide(png, "mem.png", &warnings);
+      ASSERT_TRUE(back.is_wide());
+      EXPECT_EQ(back.wide.width, w);
+      EXPECT_EQ(back.wide.height, h);
+      EXPECT_EQ(back.wide.channels, channels);
+      EXPECT_EQ(back.wide.pixels, image.pixels);
+      EXPECT_TRUE(warnings.empty());
+      EXPECT_EQ(stb_decode<std::uint16_t>(png).pixels, image.pixels);
+    }
+  }
+}
+
+// A 16-bit PNG from another encoder (filtered rows, zlib-compressed) decodes too: its samples
+// are 8-bit values times 257, so they are what load_image reads, widened.
+TEST_F(ImageIo, SixteenBitPngFromAnotherEncoderDecodes) {
+  const std::string file = kSeeds + "coffee_24x16_rgb16.png";
+  const DecodedImage decoded = load_image_wide(file);
+  ASSERT_TRUE(decoded.is_wide());
+  EXPECT_EQ(decoded.wide.width, 24);
+  EXPECT_EQ(decoded.wide.height, 16);
+  EXPECT_EQ(decoded.wide.channels, 3);
+  EXPECT_EQ(decoded.wide.pixels, widen(load_image(file)).pixels);
+  EXPECT_EQ(decoded.wide.pixels, stb_decode<std::uint16_t>(read_bytes(file)).pixels);
+}
+
+// load_image_wide keeps a 16-bit file's samples without a warning; load_image still reduces it
+// to the high bytes (0x12F0 -> 0x12, where narrow() would round to 0x13) with the warning.
+TEST_F(ImageIo, LoadImageWideKeepsSixteenBitsWhereLoadImageReduces) {
+  const Samples16 samples = {0x1234, 0xABCD, 0xFFFF, 0x0000, 0x80FF, 0x12F0};
+  const std::string file = path("deep.png");
+  write_bytes(file, grey16_png(3, samples));
+  std::vector<std::string> warnings;
+  const DecodedImage wide = load_image_wide(file, &warnings);
+  ASSERT_TRUE(wide.is_wide());
+  EXPECT_EQ(wide.width(), 3);
+  EXPECT_EQ(wide.height(), 2);
+  EXPECT_EQ(wide.channels(), 1);
+  EXPECT_EQ(wide.wide.pixels, samples);
+  EXPECT_TRUE(wide.narrow.pixels.empty());
+  EXPECT_TRUE(warnings.empty());
+  const Image eight = load_image(file, &warnings);
+  EXPECT_EQ(eight.pixels, (Bytes{0x12, 0xAB, 0xFF, 0x00, 0x80, 0x12}));
+  EXPECT_EQ(warnings, std::vector<std::string>{file + ": 16-bit PNG read as 8-bit"});
+}
+
+// Every file that is not a 16-bit PNG comes back in `narrow`, as load_image reads it, a JPEG's
+// EXIF orientation applied or not as asked.
+TEST_F(ImageIo, EightBitFilesThroughLoadImageWideAreAsLoadImageReadsThem) {
+  const Bytes palette = {255, 0, 0, 0, 255, 0, 0, 0, 255, 10, 20, 30};
+  write_bytes(path("grey1.png"), raw_png(10, 1, 0, {{0xA5, 0x40}, {0x0F, 0xC0}}));
+  write_bytes(path("palette.png"), raw_png(4, 2, 3, {{0x1B}, {0xE4}}, {{"PLTE", palette}}));
+  for (const std::string& file :
+       {kSamples + "coffee_600x400.png", kSamples + "dune_1680x1050.jpg",
+        kSeeds + "coffee_24x16_rgba.png", kSeeds + "dune_40x25_grey.jpg",
+        kSeeds + "dune_40x25_exif6.jpg", path("grey1.png"), path("palette.png")}) {
+    for (bool orient : {true, false}) {
+      SCOPED_TRACE(file + (orient ? "" : " as stored"));
+      std::vector<std::string> warnings;
+      const DecodedImage decoded =
+          load_image_wide(file, &warnings, kDefaultMaxPixels, kDefaultMaxFileBytes, orient);
+      const Image expected =
+          load_image(file, &warnings, kDefaultMaxPixels, kDefaultMaxFileBytes, orient);
+      ASSERT_FALSE(decoded.is_wide());
+      EXPECT_TRUE(decoded.wide.pixels.empty());
+      EXPECT_EQ(decoded.width(), expected.width);
+      EXPECT_EQ(decoded.height(), expected.height);
+      EXPECT_EQ(decoded.channels(), expected.channels);
+      EXPECT_EQ(decoded.narrow.pixels, expected.pixels);
+      EXPECT_TRUE(warnings.empty());
+    }
+  }
+  const std::string turned = kSeeds + "dune_40x25_exif6.jpg";  // orientation 6: 90 degrees
+  EXPECT_EQ(load_image_wide(turned).width(), 25);
+  EXPECT_EQ(
+      load_image_wide(turned, nullptr, kDefaultMaxPixels, kDefaultMaxFileBytes, false).width(), 40);
+}
+
+// decode_image_wide and load_image_wide make load_image's checks, with the same messages.
+TEST_F(ImageIo, WideDecodeRefusesWhatDecodeImageRefuses) {
+  const Bytes deep = grey16_png(3, {1, 2, 3, 4, 5, 6});
+  const Bytes jpeg = read_bytes(kSamples + "dune_1680x1050.jpg");
+  const std::vector<std::pair<std::string, Bytes>> cases = {
+      {"empty", {}},
+      {"text", {'h', 'i', '\n'}},
+      {"truncated JPEG", Bytes(jpeg.begin(), jpeg.begin() + jpeg.size() / 2)},
+      {"truncated 16-bit PNG", Bytes(deep.begin(), deep.begin() + 50)},
+      {"16-bit PNG over max_pixels", deep},
+  };
+  for (const auto& [what, bytes] : cases) {
+    SCOPED_TRACE(what);
+    const std::string message = error_of([&] { decode_image_wide(bytes, what, nullptr, 5); });
+    EXPECT_NE(message.find(what + ": "), std::string::npos) << message;
+    EXPECT_EQ(message, error_of([&] { decode_image(bytes, what, nullptr, 5); }));
+  }
+  const std::string file = path("deep.png");
+  write_bytes(file, deep);
+  EXPECT_EQ(error_of([&] { load_image_wide(file, nullptr, kDefaultMaxPixels, deep.size() - 1); }),
+            error_of([&] { load_image(file, nullptr, kDefaultMaxPixels, deep.size() - 1); }));
+  EXPECT_NE(error_of([&] { load_image_wide(path("missing.png")); }).find(std::strerror(ENOENT)),
+            std::string::npos);
+}
+
+// JPEG holds 8 bits: a 16-bit image is narrowed, then encoded as that 8-bit image is.
+TEST_F(ImageIo, SixteenBitJpegIsTheNarrowedImage) {
+  for (int channels : {2, 3, 4}) {
+    SCOPED_TRACE("channels " + std::to_string(channels));
+    Image16 image = widen(smooth_image(64, 48, channels));
+    for (std::size_t i = 0; i < image.pixels.size(); ++i) image.pixels[i] += i % 200;
+    const Image narrowed = narrow(image);
+    const Bytes jpeg = encode_image(image, ImageFormat::jpeg, 95);
+    EXPECT_EQ(jpeg, encode_image(narrowed, ImageFormat::jpeg, 95));
+    const Image back = decode_image(jpeg, "deep.jpg");
+    ASSERT_EQ(back.width, 64);
+    ASSERT_EQ(back.height, 48);
+    ASSERT_EQ(back.channels, channels < 3 ? 1 : 3);
+    const auto [mean, worst] = difference(back, from_rgba(to_rgba(narrowed), back.channels));
+    EXPECT_LT(mean, 3.0);
+    EXPECT_LT(worst, 48);
+  }
+}
+
+// save_image of an Image16: 16 bits in a PNG, 8 in a JPEG; nothing else left behind.
+TEST_F(ImageIo, SaveSixteenBitImage) {
+  const Image16 image = random_image<std::uint16_t>(19, 11, 4, 3);
+  write_bytes(path("deep.png"), Bytes{'o', 'l', 'd'});
+  save_image(image, path("deep.png"));
+  save_image(image, path("deep.jpg"), 90);
+  EXPECT_EQ(entries(dir_), (std::set<std::string>{"deep.png", "deep.jpg"}));
+  EXPECT_EQ(load_image_wide(path("deep.png")).wide.pixels, image.pixels);
+  EXPECT_EQ(read_bytes(path("deep.jpg")), encode_image(narrow(image), ImageFormat::jpeg, 90));
+  EXPECT_THROW(save_image(image, path("deep.gif")), UsageError);
+  EXPECT_EQ(in_flight_temp_files(), 0);
 }
 
 TEST_F(ImageIo, MaxPixelsIsEnforcedFromTheHeader) {
@@ -644,37 +919,99 @@ TEST(Encode, ChecksItsArguments) {
   Image no_channels = image;
   no_channels.channels = 0;
   EXPECT_THROW(encode_image(no_channels, ImageFormat::png, 95), Error);
+  Image16 wide = widen(image);  // the same checks at 16 bits
+  EXPECT_THROW(encode_image(wide, ImageFormat::jpeg, 0), UsageError);
+  EXPECT_THROW(encode_image(wide, ImageFormat::jpeg, 101), UsageError);
+  EXPECT_NO_THROW(encode_image(wide, ImageFormat::jpeg, 100));
+  wide.pixels.pop_back();
+  EXPECT_THROW(encode_image(wide, ImageFormat::png, 95), Error);
 }
 
-TEST(Rgba, ExpandsEveryChannelCount) {
-  const std::vector<std::pair<Bytes, Bytes>> cases = {
-      {{10}, {10, 10, 10, 255}},
-      {{10, 20}, {10, 10, 10, 20}},
-      {{1, 2, 3}, {1, 2, 3, 255}},
-      {{1, 2, 3, 4}, {1, 2, 3, 4}},
+// The RGBA conversions at both depths.
+template <typename T>
+class Rgba : public ::testing::Test {};
+using SampleTypes = ::testing::Types<std::uint8_t, std::uint16_t>;
+TYPED_TEST_SUITE(Rgba, SampleTypes);
+
+TYPED_TEST(Rgba, ExpandsEveryChannelCount) {
+  using T = TypeParam;
+  using Samples = std::vector<T>;
+  const T kMax = std::numeric_limits<T>::max();  // opaque
+  const T a = kMax / 3, b = kMax / 5, c = kMax / 7, d = kMax / 11;
+  const std::vector<std::pair<Samples, Samples>> cases = {
+      {{a}, {a, a, a, kMax}},
+      {{a, b}, {a, a, a, b}},
+      {{a, b, c}, {a, b, c, kMax}},
+      {{a, b, c, d}, {a, b, c, d}},
   };
   for (const auto& [in, out] : cases) {
-    Image image;
+    BasicImage<T> image;
     image.width = image.height = 1;
     image.channels = static_cast<int>(in.size());
     image.pixels = in;
-    const Image rgba = to_rgba(image);
+    const BasicImage<T> rgba = to_rgba(image);
     EXPECT_EQ(rgba.channels, 4);
     EXPECT_EQ(rgba.pixels, out) << "channels " << in.size();
   }
 }
 
-TEST(Rgba, FromRgbaInvertsToRgba) {
+TYPED_TEST(Rgba, FromRgbaInvertsToRgba) {
+  using T = TypeParam;
   for (int channels = 1; channels <= 4; ++channels) {
-    const Image image = random_image(13, 7, channels, 50 + channels);
-    const Image back = from_rgba(to_rgba(image), channels);
+    const BasicImage<T> image = random_image<T>(13, 7, channels, 50 + channels);
+    const BasicImage<T> back = from_rgba(to_rgba(image), channels);
     EXPECT_EQ(back.width, 13);
     EXPECT_EQ(back.height, 7);
     EXPECT_EQ(back.channels, channels);
     EXPECT_EQ(back.pixels, image.pixels) << "channels " << channels;
   }
-  EXPECT_THROW(from_rgba(random_image(2, 2, 3, 1), 3), Error);
-  EXPECT_THROW(from_rgba(random_image(2, 2, 4, 1), 5), Error);
+  EXPECT_THROW(from_rgba(random_image<T>(2, 2, 3, 1), 3), Error);
+  EXPECT_THROW(from_rgba(random_image<T>(2, 2, 4, 1), 5), Error);
+}
+
+// widen and narrow: v -> 257 v and back to the nearest 8-bit level.
+TEST(Depth, WidenScalesBy257) {
+  const Image image{2, 2, 1, {0, 1, 128, 255}};
+  const Image16 wide = widen(image);
+  EXPECT_EQ(wide.width, 2);
+  EXPECT_EQ(wide.height, 2);
+  EXPECT_EQ(wide.channels, 1);
+  EXPECT_EQ(wide.pixels, (Samples16{0, 257, 32896, 65535}));
+}
+
+TEST(Depth, NarrowRoundsToTheNearestLevel) {
+  // 8-bit level k is 257 k in 16 bits; half-way between k and k + 1 lies 257 k + 128.5.
+  const std::vector<std::pair<std::uint16_t, std::uint8_t>> cases = {
+      {0, 0},       {128, 0},     {129, 1},     {255, 1},     {257, 1},
+      {32767, 127}, {32768, 128}, {32896, 128}, {33024, 128}, {33025, 129},
+      {65406, 254}, {65407, 255}, {65535, 255}, {0x12F0, 19}, {0x80FF, 128}};
+  Image16 image{static_cast<int>(cases.size()), 1, 1, {}};
+  Bytes expected;
+  for (const auto& [wide, level] : cases) {
+    image.pixels.push_back(wide);
+    expected.push_back(level);
+  }
+  const Image narrowed = narrow(image);
+  EXPECT_EQ(narrowed.width, image.width);
+  EXPECT_EQ(narrowed.channels, 1);
+  EXPECT_EQ(narrowed.pixels, expected);
+}
+
+// Over every value: narrow undoes widen exactly, and no 16-bit value is more than half a level
+// (128) from the level it narrows to.
+TEST(Depth, NarrowIsTheNearestLevelAndUndoesWiden) {
+  Image all{128, 1, 2, {}};
+  for (int v = 0; v < 256; ++v) all.pixels.push_back(static_cast<std::uint8_t>(v));
+  const Image back = narrow(widen(all));
+  EXPECT_EQ(back.width, 128);
+  EXPECT_EQ(back.channels, 2);
+  EXPECT_EQ(back.pixels, all.pixels);
+  Image16 every{256, 256, 1, Samples16(65536)};
+  for (int v = 0; v < 65536; ++v) every.pixels[v] = static_cast<std::uint16_t>(v);
+  const Image levels = narrow(every);
+  for (int v = 0; v < 65536; ++v) {
+    ASSERT_LE(std::abs(v - 257 * levels.pixels[v]), 128) << v;
+  }
 }
 
 }  // namespace
