@@ -169,8 +169,10 @@ GaussParams resolve_gauss_schedule(const GaussParams& params, const DeviceInfo& 
   return p;
 }
 
-GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width, int height)
+GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width, int height,
+                         PixelDepth depth)
     : runtime_(runtime), params_(params), width_(width), height_(height) {
+  depth_ = depth;
   validate(params_);
   params_ = resolve_gauss_schedule(params_, runtime.device(), width, height);
   radius_ = params_.radius;
@@ -210,13 +212,14 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
   std::vector<std::string> names;
   std::string options;
   const size_t wx = params_.wg.x, wy = params_.wg.y, r2 = 2 * static_cast<size_t>(radius_);
+  const size_t px = pixel_bytes(depth);  // a staged tile keeps the input's samples
   switch (v) {
     case GaussVariant::naive:
       names = {"gauss_naive"};
       break;
     case GaussVariant::naive_local:
       names = {"gauss_naive_local"};
-      local_bytes_ = {(wx + r2) * (wy + r2) * 4};
+      local_bytes_ = {(wx + r2) * (wy + r2) * px};
       break;
     case GaussVariant::separable:
       names = {"gauss_rows", "gauss_cols"};
@@ -230,7 +233,7 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
       break;
     case GaussVariant::fused_local:
       names = {"gauss_fused_local"};
-      local_bytes_ = {(wx + r2) * (wy + r2) * 4, (wy + r2) * wx * 16};
+      local_bytes_ = {(wx + r2) * (wy + r2) * px, (wy + r2) * wx * 16};
       break;
     case GaussVariant::tiled:
       names = {"gauss_tiled"};
@@ -257,6 +260,7 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
     case GaussVariant::automatic:
       break;
   }
+  options += pixel_options(depth);
   size_t local_total = 0;
   for (size_t b : local_bytes_) local_total += b;
   const std::uint64_t pixels = static_cast<std::uint64_t>(width) * height;
@@ -265,7 +269,9 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
   for (size_t i = 0; i < names.size(); ++i) {
     const bool tiled = v == GaussVariant::tiled;
     kernels_.push_back(runtime.kernel("gauss", names[i], options));
-    passes_.push_back({names[i], names.size() == 1 ? 8 * pixels : 4 * pixels + inter});
+    // One pass reads the input and writes the output; of two, each moves one of them and the
+    // intermediate.
+    passes_.push_back({names[i], names.size() == 1 ? 2 * px * pixels : px * pixels + inter});
     if (tiled) break;
     // Row segments: rows run Gx1, columns 1xG.
     check_work_group(kernels_.back(), runtime.device(), row && i == 1 ? 1 : wx,
@@ -371,6 +377,11 @@ std::vector<cl::Event> GaussFilter::enqueue(const cl::Image2D& src, const cl::Im
 
 Image gauss_blur(Runtime& runtime, const Image& rgba, const GaussParams& params) {
   GaussFilter filter(runtime, params, rgba.width, rgba.height);
+  return run_filter(runtime, filter, rgba).output;
+}
+
+Image16 gauss_blur(Runtime& runtime, const Image16& rgba, const GaussParams& params) {
+  GaussFilter filter(runtime, params, rgba.width, rgba.height, PixelDepth::u16);
   return run_filter(runtime, filter, rgba).output;
 }
 

@@ -109,11 +109,6 @@ struct LinearTap {
 /// centre alone, then neighbouring taps merged in pairs on each side: 1 + 2 ceil(R/2) fetches.
 std::vector<LinearTap> gauss_linear_taps(const std::vector<double>& weights);
 
-/// A Gaussian schedule for `width` x `height` RGBA8 images on one device: builds (or takes
-/// from the cache) its program, uploads the weights, allocates the intermediate image.
-/// Throws blurtool::UsageError for invalid parameters or a work-group size the device or kernel
-/// cannot run (naming the limit: CL_KERNEL_WORK_GROUP_SIZE or the local memory), blurtool::Error
-/// for device limits or a failed build, cl::Error for other OpenCL failures.
 /// `params` with its radius resolved (gauss_radius) and auto replaced as GaussFilter does for a
 /// `width` x `height` image on `device`: the tuning table's pick for the nearest tuned size
 /// (variant, work-group, fused tile rows), else resolve_gauss_variant(). Throws blurtool::Error
@@ -121,13 +116,22 @@ std::vector<LinearTap> gauss_linear_taps(const std::vector<double>& weights);
 GaussParams resolve_gauss_schedule(const GaussParams& params, const DeviceInfo& device, int width,
                                    int height);
 
+/// A Gaussian schedule for `width` x `height` RGBA images of `depth` (RGBA8 or RGBA16) on one
+/// device: builds (or takes from the cache) its program, uploads the weights, allocates the
+/// intermediate image. Every variant runs at both depths. Throws blurtool::UsageError for
+/// invalid parameters or a work-group size the device or kernel cannot run (naming the limit:
+/// CL_KERNEL_WORK_GROUP_SIZE or the local memory), blurtool::Error for device limits or a failed
+/// build, cl::Error for other OpenCL failures.
 class GaussFilter : public Filter {
  public:
-  GaussFilter(Runtime& runtime, const GaussParams& params, int width, int height);
+  GaussFilter(Runtime& runtime, const GaussParams& params, int width, int height,
+              PixelDepth depth = PixelDepth::u8);
 
   std::string describe() const override;
   const std::vector<PassInfo>& passes() const override { return passes_; }
-  std::uint64_t compulsory_bytes() const override { return 8ULL * width_ * height_; }
+  std::uint64_t compulsory_bytes() const override {
+    return 2ULL * pixel_bytes(depth_) * width_ * height_;  // the input read, the output written
+  }
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
   bool takes_buffers() const override {
     return params_.variant == GaussVariant::tiled || params_.variant == GaussVariant::fused;
@@ -157,5 +161,7 @@ class GaussFilter : public Filter {
 /// Gaussian-blurs RGBA8 host image `rgba` on the runtime's device; returns RGBA8.
 /// Errors as GaussFilter and run_filter.
 Image gauss_blur(Runtime& runtime, const Image& rgba, const GaussParams& params);
+/// The same for RGBA16 (a PixelDepth::u16 schedule); returns RGBA16.
+Image16 gauss_blur(Runtime& runtime, const Image16& rgba, const GaussParams& params);
 
 }  // namespace blurtool

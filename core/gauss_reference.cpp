@@ -1,7 +1,9 @@
 // Gaussian weights and the direct 2-D double-precision reference (see gauss_reference.h).
 #include "core/gauss_reference.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "core/error.h"
@@ -30,9 +32,14 @@ std::vector<double> gauss_weights(double sigma, int radius) {
   return w;
 }
 
-Image gauss_blur_reference(const Image& image, double sigma, int radius, EdgeMode edge) {
+namespace {
+
+// gauss_blur_reference for samples of type T, rounded to its levels (0 .. its maximum).
+template <typename T>
+BasicImage<T> blur_reference(const BasicImage<T>& image, double sigma, int radius, EdgeMode edge) {
+  constexpr double top = std::numeric_limits<T>::max();
   const std::vector<double> w = gauss_weights(sigma, radius);
-  Image out = image;
+  BasicImage<T> out = image;
   std::vector<double> sum(image.channels);
   for (int y = 0; y < image.height; ++y) {
     for (int x = 0; x < image.width; ++x) {
@@ -49,11 +56,20 @@ Image gauss_blur_reference(const Image& image, double sigma, int radius, EdgeMod
         }
       }
       for (int c = 0; c < image.channels; ++c)
-        out.pixels[image.index(x, y, c)] =
-            static_cast<std::uint8_t>(std::min(255.0, std::floor(sum[c] + 0.5)));
+        out.pixels[image.index(x, y, c)] = static_cast<T>(std::min(top, std::floor(sum[c] + 0.5)));
     }
   }
   return out;
+}
+
+}  // namespace
+
+Image gauss_blur_reference(const Image& image, double sigma, int radius, EdgeMode edge) {
+  return blur_reference(image, sigma, radius, edge);
+}
+
+Image16 gauss_blur_reference(const Image16& image, double sigma, int radius, EdgeMode edge) {
+  return blur_reference(image, sigma, radius, edge);
 }
 
 }  // namespace blurtool

@@ -2,22 +2,26 @@
 // for one meaning: out(x, y) = sum over i, j in [-R, R] of w(i) w(j) in(x + i, y + j), with the
 // host's normalised weights w (sum 1 after truncation at R) and the edge mode for pixels outside.
 //
-// Values are normalised floats (0..1) throughout; the output's write_imagef rounds to the
-// nearest 8-bit level. Two-pass schedules store the horizontal result in an intermediate image
-// of the chosen format (rgba8, rgba16f, rgba32f). Work-group sizes come from the host (--wg);
-// local memory is sized at run time through `local` kernel arguments, so a sweep over
-// work-group sizes needs no rebuild.
+// Every kernel builds for RGBA8 and, with -DPIXEL16, RGBA16 input and output (pixel_t and
+// PIXEL_MAX in common.cl); only types and constants differ. Image schedules work on normalised
+// floats (0..1) throughout, which read_imagef and write_imagef give for CL_UNORM_INT8 and
+// CL_UNORM_INT16 alike: the output's write_imagef rounds to the nearest level of its depth.
+// Two-pass schedules store the horizontal result in an intermediate image of the chosen format
+// (rgba8, rgba16f, rgba32f; at 16 bits rgba8 and rgba16f lose precision, which is the user's
+// choice). Work-group sizes come from the host (--wg); local memory is sized at run time
+// through `local` kernel arguments, so a sweep over work-group sizes needs no rebuild.
 //
 // Arguments shared by the kernels:
 //   weights  2R+1 floats, weights[R + i] = w(i)
 //   taps     separable-linear only: (lo, t, weight, 0) per fetch: one fetch returns
 //            (1 - t) px(x + lo) + t px(x + lo + 1) through the sampler's linear filter
 
-// 8-bit input pixel (x, y), through the edge mode on both axes, as a uchar4 (0 for zero).
-inline uchar4 load_u8_edge(read_only image2d_t src, int x, int y, int w, int h, int edge) {
+// Input pixel (x, y), through the edge mode on both axes, as integer samples 0..PIXEL_MAX (0
+// for zero).
+inline pixel_t load_pixel_edge(read_only image2d_t src, int x, int y, int w, int h, int edge) {
   int xx = edge_index(x, w, edge), yy = edge_index(y, h, edge);
-  if (xx < 0 || yy < 0) return (uchar4)(0);
-  return convert_uchar4_sat_rte(read_imagef(src, (int2)(xx, yy)) * 255.0f);
+  if (xx < 0 || yy < 0) return (pixel_t)(0);
+  return convert_pixel_t(read_imagef(src, (int2)(xx, yy)) * PIXEL_MAX_F);
 }
 
 // Pixel (x, y) of a float or normalised image, edge mode on the y axis only (x inside).
@@ -33,14 +37,14 @@ inline float4 load_row(read_only image2d_t img, int x, int y, int w, int edge) {
 }
 
 // The work-group's input tile with its halo, (LX + 2R) x (LY + 2R) pixels starting at
-// (x0, y0), into local memory as 8-bit values (4 bytes a pixel, a quarter of float4's, so
-// larger work-groups fit). Every work-item loads an equal share.
-inline void stage_tile(read_only image2d_t src, local uchar4* tile, int x0, int y0, int tw,
+// (x0, y0), into local memory as integer samples (pixel_t: 4 or 8 bytes a pixel, a quarter or
+// a half of float4's, so larger work-groups fit). Every work-item loads an equal share.
+inline void stage_tile(read_only image2d_t src, local pixel_t* tile, int x0, int y0, int tw,
                        int th, int edge) {
   const int w = get_image_width(src), h = get_image_height(src);
   const int step = get_local_size(0) * get_local_size(1);
   for (int i = get_local_id(1) * get_local_size(0) + get_local_id(0); i < tw * th; i += step)
-    tile[i] = load_u8_edge(src, x0 + i % tw, y0 + i / tw, w, h, edge);
+    tile[i] = load_pixel_edge(src, x0 + i % tw, y0 + i / tw, w, h, edge);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -65,10 +69,10 @@ kernel void gauss_naive(read_only image2d_t src, write_only image2d_t dst, int r
 }
 
 // naive-local: the same loop over the work-group's tile plus halo, staged in local memory
-// ((LX + 2R) (LY + 2R) uchar4). Each input pixel is read from the image about once per
+// ((LX + 2R) (LY + 2R) pixel_t). Each input pixel is read from the image about once per
 // work-group instead of (2R+1)^2 times in all.
 kernel void gauss_naive_local(read_only image2d_t src, write_only image2d_t dst, int radius,
-                              int edge, constant float* weights, local uchar4* tile) {
+                              int edge, constant float* weights, local pixel_t* tile) {
   const int lx = get_local_id(0), ly = get_local_id(1);
   const int tw = get_local_size(0) + 2 * radius, th = get_local_size(1) + 2 * radius;
   stage_tile(src, tile, get_group_id(0) * get_local_size(0) - radius,
@@ -79,11 +83,11 @@ kernel void gauss_naive_local(read_only image2d_t src, write_only image2d_t dst,
   float4 sum = 0.0f;
   for (int j = 0; j <= 2 * radius; ++j) {
     float4 row = 0.0f;
-    local const uchar4* line = tile + (ly + j) * tw + lx;
+    local const pixel_t* line = tile + (ly + j) * tw + lx;
     for (int i = 0; i <= 2 * radius; ++i) row += weights[i] * convert_float4(line[i]);
     sum += weights[j] * row;
   }
-  write_imagef(dst, (int2)(x, y), sum * (1.0f / 255.0f));
+  write_imagef(dst, (int2)(x, y), sum * (1.0f / PIXEL_MAX_F));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -176,7 +180,7 @@ kernel void gauss_cols_local(read_only image2d_t tmp, write_only image2d_t dst, 
 // horizontal pass runs over all LY + 2R tile rows into a second local array (float4, LX wide);
 // the vertical pass reads that and writes the output.
 kernel void gauss_fused_local(read_only image2d_t src, write_only image2d_t dst, int radius,
-                              int edge, constant float* weights, local uchar4* tile,
+                              int edge, constant float* weights, local pixel_t* tile,
                               local float4* rows) {
   const int lx = get_local_id(0), ly = get_local_id(1);
   const int lw = get_local_size(0), lh = get_local_size(1);
@@ -185,7 +189,7 @@ kernel void gauss_fused_local(read_only image2d_t src, write_only image2d_t dst,
              edge);
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int i = ly * lw + lx; i < th * lw; i += lw * lh) {
-    local const uchar4* line = tile + (i / lw) * tw + i % lw;
+    local const pixel_t* line = tile + (i / lw) * tw + i % lw;
     float4 sum = 0.0f;
     for (int k = 0; k <= 2 * radius; ++k) sum += weights[k] * convert_float4(line[k]);
     rows[i] = sum;
@@ -195,11 +199,11 @@ kernel void gauss_fused_local(read_only image2d_t src, write_only image2d_t dst,
   if (x >= get_image_width(src) || y >= get_image_height(src)) return;
   float4 sum = 0.0f;
   for (int k = 0; k <= 2 * radius; ++k) sum += weights[k] * rows[(ly + k) * lw + lx];
-  write_imagef(dst, (int2)(x, y), sum * (1.0f / 255.0f));
+  write_imagef(dst, (int2)(x, y), sum * (1.0f / PIXEL_MAX_F));
 }
 
 // ---------------------------------------------------------------------------------------------
-// tiled: one pass over RGBA8 buffers (4 bytes a pixel, rows of width * 4 bytes), for CPUs,
+// tiled: one pass over buffers of pixel_t (RGBA8 or RGBA16, rows of width pixels), for CPUs,
 // where image reads are software and an intermediate image is a round trip through memory.
 // Each work-item owns tiles of tile_w x tile_h pixels in turn (work-item g takes tiles g,
 // g + items, ...: a persistent loop, so that its scratch is bounded by the number of
@@ -209,18 +213,28 @@ kernel void gauss_fused_local(read_only image2d_t src, write_only image2d_t dst,
 // the output row whose window is now complete is filtered vertically from the ring. Four
 // pixels (16 floats) go through each multiply-add, so that the CPU's vector units are full;
 // the ring stays in the cache. A pixel costs 2 (2R+1) multiply-adds, plus 2R / tile_h
-// horizontal rows to start each tile. Values are on the 0..255 scale; the output is rounded to
-// the nearest level.
+// horizontal rows to start each tile. Values are on the 0..PIXEL_MAX scale; the output is
+// rounded to the nearest level.
 // tile_w is a multiple of 16 chosen by the host so that the ring fits the L1 cache. Ring rows
 // are tile_w + 4 pixels apart (a multiple of 4 float4: rows stay 64-byte aligned): at a
 // power-of-two stride the 2R+1 rows read together would share one set of the cache and evict
 // each other (measured with tile_w 256: 7.5 ms of 14.6).
 
-// 0..255 values (slightly outside is clamped) rounded to the nearest integer, as 8 bits:
-// adding 1.5 * 2^23 rounds and leaves the integer in the low mantissa bits.
-inline uchar16 round_u8x16(float16 v) {
-  const int16 i = as_int16(clamp(v, 0.0f, 255.0f) + 12582912.0f) - 0x4B400000;
-  return convert_uchar16(i);
+// The samples of four pixels, as vload16 and vstore16 move them.
+#ifdef PIXEL16
+typedef ushort16 pixel_sample16_t;
+#define convert_pixel_sample16_t convert_ushort16
+#else
+typedef uchar16 pixel_sample16_t;
+#define convert_pixel_sample16_t convert_uchar16
+#endif
+
+// 0..PIXEL_MAX values (slightly outside is clamped) rounded to the nearest integer, as samples:
+// adding 1.5 * 2^23 rounds and leaves the integer in the low mantissa bits (exact for values
+// below 2^22, 16-bit samples included).
+inline pixel_sample16_t round_samples16(float16 v) {
+  const int16 i = as_int16(clamp(v, 0.0f, PIXEL_MAX_F) + 12582912.0f) - 0x4B400000;
+  return convert_pixel_sample16_t(i);
 }
 
 // Pixels o .. o+3 of the staged row, from the copy shifted by o mod 4 (see below).
@@ -230,7 +244,7 @@ inline global const float16* shifted(global const float4* line, size_t line_size
 
 // Staged pixel k (image column x through the edge mode) into the four shifted copies of the
 // row that start at c0, line_size float4 apart (see gauss_tiled).
-inline void stage_pixel(global float4* c0, size_t line_size, int k, global const uchar4* row,
+inline void stage_pixel(global float4* c0, size_t line_size, int k, global const pixel_t* row,
                         int x, int w, int edge) {
   const int xx = edge_index(x, w, edge);
   const float4 v = xx < 0 ? (float4)(0.0f) : convert_float4(row[xx]);
@@ -245,7 +259,7 @@ inline void stage_pixel(global float4* c0, size_t line_size, int k, global const
 // (64 bytes), then 2R+1 rows of tile_w + 4 float4 (the ring): with the
 // buffer's base aligned (CL_DEVICE_MEM_BASE_ADDR_ALIGN is at least 1024 bits) every copy and
 // every ring row starts on 64 bytes.
-kernel void gauss_tiled(global const uchar4* src, global uchar4* dst, int w, int h, int radius,
+kernel void gauss_tiled(global const pixel_t* src, global pixel_t* dst, int w, int h, int radius,
                         int edge, constant float* weights, int tile_w, int tile_h,
                         global float4* scratch) {
   const int stride = tile_w + 4;  // of the ring's rows
@@ -264,7 +278,7 @@ kernel void gauss_tiled(global const uchar4* src, global uchar4* dst, int w, int
       if (yy < 0) {
         for (int i = 0; i < n; ++i) slot[i] = 0.0f;
       } else {
-        global const uchar4* row = src + (size_t)yy * w;
+        global const pixel_t* row = src + (size_t)yy * w;
         // Staged pixel k goes to position k - j of copy j (j = 0..3): copy j is the row shifted
         // by j pixels, so that a run of 4 pixels starting anywhere is a 64-byte aligned load
         // from one of the four (shifted()). Pixels whose column x0 - R + k is inside need no
@@ -275,12 +289,13 @@ kernel void gauss_tiled(global const uchar4* src, global uchar4* dst, int w, int
         global float4* c0 = line + 4;
         for (int k = 0; k < inner0; ++k)
           stage_pixel(c0, line_size, k, row, x0 - radius + k, w, edge);
-        // The inner run 4 pixels at a time: one 16-byte load, converted as 16 floats, and four
-        // 64-byte stores, where pixel by pixel PoCL issued sixteen 16-byte stores.
-        global const uchar4* in = row + x0 - radius;
+        // The inner run 4 pixels at a time: one 16-byte load (32 bytes for RGBA16), converted as
+        // 16 floats, and four 64-byte stores, where pixel by pixel PoCL issued sixteen 16-byte
+        // stores.
+        global const pixel_t* in = row + x0 - radius;
         int q = inner0;
         for (; q + 4 <= inner1; q += 4) {
-          const float16 v = convert_float16(vload16(0, (global const uchar*)(in + q)));
+          const float16 v = convert_float16(vload16(0, (global const pixel_sample_t*)(in + q)));
           vstore16(v, 0, (global float*)(c0 + q));
           vstore16(v, 0, (global float*)(c0 + line_size - 1 + q));
           vstore16(v, 0, (global float*)(c0 + 2 * line_size - 2 + q));
@@ -326,7 +341,7 @@ kernel void gauss_tiled(global const uchar4* src, global uchar4* dst, int w, int
       const int yo = y - radius;
       if (yo < y0) continue;
       const int first = (yo - y0) % taps;  // the slot of input row yo - R
-      global uchar4* out = dst + (size_t)yo * w + x0;
+      global pixel_t* out = dst + (size_t)yo * w + x0;
       int i = 0;
       const int centre = (first + radius) % taps;  // the slot of input row yo
       for (; i + 16 <= n; i += 16) {
@@ -347,29 +362,30 @@ kernel void gauss_tiled(global const uchar4* src, global uchar4* dst, int w, int
           a2 = fma(wk, l[2] + r[2], a2);
           a3 = fma(wk, l[3] + r[3], a3);
         }
-        vstore16(round_u8x16(a0), 0, (global uchar*)(out + i));
-        vstore16(round_u8x16(a1), 1, (global uchar*)(out + i));
-        vstore16(round_u8x16(a2), 2, (global uchar*)(out + i));
-        vstore16(round_u8x16(a3), 3, (global uchar*)(out + i));
+        vstore16(round_samples16(a0), 0, (global pixel_sample_t*)(out + i));
+        vstore16(round_samples16(a1), 1, (global pixel_sample_t*)(out + i));
+        vstore16(round_samples16(a2), 2, (global pixel_sample_t*)(out + i));
+        vstore16(round_samples16(a3), 3, (global pixel_sample_t*)(out + i));
       }
       for (; i + 4 <= n; i += 4) {
         float16 acc = 0.0f;
         for (int k = 0, s = first; k < taps; ++k, s = s + 1 == taps ? 0 : s + 1)
           acc += weights[k] * vload16(0, (global const float*)(ring + (size_t)s * stride + i));
-        vstore16(round_u8x16(acc), 0, (global uchar*)(out + i));
+        vstore16(round_samples16(acc), 0, (global pixel_sample_t*)(out + i));
       }
       for (; i < n; ++i) {
         float4 acc = 0.0f;
         for (int k = 0, s = first; k < taps; ++k, s = s + 1 == taps ? 0 : s + 1)
           acc += weights[k] * ring[(size_t)s * stride + i];
-        out[i] = round_u8x16((float16)(acc, acc, acc, acc)).s0123;
+        out[i] = round_samples16((float16)(acc, acc, acc, acc)).s0123;
       }
     }
   }
 }
 
 // ---------------------------------------------------------------------------------------------
-// fused: one pass over RGBA8 buffers (4 bytes a pixel, rows of width * 4 bytes), for GPUs.
+// fused: one pass over buffers of pixel_word_t (one 32-bit word a pixel for RGBA8, two for
+// RGBA16; rows of width pixels), for GPUs.
 // Built per radius (-DGAUSS_R=R) with the tile (-DFUSED_TILE_W=TW, a multiple of 8, and
 // -DFUSED_ROWS, 8), so
 // that every loop below unrolls and every weight index is a constant: no index arithmetic and
@@ -390,18 +406,39 @@ kernel void gauss_tiled(global const uchar4* src, global uchar4* dst, int w, int
 #define FUSED_STRIDE (FUSED_COLS + 1)
 #define FUSED_TAPS (2 * GAUSS_R + 1)
 
-// RGBA8 (little-endian: R in the low byte) as floats 0..255. 0x4B000000 | b is the float
-// 2^23 + b: one bit operation and one subtraction a channel, where convert_float4 costs four
-// integer-to-float conversions (a quarter of the multiply-add rate on NVIDIA GPUs).
-inline float4 unpack_rgba8(uint u) {
-  const uint4 b = (uint4)(u, u >> 8, u >> 16, u >> 24) & 0xFFu;
-  return as_float4(b | 0x4B000000u) - 8388608.0f;
+// The samples of a buffer pixel (little-endian: R in the low bits) as uint4, and back.
+#ifdef PIXEL16
+inline uint4 pixel_samples(uint2 u) { return (uint4)(u.x, u.x >> 16, u.y, u.y >> 16) & 0xFFFFu; }
+inline uint2 pixel_word(uint4 s) { return (uint2)(s.x | s.y << 16, s.z | s.w << 16); }
+#else
+inline uint4 pixel_samples(uint u) { return (uint4)(u, u >> 8, u >> 16, u >> 24) & 0xFFu; }
+inline uint pixel_word(uint4 s) { return s.x | s.y << 8 | s.z << 16 | s.w << 24; }
+#endif
+
+// A buffer pixel as floats 0..PIXEL_MAX. 0x4B000000 | b is the float 2^23 + b (exact for
+// b < 2^23, so for 16-bit samples too): one bit operation and one subtraction a channel, where
+// convert_float4 costs four integer-to-float conversions (a quarter of the multiply-add rate on
+// NVIDIA GPUs).
+inline float4 unpack_pixel(pixel_word_t u) {
+  return as_float4(pixel_samples(u) | 0x4B000000u) - 8388608.0f;
 }
 
-// 0..255 floats (slightly outside is clamped) rounded to the nearest level, packed as RGBA8.
-inline uint pack_rgba8(float4 v) {
-  const uint4 i = as_uint4(clamp(v, 0.0f, 255.0f) + 12582912.0f) & 0xFFu;
-  return i.x | i.y << 8 | i.z << 16 | i.w << 24;
+// 0..PIXEL_MAX floats (slightly outside is clamped) rounded to the nearest level, as a buffer
+// pixel: adding 1.5 * 2^23 leaves the rounded value in the low mantissa bits.
+inline pixel_word_t pack_pixel(float4 v) {
+  return pixel_word(as_uint4(clamp(v, 0.0f, PIXEL_MAX_F) + 12582912.0f) & (uint)PIXEL_MAX);
+}
+
+// Pixels of one 16-byte store: 4 RGBA8 or 2 RGBA16.
+#define STORE_PIXELS (16 / (int)sizeof(pixel_word_t))
+
+// Pixels acc[0 .. STORE_PIXELS - 1] packed as the 16 bytes of one store.
+inline uint4 pack_store(const float4* acc) {
+#ifdef PIXEL16
+  return (uint4)(pack_pixel(acc[0]), pack_pixel(acc[1]));
+#else
+  return (uint4)(pack_pixel(acc[0]), pack_pixel(acc[1]), pack_pixel(acc[2]), pack_pixel(acc[3]));
+#endif
 }
 
 // Adds input row j of the window (0 .. FUSED_ROWS + 2R - 1) into the outputs it reaches. With
@@ -413,8 +450,8 @@ inline void fused_accumulate(float4* acc, int j, float4 v, constant float* weigh
     if (j - i >= 0 && j - i < FUSED_TAPS) acc[i] = fma(weights[j - i], v, acc[i]);
 }
 
-kernel void gauss_fused(global const uint* src, global uint* dst, int w, int h, int edge,
-                        constant float* weights, local float4* vsum) {
+kernel void gauss_fused(global const pixel_word_t* src, global pixel_word_t* dst, int w, int h,
+                        int edge, constant float* weights, local float4* vsum) {
   const int g = get_local_size(0), lid = get_local_id(0);
   const int x0 = get_group_id(0) * FUSED_TILE_W, y0 = get_group_id(1) * FUSED_ROWS;
   const bool inner_rows = y0 - GAUSS_R >= 0 && y0 + FUSED_ROWS + GAUSS_R <= h;
@@ -425,17 +462,17 @@ kernel void gauss_fused(global const uint* src, global uint* dst, int w, int h, 
     const int xx = edge_index(x0 - GAUSS_R + c, w, edge);
     if (xx >= 0) {
       if (inner_rows) {
-        global const uint* p = src + (size_t)(y0 - GAUSS_R) * w + xx;
+        global const pixel_word_t* p = src + (size_t)(y0 - GAUSS_R) * w + xx;
 #pragma unroll
         for (int j = 0; j < FUSED_ROWS + 2 * GAUSS_R; ++j) {
-          const float4 v = unpack_rgba8(p[(size_t)j * w]);
+          const float4 v = unpack_pixel(p[(size_t)j * w]);
           fused_accumulate(acc, j, v, weights);
         }
       } else {
 #pragma unroll
         for (int j = 0; j < FUSED_ROWS + 2 * GAUSS_R; ++j) {
           const int yy = edge_index(y0 - GAUSS_R + j, h, edge);
-          const float4 v = yy < 0 ? (float4)(0.0f) : unpack_rgba8(src[(size_t)yy * w + xx]);
+          const float4 v = yy < 0 ? (float4)(0.0f) : unpack_pixel(src[(size_t)yy * w + xx]);
           fused_accumulate(acc, j, v, weights);
         }
       }
@@ -459,16 +496,14 @@ kernel void gauss_fused(global const uint* src, global uint* dst, int w, int h, 
     }
     const int x = x0 + first, y = y0 + row;
     if (y >= h) continue;
-    global uint* out = dst + (size_t)y * w + x;
-    if (x + 8 <= w && (((size_t)y * w + x) & 3) == 0) {
-      ((global uint4*)out)[0] = (uint4)(pack_rgba8(acc[0]), pack_rgba8(acc[1]),
-                                        pack_rgba8(acc[2]), pack_rgba8(acc[3]));
-      ((global uint4*)out)[1] = (uint4)(pack_rgba8(acc[4]), pack_rgba8(acc[5]),
-                                        pack_rgba8(acc[6]), pack_rgba8(acc[7]));
+    global pixel_word_t* out = dst + (size_t)y * w + x;
+    if (x + 8 <= w && ((size_t)y * w + x) % STORE_PIXELS == 0) {
+#pragma unroll
+      for (int i = 0; i < 8; i += STORE_PIXELS) *(global uint4*)(out + i) = pack_store(acc + i);
     } else {
 #pragma unroll
       for (int i = 0; i < 8; ++i)
-        if (x + i < w) out[i] = pack_rgba8(acc[i]);
+        if (x + i < w) out[i] = pack_pixel(acc[i]);
     }
   }
 }

@@ -1,6 +1,7 @@
-// Every Gaussian variant x intermediate format x edge mode against the double-precision CPU
-// reference on every pixel, borders included; the weights and the linear-sampling taps; and the
-// work-group checks (sizes the kernel or the local memory cannot hold are refused by name).
+// Every Gaussian variant x intermediate format x edge mode, at 8 and 16 bits a sample, against
+// the double-precision CPU reference on every pixel, borders included; the weights and the
+// linear-sampling taps; and the work-group checks (sizes the kernel or the local memory cannot
+// hold are refused by name).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,9 +22,29 @@ namespace {
 // split of each tap pair depends on the device's filtering precision, which OpenCL leaves open.
 // On a CPU device (PoCL) separable-linear is held to the worst error measured there: 0 with
 // rgba32f, 1 otherwise (on an NVIDIA H100 it measured 1 with every format).
-int tolerance(GaussVariant v, Intermediate f) {
-  if (v == GaussVariant::separable_linear && (runtime().device().type & CL_DEVICE_TYPE_CPU))
-    return f == Intermediate::rgba32f ? 0 : 1;
+//
+// At 16 bits (65535 levels a unit) the bounds follow from how finely the intermediate holds a
+// value v in [0, 1]. The device's result is the exact one plus that storage error d (the
+// vertical pass averages the stored errors with weights that sum to 1, so they do not grow),
+// and rounding both to levels leaves them less than |d| + 1 apart:
+//  - rgba32f, and one-pass variants: a 24-bit significand, d under 2^-24 of v, 0.004 levels,
+//    and the float arithmetic of the passes as little: 1 level. An 8-bit step is 257 levels, so
+//    a path that quantises to 8 bits anywhere fails (see EightBitLevelsAreFarFromSixteen).
+//  - rgba16f: an 11-bit significand, d at most 2^-12 for v in [0.5, 1): 16 levels, so 17.
+//  - rgba8: d at most half of 1/255: 65535 / 510 = 128.5 levels, so 129.
+// separable-linear's fetches blend neighbours with the device's filter weights: exact enough
+// on PoCL (measured within the bounds above); GPUs keep the fraction t in 8 bits (1/256 steps,
+// rounded), so each pass may be off by 1/512 of the largest neighbour difference, 128 levels:
+// up to 256 more over two passes (not measured here).
+int tolerance(GaussVariant v, Intermediate f, PixelDepth depth = PixelDepth::u8) {
+  const bool cpu = runtime().device().type & CL_DEVICE_TYPE_CPU;
+  if (depth == PixelDepth::u16) {
+    const int stored = !gauss_is_two_pass(v) || f == Intermediate::rgba32f ? 1
+                       : f == Intermediate::rgba16f                        ? 17
+                                                                           : 129;
+    return v == GaussVariant::separable_linear && !cpu ? stored + 256 : stored;
+  }
+  if (v == GaussVariant::separable_linear && cpu) return f == Intermediate::rgba32f ? 0 : 1;
   return !gauss_is_two_pass(v) || f == Intermediate::rgba32f ? 1 : 2;
 }
 
@@ -57,17 +78,19 @@ struct Case {
 const Case kCases[] = {{1, 1, 1.0, 2},   {7, 3, 2.0, 5},     {33, 17, 0.8, 0},
                        {33, 17, 3.0, 9}, {61, 37, 10.0, 16}, {19, 11, 4.0, 25}};
 
-class GaussVariantTest : public ::testing::TestWithParam<GaussVariant> {};
-
-TEST_P(GaussVariantTest, MatchesReferenceEverywhere) {
+// Variant `requested` on every case, edge mode and intermediate format against the reference,
+// on random images of T samples (8 or 16 bits), within tolerance().
+template <typename T>
+void expect_matches_reference(GaussVariant requested) {
   // `auto` is tested as what it stands for on this device (its work-group shape, formats).
-  const GaussVariant v = resolve_gauss_variant(GetParam(), 16, runtime().device());
+  const GaussVariant v = resolve_gauss_variant(requested, 16, runtime().device());
+  constexpr PixelDepth depth = depth_of<T>;
   std::map<Intermediate, int> worst;  // printed: the measured accuracy of this device
   unsigned seed = 1;
   for (const Case& c : kCases) {
-    const Image input = random_rgba(c.w, c.h, seed++);
+    const BasicImage<T> input = random_image<T>(c.w, c.h, seed++);
     for (const auto& edge : edge_mode_table()) {
-      const Image expected = gauss_blur_reference(input, c.sigma, c.radius, edge.value);
+      const BasicImage<T> expected = gauss_blur_reference(input, c.sigma, c.radius, edge.value);
       for (Intermediate f : intermediates_for(v)) {
         GaussParams p;
         p.sigma = c.sigma;
@@ -81,16 +104,28 @@ TEST_P(GaussVariantTest, MatchesReferenceEverywhere) {
           p.wg = {8, 4};  // not square, so x and y cannot be swapped unnoticed
         const int err = max_error(gauss_blur(runtime(), input, p), expected);
         worst[f] = std::max(worst[f], err);
-        EXPECT_LE(err, tolerance(v, f))
+        EXPECT_LE(err, tolerance(v, f, depth))
             << c.w << "x" << c.h << " sigma=" << c.sigma << " r=" << c.radius
             << " edge=" << edge.name << " intermediate=" << name_of(intermediate_table(), f);
       }
     }
   }
   for (const auto& [f, err] : worst)
-    std::cout << "[ accuracy ] " << name_of(gauss_variant_table(), GetParam()) << " "
-              << (gauss_is_two_pass(v) ? name_of(intermediate_table(), f) : "-") << ": worst error "
-              << err << " on " << runtime().device().name << "\n";
+    std::cout << "[ accuracy ] " << name_of(gauss_variant_table(), requested) << " "
+              << (gauss_is_two_pass(v) ? name_of(intermediate_table(), f) : "-") << " "
+              << 8 * sizeof(T) << "-bit: worst error " << err << " on " << runtime().device().name
+              << "\n";
+}
+
+class GaussVariantTest : public ::testing::TestWithParam<GaussVariant> {};
+
+TEST_P(GaussVariantTest, MatchesReferenceEverywhere) {
+  expect_matches_reference<std::uint8_t>(GetParam());
+}
+
+// The same at 16 bits a sample (PixelDepth::u16, RGBA16 in and out).
+TEST_P(GaussVariantTest, MatchesReferenceEverywhere16) {
+  expect_matches_reference<std::uint16_t>(GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariants, GaussVariantTest, ::testing::ValuesIn([] {
@@ -106,10 +141,12 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, GaussVariantTest, ::testing::ValuesIn([] {
                          });
 
 // tiled over several tiles across and down: tile widths 256 (R 2) and 64 (R 16), the last
-// tile short both ways, widths that leave 4-pixel and single-pixel remainders, every edge mode.
-TEST(GaussTiled, SeveralTilesMatchReference) {
+// tile short both ways, widths that leave 4-pixel and single-pixel remainders, every edge mode;
+// on T samples.
+template <typename T>
+void expect_tiled_tiles_match_reference() {
   for (Size s : {Size{301, 530}, Size{259, 263}}) {
-    const Image input = random_rgba(s.w, s.h, 21);
+    const BasicImage<T> input = random_image<T>(s.w, s.h, 21);
     for (int radius : {2, 16}) {
       for (const auto& edge : edge_mode_table()) {
         GaussParams p;
@@ -125,6 +162,10 @@ TEST(GaussTiled, SeveralTilesMatchReference) {
       }
     }
   }
+}
+
+TEST(GaussTiled, SeveralTilesMatchReference) {
+  expect_tiled_tiles_match_reference<std::uint8_t>();
   GaussParams p;
   p.sigma = 2.0;
   p.variant = GaussVariant::tiled;
@@ -132,15 +173,21 @@ TEST(GaussTiled, SeveralTilesMatchReference) {
   EXPECT_THROW(GaussFilter(runtime(), p, 64, 64), UsageError);  // no work-group to choose
 }
 
+TEST(GaussTiled, SeveralTilesMatchReference16) {
+  expect_tiled_tiles_match_reference<std::uint16_t>();
+}
+
 // fused over several tiles across and down: tile widths 8 (the least: G 16, R 16) to 248
 // (G 128, R 3), tile rows 1, 3, 8 and 16, widths whose rows take 16-byte stores (a multiple of
-// 4) and ones that do not, the last tile short both ways, every edge mode.
-TEST(GaussFused, SeveralTilesMatchReference) {
+// 4 RGBA8 pixels, of 2 RGBA16) and ones that do not, the last tile short both ways, every edge
+// mode; on T samples.
+template <typename T>
+void expect_fused_tiles_match_reference() {
   struct Schedule {
     int radius, group, rows;
   };
   for (Size s : {Size{300, 70}, Size{259, 41}}) {
-    const Image input = random_rgba(s.w, s.h, 23);
+    const BasicImage<T> input = random_image<T>(s.w, s.h, 23);
     for (Schedule k : {Schedule{3, 128, 8}, Schedule{3, 64, 1}, Schedule{3, 32, 3},
                        Schedule{16, 16, 16}, Schedule{16, 128, 8}}) {
       for (const auto& edge : edge_mode_table()) {
@@ -151,7 +198,7 @@ TEST(GaussFused, SeveralTilesMatchReference) {
         p.wg = {k.group, 1};
         p.segment = k.rows;
         p.edge = edge.value;
-        GaussFilter filter(runtime(), p, s.w, s.h);
+        GaussFilter filter(runtime(), p, s.w, s.h, depth_of<T>);
         const std::string tile =
             "tile=" + std::to_string(gauss_fused_tile_width(k.radius, k.group)) + "x" +
             std::to_string(k.rows);
@@ -164,6 +211,14 @@ TEST(GaussFused, SeveralTilesMatchReference) {
       }
     }
   }
+}
+
+TEST(GaussFused, SeveralTilesMatchReference) {
+  expect_fused_tiles_match_reference<std::uint8_t>();
+}
+
+TEST(GaussFused, SeveralTilesMatchReference16) {
+  expect_fused_tiles_match_reference<std::uint16_t>();
 }
 
 TEST(GaussFused, TileWidthAndLocalMemory) {
@@ -282,13 +337,91 @@ TEST(GaussLinearTaps, ReproduceTheWeights) {
   }
 }
 
-TEST(GaussReference, FlatImageStaysFlatAndZeroEdgeDarkens) {
-  Image flat{9, 7, 1, std::vector<std::uint8_t>(63, 200)};
+// A flat image of samples `level` stays flat but for the zero edge mode, which darkens it.
+template <typename T>
+void expect_flat_stays_flat(T level) {
+  const BasicImage<T> flat{9, 7, 1, std::vector<T>(63, level)};
   EXPECT_EQ(gauss_blur_reference(flat, 2.0, 6, EdgeMode::clamp).pixels, flat.pixels);
   EXPECT_EQ(gauss_blur_reference(flat, 2.0, 6, EdgeMode::mirror).pixels, flat.pixels);
-  const Image zero = gauss_blur_reference(flat, 2.0, 6, EdgeMode::zero);
-  EXPECT_LT(zero.pixels[0], 200);             // the corner sees zeros on two sides
+  const BasicImage<T> zero = gauss_blur_reference(flat, 2.0, 6, EdgeMode::zero);
+  EXPECT_LT(zero.pixels[0], level);           // the corner sees zeros on two sides
   EXPECT_LT(zero.pixels[0], zero.pixels[4]);  // more than the middle of the top row
+}
+
+TEST(GaussReference, FlatImageStaysFlatAndZeroEdgeDarkens) {
+  expect_flat_stays_flat<std::uint8_t>(200);
+  expect_flat_stays_flat<std::uint16_t>(51234);  // between 8-bit levels (199.4 * 257)
+}
+
+// The 16-bit cases are far from 8-bit levels: every reference result rounded to a multiple of
+// 257 moves by more than the rgba32f bound, so MatchesReferenceEverywhere16 fails for a path
+// that rounds its output to 8 bits; the radius-0 case (the identity) makes one that rounds its
+// input to 8 bits fail as well.
+TEST(GaussReference, EightBitLevelsAreFarFromSixteen) {
+  const auto to_8bit = [](Image16 image) {
+    for (std::uint16_t& v : image.pixels) v = static_cast<std::uint16_t>((v + 128) / 257 * 257);
+    return image;
+  };
+  unsigned seed = 1;  // as MatchesReferenceEverywhere16
+  for (const Case& c : kCases) {
+    const Image16 expected =
+        gauss_blur_reference(random_rgba16(c.w, c.h, seed++), c.sigma, c.radius, EdgeMode::clamp);
+    EXPECT_GT(max_error(to_8bit(expected), expected),
+              tolerance(GaussVariant::naive, Intermediate::rgba32f, PixelDepth::u16))
+        << c.w << "x" << c.h << " r=" << c.radius;
+  }
+}
+
+// A schedule is built for one depth: at u16 it moves 8 bytes a pixel in and out (the
+// intermediate's bytes are the format's at both depths), and run_filter refuses an image of the
+// other depth.
+TEST(GaussDepth, BytesFollowTheDepthAndTheOtherDepthIsRefused) {
+  const int w = 40, h = 30;
+  const std::uint64_t pixels = w * h;
+  for (const auto& v : gauss_variant_table()) {
+    SCOPED_TRACE(v.name);
+    GaussParams p;
+    p.sigma = 2.0;
+    p.variant = v.value;
+    GaussFilter u8(runtime(), p, w, h), u16(runtime(), p, w, h, PixelDepth::u16);
+    EXPECT_EQ(u8.depth(), PixelDepth::u8);
+    EXPECT_EQ(u16.depth(), PixelDepth::u16);
+    EXPECT_EQ(u8.compulsory_bytes(), 8 * pixels);
+    EXPECT_EQ(u16.compulsory_bytes(), 16 * pixels);
+    ASSERT_EQ(u8.passes().size(), u16.passes().size());
+    for (size_t i = 0; i < u8.passes().size(); ++i)  // of the input and output: 4 bytes more
+      EXPECT_EQ(u16.passes()[i].bytes - u8.passes()[i].bytes,
+                (u8.passes().size() == 1 ? 8 : 4) * pixels);
+    EXPECT_THROW(run_filter(runtime(), u8, random_rgba16(w, h, 1)), Error);
+    EXPECT_THROW(run_filter(runtime(), u16, random_rgba(w, h, 1)), Error);
+  }
+}
+
+// The staged tiles of naive-local and fused-local hold the input's samples: 8 bytes a pixel at
+// u16, 4 more than at u8 (fused-local's float4 rows are the same at both). Read from the
+// refusal of a tile too large for local memory, which names the bytes it needs.
+TEST(GaussDepth, StagedTilesHoldTheInputsSamples) {
+  GaussParams p;
+  p.sigma = 1000.0;
+  p.radius = 4000;
+  p.wg = {4, 4};
+  const auto needed = [&p](PixelDepth depth) {
+    try {
+      GaussFilter filter(runtime(), p, 64, 64, depth);
+    } catch (const UsageError& e) {
+      const std::string m = e.what();
+      const size_t at = m.find(" needs ");
+      if (at != std::string::npos) return std::stoll(m.substr(at + 7));
+      ADD_FAILURE() << m;
+    }
+    return -1LL;
+  };
+  const long long tile = 8004LL * 8004;  // (4 + 2R)^2 pixels
+  for (GaussVariant v : {GaussVariant::naive_local, GaussVariant::fused_local}) {
+    p.variant = v;
+    EXPECT_EQ(needed(PixelDepth::u16) - needed(PixelDepth::u8), 4 * tile)
+        << name_of(gauss_variant_table(), v);
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Helpers shared by the device tests: one runtime (and so one program cache) for the whole
-// test binary, seeded random images, and the largest per-channel difference of two images.
+// test binary, seeded random images (8- and 16-bit), and the largest per-channel difference of
+// two images.
 #pragma once
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "core/cl_runtime.h"
+#include "core/filter.h"
 #include "core/image_io.h"
 
 namespace blurtool {
@@ -40,19 +42,35 @@ inline Image random_rgba(int w, int h, unsigned seed, int levels = 256) {
   return img;
 }
 
-/// A `w` x `h` RGBA16 image of seeded random 16-bit values (most not multiples of 257, so an
-/// 8-bit path cannot reproduce them).
+/// A `w` x `h` RGBA16 image of seeded random values, none a multiple of 257 (an 8-bit level
+/// scaled to 16 bits): a path that keeps 8 bits anywhere is off by up to 128 levels.
 inline Image16 random_rgba16(int w, int h, unsigned seed) {
   Image16 img{w, h, 4, std::vector<std::uint16_t>(static_cast<size_t>(w) * h * 4)};
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> value(0, 65535);
-  for (auto& p : img.pixels) p = static_cast<std::uint16_t>(value(rng));
+  std::uniform_int_distribution<int> value(0, 65534);
+  for (auto& p : img.pixels) {
+    const int v = value(rng);
+    p = static_cast<std::uint16_t>(v % 257 == 0 ? v + 1 : v);
+  }
   return img;
 }
 
-/// Largest |a - b| over all pixels and channels of two images of one size.
+/// The depth of a filter for images of T samples (std::uint8_t or std::uint16_t).
 template <typename T>
-inline int max_error(const BasicImage<T>& a, const BasicImage<T>& b) {
+constexpr PixelDepth depth_of = sizeof(T) == 2 ? PixelDepth::u16 : PixelDepth::u8;
+
+/// random_rgba or random_rgba16 by sample type, for tests run at both depths.
+template <typename T>
+BasicImage<T> random_image(int w, int h, unsigned seed) {
+  if constexpr (depth_of<T> == PixelDepth::u16)
+    return random_rgba16(w, h, seed);
+  else
+    return random_rgba(w, h, seed);
+}
+
+/// Largest |a - b| over all pixels and channels of two images of one size and sample type.
+template <typename T>
+int max_error(const BasicImage<T>& a, const BasicImage<T>& b) {
   int worst = 0;
   for (size_t i = 0; i < a.pixels.size() && i < b.pixels.size(); ++i)
     worst = std::max(worst, std::abs(int(a.pixels[i]) - int(b.pixels[i])));
