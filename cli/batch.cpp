@@ -71,19 +71,61 @@ OutputKind output_kind(const std::string& path, const std::string& input, const 
                    "': unknown image format; use a .png, .jpg or .jpeg name, or --format");
 }
 
+namespace {
+
+// Whether any alpha sample of `rgba` is below `max`.
+template <typename T>
+bool has_transparency(const BasicImage<T>& rgba, T max) {
+  for (size_t i = 3; i < rgba.pixels.size(); i += 4)
+    if (rgba.pixels[i] < max) return true;
+  return false;
+}
+
+}  // namespace
+
+Source make_source(DecodedImage image, const CliOptions& o) {
+  Source s;
+  s.channels = image.channels();
+  s.deep = image.is_wide();
+  if (o.operation == CliOptions::Operation::bright) {  // 8 bits, stored form
+    s.rgba = to_rgba(s.deep ? narrow(image.wide) : std::move(image.narrow));
+    return s;
+  }
+  if (s.deep)
+    s.rgba16 = to_rgba(image.wide);
+  else
+    s.rgba = image.narrow.channels == 4 ? std::move(image.narrow) : to_rgba(image.narrow);
+  const bool alpha = s.channels == 2 || s.channels == 4;
+  s.space.linear_light = o.linear_light;
+  s.space.premultiplied = !o.straight_alpha && alpha &&
+                          (s.deep ? has_transparency<std::uint16_t>(s.rgba16, 65535)
+                                  : has_transparency<std::uint8_t>(s.rgba, 255));
+  if (!s.deep && !s.space.is_stored_form()) {
+    s.rgba16 = widen(s.rgba);
+    s.rgba = Image{};
+  }
+  return s;
+}
+
 std::unique_ptr<Filter> make_filter(Runtime& runtime, const CliOptions& o, int width, int height,
-                                    WorkGroup wg) {
+                                    WorkGroup wg, PixelDepth depth, WorkingSpace space) {
+  std::unique_ptr<Filter> filter;
   switch (o.operation) {
     case CliOptions::Operation::bright:
       return std::make_unique<BrightFinder>(runtime, o.bright_params, width, height);
     case CliOptions::Operation::box:
-      return std::make_unique<BoxFilter>(runtime, o.box_params, width, height);
-    case CliOptions::Operation::gauss:
+      filter = std::make_unique<BoxFilter>(runtime, o.box_params, width, height, depth);
       break;
+    case CliOptions::Operation::gauss: {
+      GaussParams params = o.gauss_params;
+      if (!wg.is_default()) params.wg = wg;
+      filter = std::make_unique<GaussFilter>(runtime, params, width, height, depth);
+      break;
+    }
   }
-  GaussParams params = o.gauss_params;
-  if (!wg.is_default()) params.wg = wg;
-  return std::make_unique<GaussFilter>(runtime, params, width, height);
+  if (space.is_stored_form()) return filter;
+  return std::make_unique<WorkingSpaceFilter>(runtime, std::shared_ptr<Filter>(std::move(filter)),
+                                              space, width, height);
 }
 
 namespace {
@@ -104,10 +146,12 @@ int operation_halo(const CliOptions& o) {
 
 }  // namespace
 
-TileSize operation_tiles(const Runtime& runtime, const CliOptions& o, int width, int height) {
+TileSize operation_tiles(const Runtime& runtime, const CliOptions& o, int width, int height,
+                         bool wide) {
   const bool bright = o.operation == CliOptions::Operation::bright;
   const int halo = operation_halo(o);
-  TileSize t = plan_tiles(runtime.device(), width, height, halo, o.max_tile);
+  TileSize t = plan_tiles(runtime.device(), width, height, halo, o.max_tile,
+                          wide ? kWideTileBytesPerPixel : 24);
   if (t.width >= width && t.height >= height) return TileSize{width, height};
   if (bright) {  // whole blocks of the image's grid in every tile
     const int b = o.bright_params.block;
@@ -128,10 +172,12 @@ TileSize operation_tiles(const Runtime& runtime, const CliOptions& o, int width,
   return t;
 }
 
-Rendered render_tiled(Runtime& runtime, const CliOptions& o, const Image& rgba, int channels,
-                      OutputKind kind, TileSize tiles) {
+Rendered render_tiled(Runtime& runtime, const CliOptions& o, const Source& source, OutputKind kind,
+                      TileSize tiles) {
   Rendered r;
-  r.channels = channels;
+  r.channels = source.channels;
+  r.deep = source.deep;
+  const Image& rgba = source.rgba;
   if (o.operation == CliOptions::Operation::bright) {
     const std::vector<BrightPoint> points =
         find_bright_points_tiled(runtime, rgba, o.bright_params, tiles);
@@ -145,15 +191,20 @@ Rendered render_tiled(Runtime& runtime, const CliOptions& o, const Image& rgba, 
   }
   // Every tile with the schedule auto takes for the whole image (the tuning table goes by size).
   CliOptions same = o;
+  const PixelDepth depth = source.wide() ? PixelDepth::u16 : PixelDepth::u8;
+  const int w = source.width(), h = source.height();
   if (o.operation == CliOptions::Operation::box)
-    same.box_params = resolve_box_schedule(o.box_params, runtime.device(), rgba.width, rgba.height);
+    same.box_params = resolve_box_schedule(o.box_params, runtime.device(), w, h, depth);
   else
-    same.gauss_params =
-        resolve_gauss_schedule(o.gauss_params, runtime.device(), rgba.width, rgba.height);
+    same.gauss_params = resolve_gauss_schedule(o.gauss_params, runtime.device(), w, h);
   const MakeFilter make = make_filter_per_size([&](int width, int height) {
-    return std::shared_ptr<Filter>(make_filter(runtime, same, width, height));
+    return std::shared_ptr<Filter>(
+        make_filter(runtime, same, width, height, {}, depth, source.space));
   });
-  r.image = run_filter_tiled(runtime, make, rgba, operation_halo(o), tiles).output;
+  if (source.wide())
+    r.image16 = run_filter_tiled(runtime, make, source.rgba16, operation_halo(o), tiles).output;
+  else
+    r.image = run_filter_tiled(runtime, make, rgba, operation_halo(o), tiles).output;
   return r;
 }
 
@@ -175,10 +226,34 @@ Rendered render(Runtime& runtime, const CliOptions& o, Filter& filter, Image out
   return r;
 }
 
+SourceRun render_source(Runtime& runtime, const CliOptions& o, Filter& filter, const Source& source,
+                        OutputKind kind, int runs) {
+  SourceRun r;
+  if (!source.wide()) {
+    r.timings = run_filter(runtime, filter, source.rgba, runs);
+    r.rendered =
+        render(runtime, o, filter, std::move(r.timings.output), source.rgba, source.channels, kind);
+    r.timings.output = Image{};
+    return r;
+  }
+  FilterRun16 run = run_filter(runtime, filter, source.rgba16, runs);
+  r.timings = timings_of(run);
+  r.rendered.image16 = std::move(run.output);
+  r.rendered.channels = source.channels;
+  r.rendered.deep = source.deep;
+  return r;
+}
+
 std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const CliOptions& o) {
   if (kind == OutputKind::csv || kind == OutputKind::json)
     return std::vector<std::uint8_t>(r.text.begin(), r.text.end());
   const ImageFormat format = kind == OutputKind::png ? ImageFormat::png : ImageFormat::jpeg;
+  if (r.image16.channels != 0) {
+    const Image16 out =
+        r.image16.channels == r.channels ? r.image16 : from_rgba(r.image16, r.channels);
+    if (format == ImageFormat::png && r.deep) return encode_image(out, format, o.quality);
+    return encode_image(narrow(out), format, o.quality);
+  }
   if (r.image.channels == r.channels) return encode_image(r.image, format, o.quality);
   return encode_image(from_rgba(r.image, r.channels), format, o.quality);
 }
@@ -355,8 +430,7 @@ class Pipeline {
  private:
   struct Decoded {
     size_t item;
-    Image rgba;        // the input expanded to RGBA (by the decoding thread)
-    int channels = 0;  // the input's own channel count
+    Source source;     // the input expanded to RGBA (by the decoding thread)
     double bytes = 0;  // of the input file
   };
   struct Finished {
@@ -438,13 +512,12 @@ class Pipeline {
         ++decoding_;
         ++held_;
         lock.unlock();
-        Decoded d{i, {}, 0, 0};
+        Decoded d{i, {}, 0};
         const bool ok = guarded(i, [&] {
           std::vector<std::string> warnings;
-          Image image =
-              load_image(items_[i].input, &warnings, o_.max_pixels, o_.max_file_bytes, o_.orient);
-          d.channels = image.channels;
-          d.rgba = image.channels == 4 ? std::move(image) : to_rgba(image);
+          d.source = make_source(load_image_wide(items_[i].input, &warnings, o_.max_pixels,
+                                                 o_.max_file_bytes, o_.orient),
+                                 o_);
           if (auto m = misnamed(items_[i].input)) warnings.push_back(*m + ", read as what it is");
           for (const std::string& w : warnings) warn(items_[i].input + ": " + w);
           std::error_code ec;
@@ -465,30 +538,31 @@ class Pipeline {
   }
 
   // The device's part for decoded image d: its blur (in one piece, or in tiles), rendered into
-  // f; `filter` is the previous image's, reused while the size (width x height) stays the same.
-  void blur(Runtime& rt, const Decoded& d, Finished& f, std::unique_ptr<Filter>& filter, int& width,
-            int& height) {
-    const Image& rgba = d.rgba;
-    const TileSize tiles = operation_tiles(rt, o_, rgba.width, rgba.height);
-    if (tiles.width < rgba.width || tiles.height < rgba.height) {
-      f.rendered = render_tiled(rt, o_, rgba, d.channels, items_[d.item].kind, tiles);
+  // f; `filter` is the previous image's, reused while the size (width x height), depth and
+  // working space (`key`) stay the same.
+  void blur(Runtime& rt, const Decoded& d, Finished& f, std::unique_ptr<Filter>& filter,
+            std::string& key) {
+    const Source& s = d.source;
+    const TileSize tiles = operation_tiles(rt, o_, s.width(), s.height(), s.wide());
+    if (tiles.width < s.width() || tiles.height < s.height()) {
+      f.rendered = render_tiled(rt, o_, s, items_[d.item].kind, tiles);
       return;
     }
-    if (!filter || width != rgba.width || height != rgba.height) {
+    const std::string wanted = std::to_string(s.width()) + "x" + std::to_string(s.height()) +
+                               (s.wide() ? " 16 " : " 8 ") + s.space.text();
+    if (!filter || key != wanted) {
       filter.reset();
-      filter = make_filter(rt, o_, rgba.width, rgba.height);
-      width = rgba.width;
-      height = rgba.height;
+      filter = make_filter(rt, o_, s.width(), s.height(), {},
+                           s.wide() ? PixelDepth::u16 : PixelDepth::u8, s.space);
+      key = wanted;
     }
-    FilterRun run = run_filter(rt, *filter, rgba);
-    f.rendered =
-        render(rt, o_, *filter, std::move(run.output), rgba, d.channels, items_[d.item].kind);
+    f.rendered = render_source(rt, o_, *filter, s, items_[d.item].kind, 0).rendered;
   }
 
   void device_loop(Runtime& rt) {
     // The filter of the previous image, reused while the size stays the same.
     std::unique_ptr<Filter> filter;
-    int width = 0, height = 0;
+    std::string key;
     for (;;) {
       std::unique_lock<std::mutex> lock(mutex_);
       cv_.wait(lock, [&] { return !decoded_.empty() || no_more_input(); });
@@ -499,8 +573,8 @@ class Pipeline {
       lock.unlock();
       Finished f{d.item, {}, d.bytes};
       const bool ok = guarded(d.item, [&] {
-        with_device_faults(rt, d.rgba.width, d.rgba.height,
-                           [&] { blur(rt, d, f, filter, width, height); });
+        with_device_faults(rt, d.source.width(), d.source.height(),
+                           [&] { blur(rt, d, f, filter, key); });
       });
       if (!ok) filter.reset();  // a failed run may leave the filter in any state
       lock.lock();

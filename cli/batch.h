@@ -14,6 +14,7 @@
 #include "core/filter.h"
 #include "core/image_io.h"
 #include "core/tiled_run.h"
+#include "core/working_space.h"
 
 namespace blurtool {
 
@@ -25,18 +26,41 @@ enum class OutputKind { png, jpeg, csv, json };
 /// names an image, else PNG. Throws blurtool::UsageError naming `path` for other extensions.
 OutputKind output_kind(const std::string& path, const std::string& input, const CliOptions& o);
 
+/// A decoded input as the device takes it: RGBA8, or RGBA16 (`wide`) for a 16-bit PNG or a
+/// blur in a working space (premultiplied alpha for an image with transparency unless
+/// --straight-alpha, linear light with --linear-light; see core/working_space.h).
+struct Source {
+  Image rgba;          ///< RGBA8, when !wide()
+  Image16 rgba16;      ///< RGBA16, when wide()
+  int channels = 0;    ///< the file's own channel count (1-4)
+  bool deep = false;   ///< the file stores 16-bit samples: a PNG output keeps 16 bits
+  WorkingSpace space;  ///< the blur's working space (the stored form for --bright)
+  bool wide() const { return rgba16.channels != 0; }
+  int width() const { return wide() ? rgba16.width : rgba.width; }
+  int height() const { return wide() ? rgba16.height : rgba.height; }
+};
+
+/// `image` as decoded, prepared for o's operation: expanded to RGBA, at 16 bits where it is
+/// deep or its working space is not the stored form. --bright works on 8 bits in the stored
+/// form (a 16-bit PNG is reduced).
+Source make_source(DecodedImage image, const CliOptions& o);
+
 /// The filter of o's operation for a width x height image on `runtime`; `wg` overrides the
-/// Gaussian work-group size (the --sweep-wg rows). Throws blurtool::UsageError for a schedule
-/// the device cannot run.
+/// Gaussian work-group size (the --sweep-wg rows). A blur is built for `depth`, and wrapped in
+/// a WorkingSpaceFilter when `space` is not the stored form (16 bits only). Throws
+/// blurtool::UsageError for a schedule the device cannot run.
 std::unique_ptr<Filter> make_filter(Runtime& runtime, const CliOptions& o, int width, int height,
-                                    WorkGroup wg = {});
+                                    WorkGroup wg = {}, PixelDepth depth = PixelDepth::u8,
+                                    WorkingSpace space = {});
 
 /// The output tile size for o's operation on a width x height image on `runtime`'s device:
 /// {width, height} when it runs in one piece, else the tiles plan_tiles() finds (the device's
 /// limits, or --max-tile) with the blur radius as halo (bright points: the glow's halo, and
 /// sides rounded down to whole blocks). Throws UsageError for --bench or --sweep-wg then (they
 /// time the image in one piece), blurtool::Error when no tile fits the device.
-TileSize operation_tiles(const Runtime& runtime, const CliOptions& o, int width, int height);
+/// `wide`: the run is at 16 bits in a working space (more device memory a pixel).
+TileSize operation_tiles(const Runtime& runtime, const CliOptions& o, int width, int height,
+                         bool wide = false);
 
 /// Runs work(), turning an OpenCL error that means the device ran out of memory or resources
 /// on a width x height image into blurtool::Error with device_fault_message()'s line.
@@ -51,11 +75,14 @@ void with_device_faults(const Runtime& runtime, int width, int height, F&& work)
   }
 }
 
-/// One image's result, ready to encode: an RGBA image and the channel count (1-4, the input's)
-/// it is written with, or text. The RGBA image is reduced to `channels` by encode_output, so
-/// that in a batch this host work runs on the encoding threads, not the device's.
+/// One image's result, ready to encode: an RGBA image (8 or 16 bits) and the channel count
+/// (1-4, the input's) it is written with, or text. The RGBA image is reduced to `channels` by
+/// encode_output, so that in a batch this host work runs on the encoding threads, not the
+/// device's.
 struct Rendered {
   Image image;
+  Image16 image16;    ///< the result of a 16-bit run (image is then empty)
+  bool deep = false;  ///< the input stored 16 bits: a PNG is written with 16
   int channels = 4;
   std::string text;
 };
@@ -66,16 +93,27 @@ struct Rendered {
 Rendered render(Runtime& runtime, const CliOptions& o, Filter& filter, Image output,
                 const Image& rgba, int channels, OutputKind kind);
 
-/// The result for `rgba` made tile by tile (run_filter_tiled; for --bright
-/// find_bright_points_tiled, then the text or draw_glow_tiled): the same as render() after a run
-/// in one piece. Blurs run every tile with the schedule auto takes for the whole image
-/// (resolve_box_schedule, resolve_gauss_schedule); each schedule's arithmetic for a pixel depends
-/// only on its window, so the bytes are the same (separable-linear: within 1 level, see
-/// --max-tile in the man page).
-Rendered render_tiled(Runtime& runtime, const CliOptions& o, const Image& rgba, int channels,
-                      OutputKind kind, TileSize tiles);
+/// A run of `filter` (made by make_filter for `source`'s size, depth and working space) over
+/// `source` in one piece (runs as run_filter: 0 once, else a warm-up and `runs` timed), rendered
+/// as render() does, with its timings (`timings.output` is left empty).
+struct SourceRun {
+  Rendered rendered;
+  FilterRun timings;
+};
+SourceRun render_source(Runtime& runtime, const CliOptions& o, Filter& filter, const Source& source,
+                        OutputKind kind, int runs);
 
-/// The bytes of `r` in `kind` (JPEG at o.quality), its image reduced to r.channels first.
+/// The result for `source` made tile by tile (run_filter_tiled; for --bright
+/// find_bright_points_tiled, then the text or draw_glow_tiled): the same as render_source(). Blurs
+/// run every tile with the schedule auto takes for the whole image (resolve_box_schedule,
+/// resolve_gauss_schedule); each schedule's arithmetic for a pixel depends only on its window, so
+/// the bytes are the same (separable-linear: within 1 level, see
+/// --max-tile in the man page).
+Rendered render_tiled(Runtime& runtime, const CliOptions& o, const Source& source, OutputKind kind,
+                      TileSize tiles);
+
+/// The bytes of `r` in `kind` (JPEG at o.quality), its image reduced to r.channels first. A
+/// 16-bit result is written as a 16-bit PNG when the input was deep, else as 8 bits.
 std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const CliOptions& o);
 
 /// Runs a batch (o.batch): plans every INPUT (files, folders, -r) into o.output, skips existing

@@ -66,19 +66,21 @@ void write_output(const CliOptions& o, const std::vector<std::uint8_t>& bytes) {
   }
 }
 
-// run_single's device part: the blur of the decoded `image` on `runtime` (in one piece or in
+// run_single's device part: the blur of the decoded `source` on `runtime` (in one piece or in
 // tiles), the output written, the benchmark report printed when asked for.
-int run_on_device(Runtime& runtime, const CliOptions& o, const Image& image, OutputKind kind,
+int run_on_device(Runtime& runtime, const CliOptions& o, const Source& source, OutputKind kind,
                   double decode_ms) {
   auto start = std::chrono::steady_clock::now();
-  const TileSize tiles = operation_tiles(runtime, o, image.width, image.height);
-  if (tiles.width < image.width || tiles.height < image.height) {
-    write_output(
-        o, encode_output(render_tiled(runtime, o, to_rgba(image), image.channels, kind, tiles),
-                         kind, o));
+  const int width = source.width(), height = source.height();
+  const TileSize tiles = operation_tiles(runtime, o, width, height, source.wide());
+  if (tiles.width < width || tiles.height < height) {
+    write_output(o, encode_output(render_tiled(runtime, o, source, kind, tiles), kind, o));
     return 0;
   }
-  auto make = [&](WorkGroup wg) { return make_filter(runtime, o, image.width, image.height, wg); };
+  const PixelDepth depth = source.wide() ? PixelDepth::u16 : PixelDepth::u8;
+  auto make = [&](WorkGroup wg) {
+    return make_filter(runtime, o, width, height, wg, depth, source.space);
+  };
   const bool row_segments =
       o.operation == CliOptions::Operation::gauss &&
       gauss_row_work_group(resolve_gauss_variant(o.gauss_params.variant,
@@ -99,13 +101,11 @@ int run_on_device(Runtime& runtime, const CliOptions& o, const Image& image, Out
     }
     if (!filter) throw;
   }
-  const Image rgba = to_rgba(image);
-  FilterRun result = run_filter(runtime, *filter, rgba, o.bench_runs);
+  SourceRun run = render_source(runtime, o, *filter, source, kind, o.bench_runs);
+  const FilterRun& result = run.timings;
 
   start = std::chrono::steady_clock::now();
-  const Rendered rendered =
-      render(runtime, o, *filter, std::move(result.output), rgba, image.channels, kind);
-  write_output(o, encode_output(rendered, kind, o));
+  write_output(o, encode_output(run.rendered, kind, o));
   const double encode_ms = ms_since(start);
 
   if (o.bench_runs > 0) {
@@ -113,7 +113,10 @@ int run_on_device(Runtime& runtime, const CliOptions& o, const Image& image, Out
     std::ostream& out = o.output == "-" ? std::cerr : std::cout;
     BenchReport report = make_report(runtime, *filter, result, o.bench_runs);
     if (o.sweep_wg) {
-      print_sweep(report, sweep_work_groups(runtime, rgba, row_segments, make, o.bench_runs),
+      print_sweep(report,
+                  source.wide()
+                      ? sweep_work_groups(runtime, source.rgba16, row_segments, make, o.bench_runs)
+                      : sweep_work_groups(runtime, source.rgba, row_segments, make, o.bench_runs),
                   o.bench_format, out);
       return 0;
     }
@@ -137,18 +140,19 @@ int run_single(const CliOptions& o) {
 
   auto start = std::chrono::steady_clock::now();
   std::vector<std::string> warnings;
-  const Image image = input == "-"
-                          ? decode_image(read_all(STDIN_FILENO, "<stdin>", o.max_file_bytes),
-                                         "<stdin>", &warnings, o.max_pixels, o.orient)
-                          : load_image(input, &warnings, o.max_pixels, o.max_file_bytes, o.orient);
+  const Source source = make_source(
+      input == "-" ? decode_image_wide(read_all(STDIN_FILENO, "<stdin>", o.max_file_bytes),
+                                       "<stdin>", &warnings, o.max_pixels, o.orient)
+                   : load_image_wide(input, &warnings, o.max_pixels, o.max_file_bytes, o.orient),
+      o);
   const double decode_ms = ms_since(start);
   if (!o.quiet)
     for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
 
   Runtime runtime(select_device(o.devices.empty() ? o.device : o.devices.front()));
   int status = 0;
-  with_device_faults(runtime, image.width, image.height,
-                     [&] { status = run_on_device(runtime, o, image, kind, decode_ms); });
+  with_device_faults(runtime, source.width(), source.height(),
+                     [&] { status = run_on_device(runtime, o, source, kind, decode_ms); });
   return status;
 }
 

@@ -123,6 +123,11 @@ CliOptions parse_options(int argc, const char* const* argv) {
        cxxopts::value<std::string>(), "B")
       ("per-item", "pixels per work-item of 'hybrid': KxK, 1..B (default 2)",
        cxxopts::value<std::string>(), "K");
+  spec.add_options("Image fidelity (blurs)")
+      ("linear-light", "blur in linear light: sRGB values are decoded before and encoded after "
+                       "(a black/white edge mixes to sRGB 188, not 128)")
+      ("straight-alpha", "blur colour and alpha each on its own (default for images with "
+                         "transparency: premultiplied, so transparent colours leave no halo)");
   spec.add_options("Output and batch")
       ("o,output", "batch: write every output into FOLDER (created if missing), named as its "
                    "input", cxxopts::value<std::string>(), "FOLDER")
@@ -211,8 +216,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
         throw UsageError(std::string("--") + bright_only + " goes with --bright");
   }
   if (bright) {
-    for (const char* blur_only :
-         {"intermediate", "edge", "unroll", "segment", "radius", "wg", "sweep-wg"})
+    for (const char* blur_only : {"intermediate", "edge", "unroll", "segment", "radius", "wg",
+                                  "sweep-wg", "linear-light", "straight-alpha"})
       if (parsed.count(blur_only))
         throw UsageError(std::string("--") + blur_only +
                          " goes with --box or --gauss, not --bright");
@@ -293,6 +298,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
   o.recursive = parsed.count("recursive") > 0;
   o.force = parsed.count("force") > 0;
   o.orient = parsed.count("no-orient") == 0;
+  o.linear_light = parsed.count("linear-light") > 0;
+  o.straight_alpha = parsed.count("straight-alpha") > 0;
   o.quiet = parsed.count("quiet") > 0;
   if (parsed.count("jobs"))
     o.jobs = parse_int(parsed["jobs"].as<std::string>(), "--jobs", 1, 256, "the thread count");

@@ -39,6 +39,8 @@ struct CliOptions {
   bool recursive = false;  ///< -r: descend into sub-folders of folder inputs
   bool force = false;      ///< --force: replace existing outputs in batch mode
   bool orient = true;      ///< false with --no-orient: keep a JPEG's stored pixel order
+  bool linear_light = false;    ///< --linear-light: blur in linear light
+  bool straight_alpha = false;  ///< --straight-alpha: do not premultiply by alpha
   bool quiet = false;      ///< --quiet: only errors on stderr
   std::string format;      ///< --format: png, jpg (csv, json with --bright); empty: by name
   std::vector<std::string> devices;  ///< --devices: device specs ("all" expanded); empty: --device

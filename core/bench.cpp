@@ -159,16 +159,23 @@ std::vector<WorkGroup> sweep_sizes(bool row_segments) {
   return sizes;
 }
 
-std::vector<SweepRow> sweep_work_groups(
-    Runtime& runtime, const Image& rgba, bool row_segments,
-    const std::function<std::unique_ptr<Filter>(WorkGroup)>& make, int runs) {
+namespace {
+
+FilterRun timings_of(FilterRun run) {
+  return run;
+}
+
+template <typename T>
+std::vector<SweepRow> sweep_at(Runtime& runtime, const BasicImage<T>& rgba, bool row_segments,
+                               const std::function<std::unique_ptr<Filter>(WorkGroup)>& make,
+                               int runs) {
   std::vector<SweepRow> rows;
   for (const WorkGroup& wg : sweep_sizes(row_segments)) {
     SweepRow row;
     row.wg = wg;
     try {
       std::unique_ptr<Filter> filter = make(wg);
-      FilterRun run = run_filter(runtime, *filter, rgba, runs);
+      const FilterRun run = timings_of(run_filter(runtime, *filter, rgba, runs));
       BenchReport r = make_report(runtime, *filter, run, runs, false);
       row.kernels = r.kernels;
       row.total = r.total;
@@ -180,6 +187,20 @@ std::vector<SweepRow> sweep_work_groups(
     rows.push_back(row);
   }
   return rows;
+}
+
+}  // namespace
+
+std::vector<SweepRow> sweep_work_groups(
+    Runtime& runtime, const Image& rgba, bool row_segments,
+    const std::function<std::unique_ptr<Filter>(WorkGroup)>& make, int runs) {
+  return sweep_at(runtime, rgba, row_segments, make, runs);
+}
+
+std::vector<SweepRow> sweep_work_groups(
+    Runtime& runtime, const Image16& rgba, bool row_segments,
+    const std::function<std::unique_ptr<Filter>(WorkGroup)>& make, int runs) {
+  return sweep_at(runtime, rgba, row_segments, make, runs);
 }
 
 void print_sweep(const BenchReport& h, const std::vector<SweepRow>& rows, const std::string& format,

@@ -75,9 +75,13 @@ std::vector<WorkGroup> sweep_sizes(bool row_segments);
 
 /// Runs `make(wg)`'s filter on `rgba` for every size of sweep_sizes(row_segments), `runs`
 /// times after a warm-up each. A size the device or kernel refuses (make throws UsageError or
-/// Error) is kept as a skipped row with the reason.
+/// Error) is kept as a skipped row with the reason. The RGBA16 form takes filters made for
+/// 16 bits.
 std::vector<SweepRow> sweep_work_groups(
     Runtime& runtime, const Image& rgba, bool row_segments,
+    const std::function<std::unique_ptr<Filter>(WorkGroup)>& make, int runs);
+std::vector<SweepRow> sweep_work_groups(
+    Runtime& runtime, const Image16& rgba, bool row_segments,
     const std::function<std::unique_ptr<Filter>(WorkGroup)>& make, int runs);
 
 /// Prints a sweep as "table", "csv" or "json", with the floor measured for the image's size.

@@ -104,6 +104,9 @@ using FilterRun16 = BasicFilterRun<std::uint16_t>;
 FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs = 0);
 FilterRun16 run_filter(Runtime& runtime, Filter& filter, const Image16& rgba, int runs = 0);
 
+/// The timings of `run` with an empty output, as the FilterRun that reports take.
+FilterRun timings_of(const FilterRun16& run);
+
 /// A device RGBA image of `width` x `height` pixels in `format` (CL_RGBA channel order).
 /// Throws blurtool::Error naming the device and its limits if it has no image support or the
 /// size exceeds CL_DEVICE_IMAGE2D_MAX_WIDTH/HEIGHT.

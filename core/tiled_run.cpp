@@ -10,7 +10,8 @@
 
 namespace blurtool {
 
-TileSize plan_tiles(const DeviceInfo& d, int width, int height, int halo, TileSize limit) {
+TileSize plan_tiles(const DeviceInfo& d, int width, int height, int halo, TileSize limit,
+                    std::uint64_t device_bytes) {
   // Input side limits: the device's largest 2-D image (buffers have none, but a schedule may
   // use images, so the smaller bound holds for all), and pixels for the largest allocation and
   // for all of a tile's buffers together.
@@ -18,7 +19,7 @@ TileSize plan_tiles(const DeviceInfo& d, int width, int height, int halo, TileSi
   const long long max_h =
       d.image2d_max_height ? static_cast<long long>(d.image2d_max_height) : height;
   long long max_pixels = static_cast<long long>(d.max_alloc / kTileBytesPerPixel);
-  if (d.global_mem) max_pixels = std::min<long long>(max_pixels, d.global_mem / 2 / 24);
+  if (d.global_mem) max_pixels = std::min<long long>(max_pixels, d.global_mem / 2 / device_bytes);
   if (d.max_alloc == 0) max_pixels = static_cast<long long>(width) * height;
   auto input = [&](long long tile, int side) {
     return std::min<long long>(tile + 2LL * halo, side);

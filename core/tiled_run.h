@@ -34,7 +34,15 @@ constexpr std::uint64_t kTileBytesPerPixel = 16;
 /// half of CL_DEVICE_GLOBAL_MEM_SIZE. At most `limit` either way when it is not 0x0 (--max-tile).
 /// Throws blurtool::Error naming the device, the sizes and what to try when not even a tile of
 /// one output row fits (a halo too large for the device).
-TileSize plan_tiles(const DeviceInfo& d, int width, int height, int halo, TileSize limit = {});
+/// `device_bytes`: bytes a pixel of all the device memory a run holds (input, output,
+/// intermediate and working images: 24 at 8 bits; kWideTileBytesPerPixel for a 16-bit run in a
+/// working space).
+TileSize plan_tiles(const DeviceInfo& d, int width, int height, int halo, TileSize limit = {},
+                    std::uint64_t device_bytes = 24);
+
+/// Device bytes a pixel of a 16-bit run in a working space: input and output (8 each), the
+/// working pixels (8, or two images of 8 for an image schedule) and the intermediate (16).
+constexpr std::uint64_t kWideTileBytesPerPixel = 56;
 
 /// For an OpenCL error that means the device ran out of something while blurring a `width` x
 /// `height` image (CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES, CL_OUT_OF_HOST_MEMORY,

@@ -22,7 +22,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/box_reference.h"
+#include "core/gauss_reference.h"
 #include "core/image_io.h"
+#include "core/working_space.h"
 
 extern char** environ;
 
@@ -62,6 +65,37 @@ inline int max_diff(const Image& a, const Image& b) {
   for (size_t i = 0; i < a.pixels.size(); ++i)
     worst = std::max(worst, std::abs(int(a.pixels[i]) - int(b.pixels[i])));
   return worst;
+}
+
+/// What blurtool writes by default for 8-bit `input` (1-4 channels) blurred by `blur16` (a CPU
+/// reference on RGBA16) or `blur8` (the same on 8 bits): an image with transparency is blurred
+/// in premultiplied form at 16 bits and rounded to 8 (core/working_space.h), any other as
+/// stored at 8 bits.
+template <typename Blur16, typename Blur8>
+Image expected_blur(const Image& input, Blur16 blur16, Blur8 blur8) {
+  bool transparent = false;
+  if (input.channels == 2 || input.channels == 4)
+    for (size_t i = input.channels - 1; i < input.pixels.size(); i += input.channels)
+      transparent = transparent || input.pixels[i] < 255;
+  if (!transparent) return blur8(input);
+  const WorkingSpace space{false, true};
+  return narrow(
+      from_rgba(from_working_space(blur16(to_working_space(widen(to_rgba(input)), space)), space),
+                input.channels));
+}
+
+/// expected_blur for a box filter of `radius` pixels.
+inline Image expected_box(const Image& input, int radius, EdgeMode edge) {
+  return expected_blur(
+      input, [&](const Image16& i) { return box_blur_reference(i, radius, edge); },
+      [&](const Image& i) { return box_blur_reference(i, radius, edge); });
+}
+
+/// expected_blur for a Gaussian of `sigma` and `radius` pixels.
+inline Image expected_gauss(const Image& input, double sigma, int radius, EdgeMode edge) {
+  return expected_blur(
+      input, [&](const Image16& i) { return gauss_blur_reference(i, sigma, radius, edge); },
+      [&](const Image& i) { return gauss_blur_reference(i, sigma, radius, edge); });
 }
 
 /// How run_blurtool connects the child: standard input from `stdin_path` (default /dev/null),

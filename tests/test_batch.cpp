@@ -167,7 +167,7 @@ class Batch : public ::testing::Test {
 
 // The blurred reference of an image file, as single mode and batch mode must write it as PNG.
 Image box_of(const fs::path& input, int radius) {
-  return box_blur_reference(load_image(input.string()), radius, EdgeMode::clamp);
+  return expected_box(load_image(input.string()), radius, EdgeMode::clamp);
 }
 
 TEST_F(Batch, FolderWithBrokenFilesWritesGoodOnesAndReportsEachFailure) {

@@ -124,7 +124,7 @@ TEST_F(Cli, SampleBlurIsBitExactAndKeepsThreeChannels) {
   const Image got = load_image((out_ / "OUT.png").string());
   const Image input = load_image(kCoffee);
   EXPECT_EQ(got.channels, 3);
-  EXPECT_EQ(max_diff(got, box_blur_reference(input, 3, EdgeMode::clamp)), 0);
+  EXPECT_EQ(max_diff(got, expected_box(input, 3, EdgeMode::clamp)), 0);
 }
 
 TEST_F(Cli, GreyAndRgbaPngsKeepTheirChannelCount) {
@@ -137,7 +137,7 @@ TEST_F(Cli, GreyAndRgbaPngsKeepTheirChannelCount) {
     ASSERT_EQ(r.status, 0) << r.err;
     const Image got = load_image(out);
     EXPECT_EQ(got.channels, channels);
-    EXPECT_EQ(max_diff(got, box_blur_reference(input, 2, EdgeMode::clamp)), 0) << channels;
+    EXPECT_EQ(max_diff(got, expected_box(input, 2, EdgeMode::clamp)), 0) << channels;
   }
   EXPECT_EQ(listing(out_), (Files{"c1.png", "c4.png"}));
 }
@@ -152,7 +152,7 @@ TEST_F(Cli, JpegOutputHonoursQuality) {
   EXPECT_EQ(got.height, 400);
   EXPECT_EQ(got.channels, 3);
   // Lossy, but close to the exact blur: mean error under 3 levels.
-  const Image expected = box_blur_reference(load_image(kCoffee), 3, EdgeMode::clamp);
+  const Image expected = expected_box(load_image(kCoffee), 3, EdgeMode::clamp);
   ASSERT_EQ(got.pixels.size(), expected.pixels.size());
   double sum = 0;
   for (size_t i = 0; i < got.pixels.size(); ++i)
@@ -378,7 +378,7 @@ TEST_F(Cli, DeviceChoiceByIndexAndEnvironment) {
   // --device wins over the environment.
   const Result r = run({"--device", "0", "--box", "1", in, out}, "nosuch");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(max_diff(load_image(out), box_blur_reference(input, 1, EdgeMode::clamp)), 0);
+  EXPECT_EQ(max_diff(load_image(out), expected_box(input, 1, EdgeMode::clamp)), 0);
 }
 
 TEST_F(Cli, HelpNamesEveryVariantAndEdgeMode) {
@@ -397,7 +397,7 @@ TEST_F(Cli, EveryVariantAndEdgeModeMatchesReference) {
   const std::string in = in_ / "small.png", out = out_ / "o.png";
   save_image(input, in);
   for (const auto& edge : edge_mode_table()) {
-    const Image expected = box_blur_reference(input, 4, edge.value);
+    const Image expected = expected_box(input, 4, edge.value);
     for (const auto& v : box_variant_table()) {
       SCOPED_TRACE(std::string(v.name) + " edge=" + edge.name);
       const Result r = run({"--box", "4", "--variant", v.name, "--edge", edge.name, in, out});
@@ -415,7 +415,7 @@ TEST_F(Cli, EveryGaussVariantMatchesReference) {
   const Image input = random_image(31, 23, 4, 2024);
   const std::string in = in_ / "small.png", out = out_ / "o.png";
   save_image(input, in);
-  const Image expected = gauss_blur_reference(input, 2.0, 5, EdgeMode::clamp);
+  const Image expected = expected_gauss(input, 2.0, 5, EdgeMode::clamp);
   ASSERT_GT(max_diff(expected, input), 1) << "the blur must change the image for the test to bite";
   for (const auto& v : gauss_variant_table()) {
     SCOPED_TRACE(v.name);
