@@ -100,6 +100,7 @@ Source make_source(DecodedImage image, const CliOptions& o) {
   s.space.premultiplied = !o.straight_alpha && alpha &&
                           (s.deep ? has_transparency<std::uint16_t>(s.rgba16, 65535)
                                   : has_transparency<std::uint8_t>(s.rgba, 255));
+  s.space.eight_bit_alpha = !s.deep && s.space.premultiplied;  // the output keeps 8 bits
   if (!s.deep && !s.space.is_stored_form()) {
     s.rgba16 = widen(s.rgba);
     s.rgba = Image{};
@@ -549,7 +550,8 @@ class Pipeline {
       return;
     }
     const std::string wanted = std::to_string(s.width()) + "x" + std::to_string(s.height()) +
-                               (s.wide() ? " 16 " : " 8 ") + s.space.text();
+                               (s.wide() ? " 16 " : " 8 ") + s.space.text() +
+                               (s.space.eight_bit_alpha ? " alpha8" : "");
     if (!filter || key != wanted) {
       filter.reset();
       filter = make_filter(rt, o_, s.width(), s.height(), {},

@@ -123,8 +123,11 @@ int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned comp
 }
 
 WorkGroup box_fused_default_group(int radius, size_t local_mem, PixelDepth depth) {
-  return box_fused_local_bytes(radius, kBoxFusedWorkGroup, depth) <= local_mem ? kBoxFusedWorkGroup
-                                                                               : kBoxFusedWideGroup;
+  std::vector<WorkGroup> candidates = {kBoxFusedWorkGroup, kBoxFusedWideGroup};
+  if (depth == PixelDepth::u16) candidates.insert(candidates.end(), {{16, 4}, {8, 4}});
+  for (const WorkGroup& wg : candidates)
+    if (box_fused_local_bytes(radius, wg, depth) <= local_mem) return wg;
+  return candidates.back();
 }
 
 BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo& device,

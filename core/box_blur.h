@@ -110,8 +110,10 @@ BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo&
                                PixelDepth depth = PixelDepth::u8);
 
 /// The default work-group of `fused` at `radius` on a device with `local_mem` bytes of local
-/// memory: kBoxFusedWorkGroup where it fits, else kBoxFusedWideGroup (which may not fit either;
-/// the filter then refuses it by name).
+/// memory for pixels of `depth`: kBoxFusedWorkGroup where it fits, else kBoxFusedWideGroup;
+/// at 16 bits (32-bit column sums, 8-byte output pixels: 16x8 and 32x4 need 53 KiB at small
+/// radii) then 16x4 and 8x4 (a 200-column tile). The last tried where none fits (the filter
+/// then refuses it by name).
 WorkGroup box_fused_default_group(int radius, size_t local_mem, PixelDepth depth = PixelDepth::u8);
 
 /// The default tile rows (--segment) of `fused` with work-group `wg` on a `width` x `height`

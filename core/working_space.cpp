@@ -11,11 +11,13 @@ namespace blurtool {
 
 namespace {
 
-constexpr int kWorkingLinear = 1, kWorkingPremultiply = 2;  // kernels/working_space.cl
+// kernels/working_space.cl
+constexpr int kWorkingLinear = 1, kWorkingPremultiply = 2, kWorkingAlpha8 = 4;
 
 int flags_of(WorkingSpace space) {
   return (space.linear_light ? kWorkingLinear : 0) |
-         (space.premultiplied ? kWorkingPremultiply : 0);
+         (space.premultiplied ? kWorkingPremultiply : 0) |
+         (space.eight_bit_alpha ? kWorkingAlpha8 : 0);
 }
 
 std::vector<std::uint16_t> table_of(double (*curve)(double)) {
@@ -81,6 +83,7 @@ Image16 to_working_space(const Image16& rgba, WorkingSpace space) {
 Image16 from_working_space(const Image16& rgba, WorkingSpace space) {
   const auto& lut = linear_to_srgb_table();
   return convert_pixels(rgba, [&](std::uint32_t* c) {
+    if (space.eight_bit_alpha && c[3] <= 128u) c[3] = 0;
     for (int k = 0; k < 3; ++k) {
       if (space.premultiplied)
         c[k] = c[3] == 0 ? 0 : std::min((c[k] * 65535u + c[3] / 2) / c[3], 65535u);

@@ -23,6 +23,10 @@ namespace blurtool {
 struct WorkingSpace {
   bool linear_light = false;   ///< colour through the exact sRGB transfer curves (--linear-light)
   bool premultiplied = false;  ///< colour times alpha (the default for images with alpha)
+  /// The result is written with 8 bits: the conversion back takes an alpha that rounds to 0
+  /// there (at most 128 of 65535) as 0, so that such a pixel comes out black-transparent, not
+  /// with a sliver of premultiplied colour divided by a sliver of alpha (any colour at all).
+  bool eight_bit_alpha = false;
   bool is_stored_form() const { return !linear_light && !premultiplied; }
   /// "linear-light", "premultiplied", both joined by a space, or "" for the stored form.
   std::string text() const;
@@ -42,9 +46,10 @@ const std::vector<std::uint16_t>& linear_to_srgb_table();
 /// multiplied by alpha (c a / 65535, rounded half down) if premultiplied. Alpha is unchanged.
 Image16 to_working_space(const Image16& rgba, WorkingSpace space);
 
-/// The CPU reference of the conversion back: colour divided by alpha (c 65535 / a, rounded half
-/// up, at most 65535; every channel 0 where alpha is 0) if premultiplied, then encoded by
-/// linear_to_srgb_table() if linear_light.
+/// The CPU reference of the conversion back: alpha at most 128 taken as 0 if eight_bit_alpha,
+/// colour divided by alpha (c 65535 / a, rounded half up, at most 65535; every
+/// channel 0 where alpha is 0) if premultiplied, then encoded by linear_to_srgb_table() if
+/// linear_light.
 Image16 from_working_space(const Image16& rgba, WorkingSpace space);
 
 /// A 16-bit filter run in a working space: a prepare pass (stored form -> working space), the

@@ -12,6 +12,9 @@
 // Both kernels: one work-item per pixel, n pixels of ushort4, `flags` a sum of:
 #define WORKING_LINEAR 1       // colour through the transfer table
 #define WORKING_PREMULTIPLY 2  // colour times alpha (prepare) or over alpha (finish)
+#define WORKING_ALPHA8 4       // finish: the output keeps 8 bits, so an alpha that rounds to 0
+                               // there (at most 128) is 0: the pixel is black-transparent, its
+                               // colour not a sliver of premultiplied colour amplified
 
 // Stored -> working: linearise (to_linear[v]), then c * a / 65535 rounded half down.
 kernel void working_space_prepare(global const ushort4* src, global ushort4* dst, uint n,
@@ -24,13 +27,14 @@ kernel void working_space_prepare(global const ushort4* src, global ushort4* dst
   dst[i] = convert_ushort4(c);
 }
 
-// Working -> stored: c * 65535 / a rounded half up, at most 65535 (0 where a is 0), then
-// encoded (to_srgb[v]).
+// Working -> stored: c * 65535 / a rounded half up, at most 65535 (0 where a is 0, or at most
+// 128 with WORKING_ALPHA8), then encoded (to_srgb[v]).
 kernel void working_space_finish(global const ushort4* src, global ushort4* dst, uint n,
                                  global const ushort* to_srgb, int flags) {
   const uint i = get_global_id(0);
   if (i >= n) return;
   uint4 c = convert_uint4(src[i]);
+  if ((flags & WORKING_ALPHA8) && c.w <= 128u) c.w = 0;
   if (flags & WORKING_PREMULTIPLY) {
     if (c.w == 0)
       c = 0;

@@ -78,7 +78,7 @@ Image expected_blur(const Image& input, Blur16 blur16, Blur8 blur8) {
     for (size_t i = input.channels - 1; i < input.pixels.size(); i += input.channels)
       transparent = transparent || input.pixels[i] < 255;
   if (!transparent) return blur8(input);
-  const WorkingSpace space{false, true};
+  const WorkingSpace space{false, true, true};
   return narrow(
       from_rgba(from_working_space(blur16(to_working_space(widen(to_rgba(input)), space)), space),
                 input.channels));

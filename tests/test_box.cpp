@@ -276,6 +276,27 @@ TEST(BoxTiled, EveryTileShapeMatchesTheReference) {
             0);
 }
 
+// fused at 16 bits: its GPU default groups there (16x4, 8x4) and an odd one, rows of an even
+// width (16-byte stores of 2 pixels) or an odd one, several tiles across and down: exact.
+TEST(BoxFused, SixteenBitTileShapesMatchTheReference) {
+  for (int width : {400, 401}) {
+    const Image16 input = random_rgba16(width, 45, 9);
+    for (int radius : {2, 64}) {
+      const Image16 expected = box_blur_reference(input, radius, EdgeMode::mirror);
+      for (WorkGroup wg : {WorkGroup{16, 4}, WorkGroup{8, 4}, WorkGroup{3, 5}}) {
+        BoxParams p;
+        p.radius = radius;
+        p.variant = BoxVariant::fused;
+        p.edge = EdgeMode::mirror;
+        p.segment = 7;
+        p.wg = wg;
+        EXPECT_EQ(max_error(box_blur(runtime(), input, p), expected), 0)
+            << width << " r=" << radius << " wg=" << wg.text();
+      }
+    }
+  }
+}
+
 // fused over several tiles across and down, work-group shapes that give tiles of 400, 100 and
 // 75 columns (the last one short), tile heights that do not divide the image or the batch of
 // rows, radii whose windows span several tiles, both ways of rounding the mean (ROUND_BY_FLOAT
@@ -359,6 +380,16 @@ TEST(BoxAuto, DefaultsByDeviceClassAndRadius) {
   EXPECT_EQ(box_fused_local_bytes(76, kBoxFusedWorkGroup), 8 * (400 + 152) * 8 + 8 * 432 * 4);
   EXPECT_EQ(box_fused_default_group(76, gpu.local_mem).text(), "16x8");
   EXPECT_EQ(box_fused_default_group(77, gpu.local_mem).text(), "32x4");
+  // At 16 bits (32-bit column sums, 8-byte output pixels) 16x8 and 32x4 need more than 48 KiB
+  // even at small radii: 16x4 up to R = 76, then 8x4 up to R = 226; fused stays the default.
+  EXPECT_EQ(box_fused_default_group(7, gpu.local_mem, PixelDepth::u16).text(), "16x4");
+  EXPECT_EQ(box_fused_default_group(30, gpu.local_mem, PixelDepth::u16).text(), "16x4");
+  EXPECT_EQ(box_fused_default_group(76, gpu.local_mem, PixelDepth::u16).text(), "16x4");
+  EXPECT_EQ(box_fused_default_group(77, gpu.local_mem, PixelDepth::u16).text(), "8x4");
+  EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 30, gpu, PixelDepth::u16),
+            BoxVariant::fused);
+  EXPECT_LE(box_fused_local_bytes(30, {16, 4}, PixelDepth::u16), gpu.local_mem);
+  EXPECT_GT(box_fused_local_bytes(7, kBoxFusedWideGroup, PixelDepth::u16), gpu.local_mem);
   EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 128, gpu), BoxVariant::fused);
   EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 129, gpu), BoxVariant::segmented);
   EXPECT_EQ(resolve_box_variant(BoxVariant::unrolled, 30, gpu), BoxVariant::unrolled);

@@ -13,7 +13,7 @@
 namespace blurtool {
 namespace {
 
-const WorkingSpace kSpaces[] = {{true, false}, {false, true}, {true, true}};
+const WorkingSpace kSpaces[] = {{true, false}, {false, true}, {true, true}, {true, true, true}};
 
 // A straight-alpha RGBA16 image whose alpha takes 0, 65535 and values between.
 Image16 random_with_alpha(int w, int h, unsigned seed) {
@@ -62,6 +62,19 @@ TEST(WorkingSpace, PremultiplyRoundTripsAndZeroesTransparentPixels) {
   EXPECT_EQ(back.pixels[6], 65535);
   EXPECT_EQ(std::vector<std::uint16_t>(back.pixels.begin() + 8, back.pixels.end()),
             std::vector<std::uint16_t>({0, 0, 0, 0}));  // black-transparent
+}
+
+// For an 8-bit output, an alpha that rounds to 0 there (at most 128) gives black-transparent,
+// not a sliver of colour amplified 600 times; larger alphas divide as they are.
+TEST(WorkingSpace, EightBitAlphaZeroesWhatRoundsToZero) {
+  const Image16 pre{3, 1, 4, {60, 30, 0, 100, 60, 30, 0, 128, 60, 30, 0, 129}};
+  const Image16 wide = from_working_space(pre, {false, true});
+  EXPECT_EQ(wide.pixels[0], 39321);  // 60 * 65535 / 100: a sliver of alpha amplified
+  const Image16 eight = from_working_space(pre, {false, true, true});
+  EXPECT_EQ(std::vector<std::uint16_t>(eight.pixels.begin(), eight.pixels.begin() + 8),
+            std::vector<std::uint16_t>({0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(eight.pixels[8], 30481);  // alpha 129 rounds to 1 of 255: 60 * 65535 / 129
+  EXPECT_EQ(eight.pixels[11], 129);
 }
 
 // One image schedule with two passes, one with one pass, and both buffer schedules, in each
