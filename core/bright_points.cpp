@@ -44,10 +44,16 @@ bool has_subgroups(const DeviceInfo& d) {
   return d.device.getInfo<CL_DEVICE_EXTENSIONS>().find("cl_khr_subgroups") != std::string::npos;
 }
 
+// The depth of a filter for images of T samples (std::uint8_t or std::uint16_t).
+template <typename T>
+constexpr PixelDepth depth_for = sizeof(T) == 2 ? PixelDepth::u16 : PixelDepth::u8;
+
 }  // namespace
 
-BrightFinder::BrightFinder(Runtime& runtime, const BrightParams& params, int width, int height)
+BrightFinder::BrightFinder(Runtime& runtime, const BrightParams& params, int width, int height,
+                           PixelDepth depth)
     : runtime_(runtime), params_(params), width_(width), height_(height) {
+  depth_ = depth;
   validate(params_);
   // auto without a tuning table: buffer, the fastest measured on GPU and CPU at T 0.5, B 8 on
   // 1920x1080: an NVIDIA H100 8.2 us (per-thread 16.8, serial 27.5, tree 27.4, hybrid 28.4);
@@ -78,8 +84,10 @@ BrightFinder::BrightFinder(Runtime& runtime, const BrightParams& params, int wid
                          "bright_hybrid",
                          "bright_subgroup",
                          "bright_buffer"};
-  kernel_ = runtime.kernel("bright", names[static_cast<int>(v)],
-                           v == BrightVariant::buffer ? "-DBRIGHT_BLOCK=" + std::to_string(b) : "");
+  kernel_ =
+      runtime.kernel("bright", names[static_cast<int>(v)],
+                     (v == BrightVariant::buffer ? "-DBRIGHT_BLOCK=" + std::to_string(b) : "") +
+                         pixel_options(depth));
   const size_t limit = kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device);
   if (v == BrightVariant::buffer) {
     // 32 neighbouring blocks of a row a warp, two rows of blocks a work-group.
@@ -110,8 +118,8 @@ BrightFinder::BrightFinder(Runtime& runtime, const BrightParams& params, int wid
   const size_t blocks = static_cast<size_t>(blocks_x_) * blocks_y_;
   count_ = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE, sizeof(cl_uint));
   points_ = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE, blocks * sizeof(cl_uint4));
-  // Compulsory traffic: the image read once (4 bytes a pixel); the points are negligible.
-  passes_ = {{names[static_cast<int>(v)], 4ULL * width * height}};
+  // Compulsory traffic: the image read once; the points are negligible.
+  passes_ = {{names[static_cast<int>(v)], BrightFinder::compulsory_bytes()}};
 }
 
 std::string BrightFinder::describe() const {
@@ -173,21 +181,17 @@ std::vector<BrightPoint> BrightFinder::points() {
   return result;
 }
 
-std::vector<BrightPoint> find_bright_points(Runtime& runtime, const Image& rgba,
-                                            const BrightParams& params) {
-  BrightFinder finder(runtime, params, rgba.width, rgba.height);
-  run_filter(runtime, finder, rgba);
-  return finder.points();
-}
-
 namespace {
 
 // The glow as a Filter, so that it runs through run_filter like every other image operation.
+// The kernel reads and writes normalised floats, so only the build options and the bytes
+// follow the depth.
 class GlowFilter : public Filter {
  public:
   GlowFilter(Runtime& runtime, const std::vector<BrightPoint>& points, int block,
-             std::uint32_t threshold, int width, int height)
+             std::uint32_t threshold, int width, int height, PixelDepth depth = PixelDepth::u8)
       : runtime_(runtime), block_(block), threshold_(threshold), width_(width), height_(height) {
+    depth_ = depth;
     const int bx = (width + block - 1) / block, by = (height + block - 1) / block;
     std::vector<cl_int> grid(static_cast<size_t>(bx) * by, -1);
     std::vector<cl_uint4> packed;
@@ -204,12 +208,15 @@ class GlowFilter : public Filter {
                        grid.size() * sizeof(cl_int), grid.data());
     points_ = cl::Buffer(runtime.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                          packed.size() * sizeof(cl_uint4), packed.data());
-    kernel_ = runtime.kernel("bright", "bright_glow", "");
-    passes_ = {{"bright_glow", 8ULL * width * height}};
+    kernel_ = runtime.kernel("bright", "bright_glow", pixel_options(depth));
+    passes_ = {{"bright_glow", GlowFilter::compulsory_bytes()}};
   }
   std::string describe() const override { return "glow B=" + std::to_string(block_); }
   const std::vector<PassInfo>& passes() const override { return passes_; }
-  std::uint64_t compulsory_bytes() const override { return 8ULL * width_ * height_; }
+  /// The image read once and written once.
+  std::uint64_t compulsory_bytes() const override {
+    return 2ULL * pixel_bytes(depth_) * width_ * height_;
+  }
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override {
     const float sigma = 0.75f * block_;
     kernel_.setArg(0, src);
@@ -238,22 +245,6 @@ class GlowFilter : public Filter {
   std::vector<PassInfo> passes_;
 };
 
-}  // namespace
-
-Image draw_glow(Runtime& runtime, const Image& rgba, const std::vector<BrightPoint>& points,
-                const BrightParams& params) {
-  GlowFilter glow(runtime, points, params.block, bright_threshold_units(params.threshold),
-                  rgba.width, rgba.height);
-  return run_filter(runtime, glow, rgba).output;
-}
-
-int bright_glow_halo(const BrightParams& params) {
-  // As GlowFilter::enqueue: reach = ceil(3 sigma / B) blocks, sigma = 0.75 B.
-  return static_cast<int>(std::ceil(3 * 0.75f * params.block / params.block)) * params.block;
-}
-
-namespace {
-
 void check_tile(const BrightParams& params, TileSize tile) {
   if (tile.width < 1 || tile.height < 1 || tile.width % params.block || tile.height % params.block)
     throw Error("bright points in tiles of " + std::to_string(tile.width) + "x" +
@@ -261,14 +252,32 @@ void check_tile(const BrightParams& params, TileSize tile) {
                 std::to_string(params.block));
 }
 
-}  // namespace
+// The public operations for images of T samples (one schedule depth each).
 
-std::vector<BrightPoint> find_bright_points_tiled(Runtime& runtime, const Image& rgba,
-                                                  const BrightParams& params, TileSize tile) {
+template <typename T>
+std::vector<BrightPoint> find_points(Runtime& runtime, const BasicImage<T>& rgba,
+                                     const BrightParams& params) {
+  BrightFinder finder(runtime, params, rgba.width, rgba.height, depth_for<T>);
+  run_filter(runtime, finder, rgba);
+  return finder.points();
+}
+
+template <typename T>
+BasicImage<T> glow(Runtime& runtime, const BasicImage<T>& rgba,
+                   const std::vector<BrightPoint>& points, const BrightParams& params) {
+  GlowFilter filter(runtime, points, params.block, bright_threshold_units(params.threshold),
+                    rgba.width, rgba.height, depth_for<T>);
+  return run_filter(runtime, filter, rgba).output;
+}
+
+template <typename T>
+std::vector<BrightPoint> find_points_tiled(Runtime& runtime, const BasicImage<T>& rgba,
+                                           const BrightParams& params, TileSize tile) {
   check_tile(params, tile);
   std::vector<BrightPoint> all;
-  const MakeFilter make = make_filter_per_size(
-      [&](int w, int h) { return std::make_shared<BrightFinder>(runtime, params, w, h); });
+  const MakeFilter make = make_filter_per_size([&](int w, int h) {
+    return std::make_shared<BrightFinder>(runtime, params, w, h, depth_for<T>);
+  });
   run_filter_tiled(runtime, make, rgba, 0, tile, 0, [&](Filter& filter, int x0, int y0) {
     for (BrightPoint p : static_cast<BrightFinder&>(filter).points()) {
       p.x += x0;
@@ -276,14 +285,14 @@ std::vector<BrightPoint> find_bright_points_tiled(Runtime& runtime, const Image&
       all.push_back(p);
     }
   });
-  std::sort(all.begin(), all.end(), [](const BrightPoint& a, const BrightPoint& b) {
-    return a.y != b.y ? a.y < b.y : a.x < b.x;
-  });
+  sort_points(all);
   return all;
 }
 
-Image draw_glow_tiled(Runtime& runtime, const Image& rgba, const std::vector<BrightPoint>& points,
-                      const BrightParams& params, TileSize tile) {
+template <typename T>
+BasicImage<T> glow_tiled(Runtime& runtime, const BasicImage<T>& rgba,
+                         const std::vector<BrightPoint>& points, const BrightParams& params,
+                         TileSize tile) {
   check_tile(params, tile);
   const std::uint32_t threshold = bright_threshold_units(params.threshold);
   const MakeFilter make = [&](int x0, int y0, int w, int h) {
@@ -294,9 +303,58 @@ Image draw_glow_tiled(Runtime& runtime, const Image& rgba, const std::vector<Bri
       p.y -= y0;
       inside.push_back(p);
     }
-    return std::make_shared<GlowFilter>(runtime, inside, params.block, threshold, w, h);
+    return std::make_shared<GlowFilter>(runtime, inside, params.block, threshold, w, h,
+                                        depth_for<T>);
   };
   return run_filter_tiled(runtime, make, rgba, bright_glow_halo(params), tile).output;
+}
+
+}  // namespace
+
+std::vector<BrightPoint> find_bright_points(Runtime& runtime, const Image& rgba,
+                                            const BrightParams& params) {
+  return find_points(runtime, rgba, params);
+}
+
+std::vector<BrightPoint> find_bright_points(Runtime& runtime, const Image16& rgba,
+                                            const BrightParams& params) {
+  return find_points(runtime, rgba, params);
+}
+
+Image draw_glow(Runtime& runtime, const Image& rgba, const std::vector<BrightPoint>& points,
+                const BrightParams& params) {
+  return glow(runtime, rgba, points, params);
+}
+
+Image16 draw_glow(Runtime& runtime, const Image16& rgba, const std::vector<BrightPoint>& points,
+                  const BrightParams& params) {
+  return glow(runtime, rgba, points, params);
+}
+
+int bright_glow_halo(const BrightParams& params) {
+  // As GlowFilter::enqueue: reach = ceil(3 sigma / B) blocks, sigma = 0.75 B.
+  return static_cast<int>(std::ceil(3 * 0.75f * params.block / params.block)) * params.block;
+}
+
+std::vector<BrightPoint> find_bright_points_tiled(Runtime& runtime, const Image& rgba,
+                                                  const BrightParams& params, TileSize tile) {
+  return find_points_tiled(runtime, rgba, params, tile);
+}
+
+std::vector<BrightPoint> find_bright_points_tiled(Runtime& runtime, const Image16& rgba,
+                                                  const BrightParams& params, TileSize tile) {
+  return find_points_tiled(runtime, rgba, params, tile);
+}
+
+Image draw_glow_tiled(Runtime& runtime, const Image& rgba, const std::vector<BrightPoint>& points,
+                      const BrightParams& params, TileSize tile) {
+  return glow_tiled(runtime, rgba, points, params, tile);
+}
+
+Image16 draw_glow_tiled(Runtime& runtime, const Image16& rgba,
+                        const std::vector<BrightPoint>& points, const BrightParams& params,
+                        TileSize tile) {
+  return glow_tiled(runtime, rgba, points, params, tile);
 }
 
 std::string bright_points_csv(const std::vector<BrightPoint>& points) {

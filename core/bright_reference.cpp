@@ -17,9 +17,22 @@ std::uint32_t bright_threshold_units(double threshold) {
   return static_cast<std::uint32_t>(std::floor(threshold * 2550000.0));
 }
 
-std::vector<BrightPoint> bright_points_reference(const Image& image, const BrightParams& p) {
+std::uint32_t bright_luminance_units(std::uint8_t r, std::uint8_t g, std::uint8_t b) {
+  return 2126u * r + 7152u * g + 722u * b;
+}
+
+std::uint32_t bright_luminance_units(std::uint16_t r, std::uint16_t g, std::uint16_t b) {
+  return (2126u * r + 7152u * g + 722u * b + 128u) / 257u;  // the sum is below 2^30
+}
+
+namespace {
+
+// The reference on RGBA image `rgba` of either depth; `colours` is the same image at 8 bits,
+// where the points' colours are taken from.
+template <typename T>
+std::vector<BrightPoint> reference_points(const BasicImage<T>& rgba, const Image& colours,
+                                          const BrightParams& p) {
   validate(p);
-  const Image rgba = to_rgba(image);
   const std::uint32_t threshold = bright_threshold_units(p.threshold);
   std::vector<BrightPoint> found;
   for (int y0 = 0; y0 < rgba.height; y0 += p.block) {
@@ -28,10 +41,12 @@ std::vector<BrightPoint> bright_points_reference(const Image& image, const Brigh
       bool any = false;
       for (int y = y0; y < std::min(y0 + p.block, rgba.height); ++y) {
         for (int x = x0; x < std::min(x0 + p.block, rgba.width); ++x) {
-          const std::uint8_t* px = &rgba.pixels[rgba.index(x, y)];
-          const std::uint32_t units = 2126u * px[0] + 7152u * px[1] + 722u * px[2];
-          if (!any || units > best.luminance_units)  // strictly greater: the first one wins ties
-            best = {x, y, px[0], px[1], px[2], units};
+          const T* px = &rgba.pixels[rgba.index(x, y)];
+          const std::uint32_t units = bright_luminance_units(px[0], px[1], px[2]);
+          if (!any || units > best.luminance_units) {  // strictly greater: the first one wins ties
+            const std::uint8_t* c = &colours.pixels[colours.index(x, y)];
+            best = {x, y, c[0], c[1], c[2], units};
+          }
           any = true;
         }
       }
@@ -40,6 +55,18 @@ std::vector<BrightPoint> bright_points_reference(const Image& image, const Brigh
   }
   sort_points(found);  // by the points' own (y, x), not by block: a block row spans B rows
   return found;
+}
+
+}  // namespace
+
+std::vector<BrightPoint> bright_points_reference(const Image& image, const BrightParams& p) {
+  const Image rgba = to_rgba(image);
+  return reference_points(rgba, rgba, p);
+}
+
+std::vector<BrightPoint> bright_points_reference(const Image16& image, const BrightParams& p) {
+  const Image16 rgba = to_rgba(image);
+  return reference_points(rgba, narrow(rgba), p);
 }
 
 }  // namespace blurtool

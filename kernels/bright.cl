@@ -10,24 +10,47 @@
 // point. Pixels outside the image (partial blocks) get key 0, which never wins: pixel 0 of a
 // block is always inside and its key is at least 1023.
 //
+// 16-bit pixels (-DPIXEL16, kernels/common.cl): L stays in the same units, computed from the
+// 16-bit samples as floor((2126 R + 7152 G + 722 B + 128) / 257) (the sum is below 2^30), so
+// that a widened 8-bit image (every sample v * 257) gives exactly its 8-bit L, keys stay 32 bits
+// and thresholds do not change; samples that differ below 8-bit precision still give different
+// L (one 16-bit level of B, the smallest weight, is 722 / 257 > 2 units). A point's colour is
+// reported at 8 bits: each sample rounded to the nearest 8-bit level, (v * 255 + 32767) / 65535.
+//
 // Points are appended through an atomic counter into a buffer with one slot per block, so it
 // cannot overflow; the host sorts them by (y, x).
 //
 // Arguments shared by the finder kernels:
 //   block      B, the block side in pixels
 //   threshold  report when L > threshold (the host's floor(T * 2550000))
-//   count      the atomic counter; points: uint4 (x, y, packed RGBA, L) per point
+//   count      the atomic counter; points: uint4 (x, y, packed RGBA8, L) per point
 
-inline uint4 load_rgba8(read_only image2d_t src, int x, int y) {
-  return convert_uint4_sat_rte(read_imagef(src, (int2)(x, y)) * 255.0f);
+// L of samples r, g, b (0..PIXEL_MAX), and a point's colour as 8-bit RGBA packed with R in the
+// low byte.
+#ifdef PIXEL16
+inline uint luminance3(uint r, uint g, uint b) {
+  return (2126u * r + 7152u * g + 722u * b + 128u) / 257u;
+}
+inline uint rgba8(uint4 p) {
+  const uint4 n = (p * 255u + 32767u) / 65535u;  // the nearest 8-bit level, as narrow()
+  return n.x | n.y << 8 | n.z << 16 | n.w << 24;
+}
+#else
+inline uint luminance3(uint r, uint g, uint b) { return 2126u * r + 7152u * g + 722u * b; }
+inline uint rgba8(uint4 p) { return p.x | p.y << 8 | p.z << 16 | p.w << 24; }
+#endif
+
+// The samples of image pixel (x, y), 0..PIXEL_MAX.
+inline uint4 load_samples(read_only image2d_t src, int x, int y) {
+  return convert_uint4_sat_rte(read_imagef(src, (int2)(x, y)) * PIXEL_MAX_F);
 }
 
-inline uint luminance(uint4 p) { return 2126u * p.x + 7152u * p.y + 722u * p.z; }
+inline uint luminance(uint4 p) { return luminance3(p.x, p.y, p.z); }
 
 // Key of pixel (x, y) at raster index i of its block; 0 outside the image.
 inline uint pixel_key(read_only image2d_t src, int x, int y, int i) {
   if (x >= get_image_width(src) || y >= get_image_height(src)) return 0u;
-  return (luminance(load_rgba8(src, x, y)) << 10) | (1023u - (uint)i);
+  return (luminance(load_samples(src, x, y)) << 10) | (1023u - (uint)i);
 }
 
 // Appends the winner of block (bx, by) whose best key is `key`, if it beats the threshold.
@@ -36,9 +59,8 @@ inline void emit(read_only image2d_t src, uint key, int bx, int by, int block, u
   if ((key >> 10) <= threshold) return;
   const int i = 1023 - (int)(key & 1023u);
   const int x = bx * block + i % block, y = by * block + i / block;
-  const uint4 p = load_rgba8(src, x, y);
   const uint slot = atomic_inc(count);
-  points[slot] = (uint4)(x, y, p.x | p.y << 8 | p.z << 16 | p.w << 24, key >> 10);
+  points[slot] = (uint4)(x, y, rgba8(load_samples(src, x, y)), key >> 10);
 }
 
 // Largest key of local keys[0..n) by pairwise (tree) reduction; every work-item of the
@@ -130,8 +152,11 @@ kernel void bright_subgroup(read_only image2d_t src, int block, uint threshold,
 // ---------------------------------------------------------------------------------------------
 // Glow: the input plus, for every point within reach, its colour times
 // strength * excess * exp(-d^2 / (2 sigma^2)), d the distance in pixels and excess how far the
-// point's luminance exceeds the threshold (0..1); a simple bloom that shows what was found. grid holds one entry per block: the index of its point or -1, so each pixel only
-// visits the blocks within `reach` blocks of its own.
+// point's luminance exceeds the threshold (0..1); a simple bloom that shows what was found.
+// grid holds one entry per block: the index of its point or -1, so each pixel only visits the
+// blocks within `reach` blocks of its own. The image is read and written as normalised floats,
+// so the same code serves RGBA8 and RGBA16 images; a point's colour is 8-bit at either depth
+// (its 1/255 is the point's scale, not the image's).
 kernel void bright_glow(read_only image2d_t src, write_only image2d_t dst, int block,
                         global const int* grid, global const uint4* points, int reach,
                         float sigma, float strength, float threshold) {
@@ -158,37 +183,52 @@ kernel void bright_glow(read_only image2d_t src, write_only image2d_t dst, int b
   write_imagef(dst, (int2)(x, y), clamp(c, 0.0f, 1.0f));
 }
 
-// buffer: per-thread over a plain RGBA8 buffer (rows of width * 4 bytes, R in the low byte)
-// instead of an image: no sampler and no float conversion, and with the block side known at
-// build time (-DBRIGHT_BLOCK=B) its loops unroll. Where a block's rows are whole and 16-byte
-// aligned (B and the width multiples of 4) each row is B/4 16-byte loads; neighbouring
-// work-items take neighbouring blocks of a row, so a warp's loads cover whole cache lines.
+// buffer: per-thread over a plain buffer of pixel words (pixel_word_t: one uint a pixel for
+// RGBA8, two for RGBA16; rows of width pixels, R in the low bits) instead of an image: no
+// sampler and no float conversion, and with the block side known at build time
+// (-DBRIGHT_BLOCK=B) its loops unroll. Where a block's rows are whole and 16-byte aligned (B and
+// the width multiples of LOAD_PIXELS, the pixels of 16 bytes: 4 RGBA8 or 2 RGBA16) each row is
+// B / LOAD_PIXELS 16-byte loads; neighbouring work-items take neighbouring blocks of a row, so a
+// warp's loads cover whole cache lines.
 #ifdef BRIGHT_BLOCK
 // The key of pixel word u at raster index i, as pixel_key. Written on scalars rather than
 // through luminance() on a uint4: on PoCL that form was 2-3x slower (alternating runs, best
-// of 10: 2.6-4.5 ms against 0.86-1.3).
-inline uint word_key(uint u, int i) {
-  const uint l = 2126u * (u & 0xFFu) + 7152u * (u >> 8 & 0xFFu) + 722u * (u >> 16 & 0xFFu);
-  return (l << 10) | (1023u - (uint)i);
+// of 10: 2.6-4.5 ms against 0.86-1.3). load_key: the largest key of the pixels of one 16-byte
+// load whose first pixel has index i; word_rgba8: a point's colour as emit() packs it.
+#ifdef PIXEL16
+#define LOAD_PIXELS 2
+inline uint word_key(uint2 u, int i) {
+  return (luminance3(u.x & 0xFFFFu, u.x >> 16, u.y & 0xFFFFu) << 10) | (1023u - (uint)i);
 }
+inline uint load_key(uint4 p, int i) { return max(word_key(p.xy, i), word_key(p.zw, i + 1)); }
+inline uint word_rgba8(uint2 u) {
+  return rgba8((uint4)(u.x & 0xFFFFu, u.x >> 16, u.y & 0xFFFFu, u.y >> 16));
+}
+#else
+#define LOAD_PIXELS 4
+inline uint word_key(uint u, int i) {
+  return (luminance3(u & 0xFFu, u >> 8 & 0xFFu, u >> 16 & 0xFFu) << 10) | (1023u - (uint)i);
+}
+inline uint load_key(uint4 p, int i) {
+  return max(max(word_key(p.x, i), word_key(p.y, i + 1)),
+             max(word_key(p.z, i + 2), word_key(p.w, i + 3)));
+}
+inline uint word_rgba8(uint u) { return u; }
+#endif
 
-kernel void bright_buffer(global const uint* src, int w, int h, uint threshold,
+kernel void bright_buffer(global const pixel_word_t* src, int w, int h, uint threshold,
                           volatile global uint* count, global uint4* points) {
   const int x0 = get_global_id(0) * BRIGHT_BLOCK, y0 = get_global_id(1) * BRIGHT_BLOCK;
   if (x0 >= w || y0 >= h) return;
   uint best = 0;
-  if ((BRIGHT_BLOCK & 3) == 0 && (w & 3) == 0 && x0 + BRIGHT_BLOCK <= w &&
+  if (BRIGHT_BLOCK % LOAD_PIXELS == 0 && w % LOAD_PIXELS == 0 && x0 + BRIGHT_BLOCK <= w &&
       y0 + BRIGHT_BLOCK <= h) {
 #pragma unroll
     for (int j = 0; j < BRIGHT_BLOCK; ++j) {
       global const uint4* row = (global const uint4*)(src + (size_t)(y0 + j) * w + x0);
 #pragma unroll
-      for (int q = 0; q < BRIGHT_BLOCK / 4; ++q) {
-        const uint4 p = row[q];
-        const int i = j * BRIGHT_BLOCK + 4 * q;
-        best = max(best, max(max(word_key(p.x, i), word_key(p.y, i + 1)),
-                             max(word_key(p.z, i + 2), word_key(p.w, i + 3))));
-      }
+      for (int q = 0; q < BRIGHT_BLOCK / LOAD_PIXELS; ++q)
+        best = max(best, load_key(row[q], j * BRIGHT_BLOCK + LOAD_PIXELS * q));
     }
   } else {  // a partial block, or rows that are not 16-byte aligned
     const int bw = min(BRIGHT_BLOCK, w - x0), bh = min(BRIGHT_BLOCK, h - y0);
@@ -200,6 +240,6 @@ kernel void bright_buffer(global const uint* src, int w, int h, uint threshold,
   const int i = 1023 - (int)(best & 1023u);
   const int x = x0 + i % BRIGHT_BLOCK, y = y0 + i / BRIGHT_BLOCK;
   const uint slot = atomic_inc(count);
-  points[slot] = (uint4)(x, y, src[(size_t)y * w + x], best >> 10);
+  points[slot] = (uint4)(x, y, word_rgba8(src[(size_t)y * w + x]), best >> 10);
 }
 #endif

@@ -1,7 +1,7 @@
 // Images split into tiles with a halo (issue 8): plan_tiles against a device's limits, and
 // run_filter_tiled against one run of the same filter, bit for bit, for every box and Gaussian
-// variant and edge mode (the Gaussian at 8 and 16 bits) and for bright points and their glow,
-// with tiles small enough that every tile edge and corner case occurs (halo cut at the image's
+// variant and edge mode (the Gaussian, bright points and their glow at 8 and 16 bits), with
+// tiles small enough that every tile edge and corner case occurs (halo cut at the image's
 // edges, short last tiles, tiles narrower than the halo).
 #include <gtest/gtest.h>
 
@@ -173,9 +173,10 @@ TEST(TiledRun, TimesAreSummedOverTiles) {
 
 // Bright points over tiles of whole blocks: the same points (offsets added, sorted by (y, x))
 // and the same glow (each tile read with the glow's halo), for block sides that divide the
-// image and ones that leave partial blocks at its edges.
-TEST(TiledRun, BrightPointsAndGlowEqualOneRun) {
-  const Image input = random_rgba(131, 97, 6);
+// image and ones that leave partial blocks at its edges; at 8 and 16 bits.
+template <typename T>
+void bright_points_and_glow_equal_one_run() {
+  const BasicImage<T> input = random_image<T>(131, 97, 6);
   for (int block : {8, 5}) {
     SCOPED_TRACE(block);
     BrightParams p;
@@ -191,6 +192,13 @@ TEST(TiledRun, BrightPointsAndGlowEqualOneRun) {
   BrightParams p;
   p.block = 8;
   EXPECT_THROW(find_bright_points_tiled(runtime(), input, p, {20, 16}), Error);  // 20 % 8
+}
+
+TEST(TiledRun, BrightPointsAndGlowEqualOneRun) {
+  bright_points_and_glow_equal_one_run<std::uint8_t>();
+}
+TEST(TiledRun, BrightPointsAndGlowEqualOneRun16) {
+  bright_points_and_glow_equal_one_run<std::uint16_t>();
 }
 
 }  // namespace
