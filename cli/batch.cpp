@@ -87,16 +87,19 @@ Source make_source(DecodedImage image, const CliOptions& o) {
   Source s;
   s.channels = image.channels();
   s.deep = image.is_wide();
-  if (o.operation == CliOptions::Operation::bright) {  // 8 bits, stored form
-    s.rgba = to_rgba(s.deep ? narrow(image.wide) : std::move(image.narrow));
-    return s;
-  }
   if (s.deep)
     s.rgba16 = to_rgba(image.wide);
   else
     s.rgba = image.narrow.channels == 4 ? std::move(image.narrow) : to_rgba(image.narrow);
-  const bool alpha = s.channels == 2 || s.channels == 4;
   s.space.linear_light = o.linear_light;
+  if (o.operation == CliOptions::Operation::bright) {  // never premultiplied: not a blur
+    if (!s.deep && o.linear_light) {
+      s.rgba16 = widen(s.rgba);
+      s.rgba = Image{};
+    }
+    return s;
+  }
+  const bool alpha = s.channels == 2 || s.channels == 4;
   s.space.premultiplied = !o.straight_alpha && alpha &&
                           (s.deep ? has_transparency<std::uint16_t>(s.rgba16, 65535)
                                   : has_transparency<std::uint8_t>(s.rgba, 255));
@@ -113,7 +116,8 @@ std::unique_ptr<Filter> make_filter(Runtime& runtime, const CliOptions& o, int w
   std::unique_ptr<Filter> filter;
   switch (o.operation) {
     case CliOptions::Operation::bright:
-      return std::make_unique<BrightFinder>(runtime, o.bright_params, width, height);
+      filter = std::make_unique<BrightFinder>(runtime, o.bright_params, width, height, depth);
+      break;
     case CliOptions::Operation::box:
       filter = std::make_unique<BoxFilter>(runtime, o.box_params, width, height, depth);
       break;
@@ -143,6 +147,32 @@ int operation_halo(const CliOptions& o) {
       break;
   }
   return bright_glow_halo(o.bright_params);
+}
+
+}  // namespace
+
+namespace {
+
+// The result of bright points found in RGBA `rgba` (8 or 16 bits): their list (csv, json) or
+// `rgba` with a glow at each (in one piece, or in `tiles`), into r.
+template <typename T>
+void render_points(Runtime& runtime, const CliOptions& o, const std::vector<BrightPoint>& points,
+                   const BasicImage<T>& rgba, OutputKind kind, Rendered& r, TileSize tiles = {}) {
+  if (kind == OutputKind::csv) {
+    r.text = bright_points_csv(points);
+    return;
+  }
+  if (kind == OutputKind::json) {
+    r.text = bright_points_json(points);
+    return;
+  }
+  BasicImage<T> glow = tiles.is_default()
+                           ? draw_glow(runtime, rgba, points, o.bright_params)
+                           : draw_glow_tiled(runtime, rgba, points, o.bright_params, tiles);
+  if constexpr (sizeof(T) == 2)
+    r.image16 = std::move(glow);
+  else
+    r.image = std::move(glow);
 }
 
 }  // namespace
@@ -180,14 +210,15 @@ Rendered render_tiled(Runtime& runtime, const CliOptions& o, const Source& sourc
   r.deep = source.deep;
   const Image& rgba = source.rgba;
   if (o.operation == CliOptions::Operation::bright) {
-    const std::vector<BrightPoint> points =
-        find_bright_points_tiled(runtime, rgba, o.bright_params, tiles);
-    if (kind == OutputKind::csv)
-      r.text = bright_points_csv(points);
-    else if (kind == OutputKind::json)
-      r.text = bright_points_json(points);
-    else
-      r.image = draw_glow_tiled(runtime, rgba, points, o.bright_params, tiles);
+    if (!source.wide()) {
+      render_points(runtime, o, find_bright_points_tiled(runtime, rgba, o.bright_params, tiles),
+                    rgba, kind, r, tiles);
+    } else {
+      render_points(runtime, o,
+                    find_bright_points_tiled(runtime, source.rgba16, o.bright_params, tiles,
+                                             source.space.linear_light),
+                    source.rgba16, kind, r, tiles);
+    }
     return r;
   }
   // Every tile with the schedule auto takes for the whole image (the tuning table goes by size).
@@ -217,13 +248,7 @@ Rendered render(Runtime& runtime, const CliOptions& o, Filter& filter, Image out
     r.image = std::move(output);
     return r;
   }
-  const std::vector<BrightPoint> points = static_cast<BrightFinder&>(filter).points();
-  if (kind == OutputKind::csv)
-    r.text = bright_points_csv(points);
-  else if (kind == OutputKind::json)
-    r.text = bright_points_json(points);
-  else
-    r.image = draw_glow(runtime, rgba, points, o.bright_params);
+  render_points(runtime, o, bright_finder_of(filter).points(), rgba, kind, r);
   return r;
 }
 
@@ -239,9 +264,15 @@ SourceRun render_source(Runtime& runtime, const CliOptions& o, Filter& filter, c
   }
   FilterRun16 run = run_filter(runtime, filter, source.rgba16, runs);
   r.timings = timings_of(run);
-  r.rendered.image16 = std::move(run.output);
   r.rendered.channels = source.channels;
   r.rendered.deep = source.deep;
+  if (o.operation != CliOptions::Operation::bright) {
+    r.rendered.image16 = std::move(run.output);
+    return r;
+  }
+  std::vector<BrightPoint> points = bright_finder_of(filter).points();
+  if (source.space.linear_light) stored_colours(points, source.rgba16);
+  render_points(runtime, o, std::move(points), source.rgba16, kind, r.rendered);
   return r;
 }
 

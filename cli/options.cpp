@@ -123,9 +123,10 @@ CliOptions parse_options(int argc, const char* const* argv) {
        cxxopts::value<std::string>(), "B")
       ("per-item", "pixels per work-item of 'hybrid': KxK, 1..B (default 2)",
        cxxopts::value<std::string>(), "K");
-  spec.add_options("Image fidelity (blurs)")
+  spec.add_options("Image fidelity")
       ("linear-light", "blur in linear light: sRGB values are decoded before and encoded after "
-                       "(a black/white edge mixes to sRGB 188, not 128)")
+                       "(a black/white edge mixes to sRGB 188, not 128); with --bright, "
+                       "luminance of linear light")
       ("straight-alpha", "blur colour and alpha each on its own (default for images with "
                          "transparency: premultiplied, so transparent colours leave no halo)");
   spec.add_options("Output and batch")
@@ -217,7 +218,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
   }
   if (bright) {
     for (const char* blur_only : {"intermediate", "edge", "unroll", "segment", "radius", "wg",
-                                  "sweep-wg", "linear-light", "straight-alpha"})
+                                  "sweep-wg", "straight-alpha"})
       if (parsed.count(blur_only))
         throw UsageError(std::string("--") + blur_only +
                          " goes with --box or --gauss, not --bright");

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/tune.h"
+#include "core/working_space.h"
 
 namespace blurtool {
 
@@ -272,14 +273,17 @@ BasicImage<T> glow(Runtime& runtime, const BasicImage<T>& rgba,
 
 template <typename T>
 std::vector<BrightPoint> find_points_tiled(Runtime& runtime, const BasicImage<T>& rgba,
-                                           const BrightParams& params, TileSize tile) {
+                                           const BrightParams& params, TileSize tile,
+                                           WorkingSpace space = {}) {
   check_tile(params, tile);
   std::vector<BrightPoint> all;
-  const MakeFilter make = make_filter_per_size([&](int w, int h) {
-    return std::make_shared<BrightFinder>(runtime, params, w, h, depth_for<T>);
+  const MakeFilter make = make_filter_per_size([&](int w, int h) -> std::shared_ptr<Filter> {
+    auto finder = std::make_shared<BrightFinder>(runtime, params, w, h, depth_for<T>);
+    if (space.is_stored_form()) return finder;
+    return std::make_shared<WorkingSpaceFilter>(runtime, finder, space, w, h);
   });
   run_filter_tiled(runtime, make, rgba, 0, tile, 0, [&](Filter& filter, int x0, int y0) {
-    for (BrightPoint p : static_cast<BrightFinder&>(filter).points()) {
+    for (BrightPoint p : bright_finder_of(filter).points()) {
       p.x += x0;
       p.y += y0;
       all.push_back(p);
@@ -342,8 +346,32 @@ std::vector<BrightPoint> find_bright_points_tiled(Runtime& runtime, const Image&
 }
 
 std::vector<BrightPoint> find_bright_points_tiled(Runtime& runtime, const Image16& rgba,
-                                                  const BrightParams& params, TileSize tile) {
-  return find_points_tiled(runtime, rgba, params, tile);
+                                                  const BrightParams& params, TileSize tile,
+                                                  bool linear_light) {
+  if (!linear_light) return find_points_tiled(runtime, rgba, params, tile);
+  std::vector<BrightPoint> points =
+      find_points_tiled(runtime, rgba, params, tile, WorkingSpace{true, false});
+  stored_colours(points, rgba);
+  return points;
+}
+
+BrightFinder& bright_finder_of(Filter& filter) {
+  if (auto* finder = dynamic_cast<BrightFinder*>(&filter)) return *finder;
+  if (auto* wrapped = dynamic_cast<WorkingSpaceFilter*>(&filter))
+    return bright_finder_of(wrapped->inner());
+  throw Error("schedule '" + filter.describe() + "' does not find bright points");
+}
+
+void stored_colours(std::vector<BrightPoint>& points, const Image16& rgba) {
+  auto level = [&](const BrightPoint& p, int c) {
+    return static_cast<std::uint8_t>((rgba.pixels[rgba.index(p.x, p.y, c)] * 255u + 32767u) /
+                                     65535u);
+  };
+  for (BrightPoint& p : points) {
+    p.r = level(p, 0);
+    p.g = level(p, 1);
+    p.b = level(p, 2);
+  }
 }
 
 Image draw_glow_tiled(Runtime& runtime, const Image& rgba, const std::vector<BrightPoint>& points,

@@ -157,9 +157,20 @@ int bright_glow_halo(const BrightParams& params);
 /// multiple of B, and what find_bright_points throws.
 std::vector<BrightPoint> find_bright_points_tiled(Runtime& runtime, const Image& rgba,
                                                   const BrightParams& params, TileSize tile);
-/// The same for RGBA16.
+/// The same for RGBA16; with `linear_light` the luminance is taken in linear light (each tile
+/// converted on the device by a WorkingSpaceFilter around the finder) and the points keep the
+/// stored colour (stored_colours).
 std::vector<BrightPoint> find_bright_points_tiled(Runtime& runtime, const Image16& rgba,
-                                                  const BrightParams& params, TileSize tile);
+                                                  const BrightParams& params, TileSize tile,
+                                                  bool linear_light = false);
+
+/// The BrightFinder that `filter` is, or that it runs in a working space (WorkingSpaceFilter).
+/// Throws blurtool::Error for any other filter.
+BrightFinder& bright_finder_of(Filter& filter);
+
+/// Sets each point's r, g, b to the pixel of RGBA16 `rgba` at its (x, y), rounded to the
+/// nearest 8-bit level: the stored colour, for points found in a working space.
+void stored_colours(std::vector<BrightPoint>& points, const Image16& rgba);
 
 /// draw_glow over output tiles of `tile` pixels (multiples of B), each read with
 /// bright_glow_halo() pixels of context: the same image as draw_glow.

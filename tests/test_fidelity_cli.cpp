@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/box_reference.h"
+#include "core/bright_points.h"
 #include "core/gauss_reference.h"
 #include "core/working_space.h"
 #include "tests/cli_support.h"
@@ -168,16 +169,47 @@ TEST_F(FidelityCli, GaussianInLinearLightMatchesTheReferenceChain) {
   EXPECT_LE(max_diff(load("g.png").narrow, expected), 1);
 }
 
-TEST_F(FidelityCli, FidelityOptionsAreRefusedWithBrightPoints) {
+// Bright points never premultiply (they are not a blur): --straight-alpha is a usage error.
+TEST_F(FidelityCli, StraightAlphaIsRefusedWithBrightPoints) {
   save(stripes(), "stripes.png");
-  for (const char* option : {"--linear-light", "--straight-alpha"}) {
-    const Result r =
-        run_blurtool({"--bright", "0.5", option, "stripes.png", "p.csv"}, root_, root_);
-    EXPECT_EQ(r.status, 2);
-    EXPECT_NE(r.err.find(option), std::string::npos) << r.err;
-    EXPECT_TRUE(r.out.empty());
-    EXPECT_FALSE(fs::exists(root_ / "p.csv"));
+  const Result r =
+      run_blurtool({"--bright", "0.5", "--straight-alpha", "stripes.png", "p.csv"}, root_, root_);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--straight-alpha"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_FALSE(fs::exists(root_ / "p.csv"));
+}
+
+// Bright points of a 16-bit PNG at 16 bits, and in linear light (luminance of the decoded
+// colour, the stored colour reported), in one piece and in tiles: the CPU reference's points.
+TEST_F(FidelityCli, BrightPointsAtSixteenBitsAndInLinearLight) {
+  const Image16 deep = random_deep(48, 40, 3, 8);
+  save(deep, "deep.png");
+  BrightParams params;
+  params.threshold = 0.4;
+  const std::string expected = bright_points_csv(bright_points_reference(to_rgba(deep), params));
+  Result r = run_blurtool({"--bright", "0.4", "deep.png", "p.csv"}, root_, root_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_file(root_ / "p.csv"), expected);
+  r = run_blurtool({"--bright", "0.4", "--max-tile", "16x16", "deep.png", "t.csv"}, root_, root_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_file(root_ / "t.csv"), expected);
+  // Linear light: a threshold of 0.4 in linear luminance is sRGB 0.66, so fewer points.
+  std::vector<BrightPoint> linear =
+      bright_points_reference(to_working_space(to_rgba(deep), {true, false}), params);
+  stored_colours(linear, to_rgba(deep));
+  ASSERT_NE(bright_points_csv(linear), expected);
+  for (const char* tile : {"", "16x16"}) {
+    std::vector<std::string> args = {"--bright", "0.4", "--linear-light", "deep.png", "l.csv"};
+    if (*tile) args.insert(args.begin(), {"--max-tile", tile});
+    r = run_blurtool(args, root_, root_);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(read_file(root_ / "l.csv"), bright_points_csv(linear)) << tile;
   }
+  // The glow of a 16-bit PNG is a 16-bit PNG.
+  r = run_blurtool({"--bright", "0.4", "deep.png", "glow.png"}, root_, root_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(load("glow.png").is_wide());
 }
 
 }  // namespace
