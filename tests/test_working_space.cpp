@@ -7,6 +7,8 @@
 
 #include "core/box_blur.h"
 #include "core/box_reference.h"
+#include "core/gauss_blur.h"
+#include "core/gauss_reference.h"
 #include "core/working_space.h"
 #include "tests/test_support.h"
 
@@ -97,6 +99,44 @@ TEST(WorkingSpace, DeviceFilterMatchesReferenceChain) {
             << filter.describe() << " r=" << radius;
       }
     }
+  }
+}
+
+// Every box and Gaussian variant in linear light against the reference chain: box exactly;
+// Gaussian within 3 levels, its float rounding (at most 1 level in the working space) times the
+// slope of the sRGB encoding at the image's darkest value (linear 0.25: 1.24).
+TEST(WorkingSpace, EveryVariantInLinearLightMatchesTheReferenceChain) {
+  Image16 input = random_rgba16(29, 19, 12);
+  for (auto& v : input.pixels) v = static_cast<std::uint16_t>(16384 + v * 3 / 4);  // >= 0.25
+  const WorkingSpace space{true, false};
+  const Image16 linear = to_working_space(input, space);
+  auto run_in_space = [&](std::shared_ptr<Filter> inner) {
+    WorkingSpaceFilter filter(runtime(), std::move(inner), space, 29, 19);
+    return run_filter(runtime(), filter, input).output;
+  };
+  const Image16 box = from_working_space(box_blur_reference(linear, 3, EdgeMode::clamp), space);
+  for (const auto& v : box_variant_table()) {
+    BoxParams p;
+    p.radius = 3;
+    p.variant = v.value;
+    EXPECT_EQ(max_error(run_in_space(std::make_shared<BoxFilter>(runtime(), p, 29, 19,
+                                                                 PixelDepth::u16)),
+                        box),
+              0)
+        << v.name;
+  }
+  const Image16 gauss =
+      from_working_space(gauss_blur_reference(linear, 1.5, 4, EdgeMode::clamp), space);
+  for (const auto& v : gauss_variant_table()) {
+    GaussParams p;
+    p.sigma = 1.5;
+    p.radius = 4;
+    p.variant = v.value;
+    EXPECT_LE(max_error(run_in_space(std::make_shared<GaussFilter>(runtime(), p, 29, 19,
+                                                                   PixelDepth::u16)),
+                        gauss),
+              3)
+        << v.name;
   }
 }
 
