@@ -2,7 +2,8 @@
 # The fidelity modes (issue 10) on one device: every box and Gaussian variant run at 16 bits
 # (a 16-bit PNG), in premultiplied form (an RGBA PNG with transparency) and in linear light,
 # written under OUTDIR/check/ so that two devices' outputs can be compared file by file
-# (box: equal bytes expected; Gaussian: within a level, the devices' float arithmetic), and the
+# (box and bright points: equal bytes expected; Gaussian: within a level, the devices' float
+# arithmetic, more where alpha is a few levels: see the man page), and the
 # kernel-time cost of the working space: box r=30 on 3024x4032 and Gaussian sigma 10 radius 16
 # on 1920x1080, 8-bit as stored against --linear-light (RGBA16 in the working space, prepare and
 # finish passes included), median of N runs after a warm-up (--bench N, profiling events).
@@ -31,6 +32,12 @@ blur() {
 }
 for v in $box_variants; do blur box 7 "$v"; done
 for v in $gauss_variants; do blur gauss 3 "$v"; done
+for v in serial per-thread tree hybrid subgroup buffer; do  # bright points: exact everywhere
+  for mode in "" --linear-light; do
+    "$bin" --device "$device" -q --bright 0.3 --variant "$v" $mode "$in/deep.png" \
+      "$out/check/bright-$v${mode:+-linear}.csv" || echo "bright $v $mode: failed" >&2
+  done
+done
 {
   for mode in "" --linear-light; do
     "$bin" --device "$device" --box 30 $mode --bench "$runs" --bench-format csv "$in/box.jpg" \
