@@ -228,7 +228,7 @@ Rendered render_tiled(Runtime& runtime, const CliOptions& o, const Source& sourc
   if (o.operation == CliOptions::Operation::box)
     same.box_params = resolve_box_schedule(o.box_params, runtime.device(), w, h, depth);
   else
-    same.gauss_params = resolve_gauss_schedule(o.gauss_params, runtime.device(), w, h);
+    same.gauss_params = resolve_gauss_schedule(o.gauss_params, runtime.device(), w, h, depth);
   const MakeFilter make = make_filter_per_size([&](int width, int height) {
     return std::shared_ptr<Filter>(
         make_filter(runtime, same, width, height, {}, depth, source.space));

@@ -258,7 +258,7 @@ cl::NDRange BoxFilter::segmented_work_group(const cl::Kernel& kernel, WorkGroup 
 BoxParams resolve_box_schedule(const BoxParams& params, const DeviceInfo& device, int width,
                                int height, PixelDepth depth) {
   BoxParams p = params;
-  if (p.variant == BoxVariant::automatic) {
+  if (p.variant == BoxVariant::automatic && depth == PixelDepth::u8) {
     const auto tuned = tuned_schedule(device, "box", name_of(intermediate_table(), p.intermediate),
                                       p.radius, static_cast<std::uint64_t>(width) * height);
     if (tuned) {
@@ -402,7 +402,7 @@ std::string BoxFilter::describe() const {
   }
   if (box_is_two_pass(params_.variant))
     text += std::string(" ") + name_of(intermediate_table(), params_.intermediate);
-  return text + " edge=" + name_of(edge_mode_table(), params_.edge);
+  return text + " edge=" + name_of(edge_mode_table(), params_.edge) + depth_text();
 }
 
 std::vector<cl::Event> BoxFilter::enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) {

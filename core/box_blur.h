@@ -134,17 +134,19 @@ size_t box_fused_local_bytes(int radius, WorkGroup wg, PixelDepth depth = PixelD
 /// work-item, 16 bytes each.
 size_t box_segmented_local_bytes(int radius, int segment, int items);
 
-/// A box filter schedule for `width` x `height` RGBA8 images on one device: builds (or takes
-/// from the cache) its program and allocates its intermediate image.
-/// Throws blurtool::UsageError for invalid parameters, blurtool::Error for device limits or a
-/// failed kernel build, cl::Error for other OpenCL failures.
 /// `params` with auto replaced as BoxFilter does for a `width` x `height` image on `device`:
 /// the tuning table's pick for the nearest tuned size (variant, segment, unroll, work-group,
 /// where not given), else resolve_box_variant(). Explicit variants are returned unchanged.
-/// Throws blurtool::Error for a tuning table naming an unknown variant.
+/// The tuning table is measured on RGBA8: at 16 bits (`depth`), whose local memory and costs
+/// differ, auto takes resolve_box_variant()'s defaults. Throws blurtool::Error for a tuning
+/// table naming an unknown variant.
 BoxParams resolve_box_schedule(const BoxParams& params, const DeviceInfo& device, int width,
                                int height, PixelDepth depth = PixelDepth::u8);
 
+/// A box filter schedule for `width` x `height` RGBA images on one device: builds (or takes
+/// from the cache) its program and allocates its intermediate image.
+/// Throws blurtool::UsageError for invalid parameters, blurtool::Error for device limits or a
+/// failed kernel build, cl::Error for other OpenCL failures.
 class BoxFilter : public Filter {
  public:
   /// `depth`: of the input and output (RGBA8 or RGBA16); every schedule runs at both.

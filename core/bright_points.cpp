@@ -129,7 +129,7 @@ std::string BrightFinder::describe() const {
                 name_of(bright_variant_table(), params_.variant));
   std::string s = text;
   if (params_.variant == BrightVariant::hybrid) s += " K=" + std::to_string(params_.per_item);
-  return s + " wg=" + std::to_string(local_[0]) + "x" + std::to_string(local_[1]);
+  return s + " wg=" + std::to_string(local_[0]) + "x" + std::to_string(local_[1]) + depth_text();
 }
 
 std::vector<cl::Event> BrightFinder::enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) {

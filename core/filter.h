@@ -82,6 +82,8 @@ class Filter {
   int io_width = 0, io_height = 0;  ///< pixels of the kept input and output
 
  protected:
+  /// " 16-bit" for a 16-bit filter, else "": the end of describe().
+  std::string depth_text() const { return depth_ == PixelDepth::u16 ? " 16-bit" : ""; }
   PixelDepth depth_ = PixelDepth::u8;  ///< set by the constructor of each schedule
 };
 

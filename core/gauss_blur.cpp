@@ -151,10 +151,10 @@ void check_work_group(const cl::Kernel& kernel, const DeviceInfo& device, size_t
 }  // namespace
 
 GaussParams resolve_gauss_schedule(const GaussParams& params, const DeviceInfo& device, int width,
-                                   int height) {
+                                   int height, PixelDepth depth) {
   GaussParams p = params;
   p.radius = gauss_radius(p);
-  if (p.variant == GaussVariant::automatic) {
+  if (p.variant == GaussVariant::automatic && depth == PixelDepth::u8) {
     const auto tuned =
         tuned_schedule(device, "gauss", name_of(intermediate_table(), p.intermediate), p.radius,
                        static_cast<std::uint64_t>(width) * height);
@@ -174,7 +174,7 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
     : runtime_(runtime), params_(params), width_(width), height_(height) {
   depth_ = depth;
   validate(params_);
-  params_ = resolve_gauss_schedule(params_, runtime.device(), width, height);
+  params_ = resolve_gauss_schedule(params_, runtime.device(), width, height, depth);
   radius_ = params_.radius;
   const GaussVariant v = params_.variant;
   const bool row = gauss_row_work_group(v);
@@ -310,7 +310,7 @@ std::string GaussFilter::describe() const {
             std::to_string(fused_rows()) + " wg=" + params_.wg.text();
   else
     text += " wg=" + params_.wg.text();
-  return text + " edge=" + name_of(edge_mode_table(), params_.edge);
+  return text + " edge=" + name_of(edge_mode_table(), params_.edge) + depth_text();
 }
 
 std::vector<cl::Event> GaussFilter::enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) {

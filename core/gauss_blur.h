@@ -111,10 +111,11 @@ std::vector<LinearTap> gauss_linear_taps(const std::vector<double>& weights);
 
 /// `params` with its radius resolved (gauss_radius) and auto replaced as GaussFilter does for a
 /// `width` x `height` image on `device`: the tuning table's pick for the nearest tuned size
-/// (variant, work-group, fused tile rows), else resolve_gauss_variant(). Throws blurtool::Error
-/// for a tuning table naming an unknown variant.
+/// (variant, work-group, fused tile rows), else resolve_gauss_variant(). The tuning table is
+/// measured on RGBA8: at 16 bits (`depth`) auto takes resolve_gauss_variant()'s default.
+/// Throws blurtool::Error for a tuning table naming an unknown variant.
 GaussParams resolve_gauss_schedule(const GaussParams& params, const DeviceInfo& device, int width,
-                                   int height);
+                                   int height, PixelDepth depth = PixelDepth::u8);
 
 /// A Gaussian schedule for `width` x `height` RGBA images of `depth` (RGBA8 or RGBA16) on one
 /// device: builds (or takes from the cache) its program, uploads the weights, allocates the

@@ -116,6 +116,15 @@ TEST_F(Tune, AutoFollowsTheTableByRadiusAndIntermediate) {
   EXPECT_EQ(max_error(box_blur(runtime(), input, p), box_blur_reference(input, 6, EdgeMode::clamp)),
             0);
 
+  // The table is measured on RGBA8: 16-bit runs (other local memory, other costs) take the
+  // device-class defaults.
+  BoxParams deep;
+  deep.radius = 9;
+  EXPECT_EQ(BoxFilter(runtime(), deep, 40, 30, PixelDepth::u16).params().variant, plain);
+  g.sigma = 3;
+  EXPECT_EQ(GaussFilter(runtime(), g, 40, 30, PixelDepth::u16).params().variant,
+            resolve_gauss_variant(GaussVariant::automatic, 9, runtime().device()));
+
   save("BLURTOOL_TUNE", "off");
   EXPECT_EQ(auto_box(5).params().variant, plain);
 }

@@ -97,6 +97,8 @@ TEST(WorkingSpace, DeviceFilterMatchesReferenceChain) {
             box_blur_reference(to_working_space(input, space), radius, EdgeMode::mirror), space);
         EXPECT_EQ(max_error(run_filter(runtime(), filter, input).output, expected), 0)
             << filter.describe() << " r=" << radius;
+        EXPECT_NE(filter.describe().find(" 16-bit " + space.text()), std::string::npos)
+            << filter.describe();
       }
     }
   }
