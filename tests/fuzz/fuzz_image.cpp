@@ -1,6 +1,7 @@
 // libFuzzer harness over the image-loading path: decode_image() (signature check, header limits,
 // the JPEG marker walk, TurboJPEG, libpng and the stb_image fallback) on arbitrary bytes, then
-// the PNG encoder on whatever decoded. Its contract: a blurtool::Error for anything it refuses,
+// the PNG encoder on whatever decoded; then decode_image_wide(), which keeps 16-bit PNGs at 16
+// bits, and the 16-bit PNG encoder. Its contract: a blurtool::Error for anything it refuses,
 // never a crash, a hang, an uncaught exception of another kind or an allocation the header did
 // not justify. Built by scripts/fuzz (clang, -DBLURTOOL_FUZZ=ON) with AddressSanitizer and
 // UndefinedBehaviorSanitizer.
@@ -25,6 +26,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const blurtool::Image image =
         blurtool::decode_image(bytes, "fuzz input", &warnings, kFuzzMaxPixels);
     (void)blurtool::encode_image(image, blurtool::ImageFormat::png, 95);
+  } catch (const blurtool::Error&) {
+  }
+  try {  // the path the CLI takes: 16-bit PNGs kept at 16 bits, and encoded at 16
+    const blurtool::DecodedImage decoded =
+        blurtool::decode_image_wide(bytes, "fuzz input", &warnings, kFuzzMaxPixels);
+    if (decoded.is_wide())
+      (void)blurtool::encode_image(decoded.wide, blurtool::ImageFormat::png, 95);
   } catch (const blurtool::Error&) {
   }
   return 0;
