@@ -157,9 +157,11 @@ TEST_F(FidelityCli, GaussianInLinearLightMatchesTheReferenceChain) {
   // Every pixel whose 8-bit alpha is 0 is black-transparent (the Gaussian leaves slivers of
   // alpha far from the edge; dividing by them would give any colour).
   const Image g = load("g.png").narrow;
-  for (size_t i = 0; i < g.pixels.size(); i += 4)
-    if (g.pixels[i + 3] == 0)
+  for (size_t i = 0; i < g.pixels.size(); i += 4) {
+    if (g.pixels[i + 3] == 0) {
       EXPECT_EQ(g.pixels[i] | g.pixels[i + 1] | g.pixels[i + 2], 0) << "pixel " << i / 4;
+    }
+  }
   const WorkingSpace space{true, true, true};
   const Image16 rgba = widen(red_beside_blue());
   const Image expected = narrow(from_working_space(
