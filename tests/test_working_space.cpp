@@ -7,6 +7,7 @@
 
 #include "core/box_blur.h"
 #include "core/box_reference.h"
+#include "core/bright_points.h"
 #include "core/gauss_blur.h"
 #include "core/gauss_reference.h"
 #include "core/working_space.h"
@@ -139,6 +140,28 @@ TEST(WorkingSpace, EveryVariantInLinearLightMatchesTheReferenceChain) {
                         gauss),
               3)
         << v.name;
+  }
+}
+
+// Every bright-point variant this device runs, in linear light: the points of the reference
+// on the linearised image (luminance of linear light), exactly.
+TEST(WorkingSpace, EveryBrightVariantInLinearLightFindsTheReferencePoints) {
+  const Image16 input = random_rgba16(37, 29, 14);
+  const WorkingSpace space{true, false};
+  BrightParams params;
+  params.threshold = 0.3;
+  const std::string expected =
+      bright_points_csv(bright_points_reference(to_working_space(input, space), params));
+  ASSERT_NE(expected, bright_points_csv(bright_points_reference(input, params)));  // it bites
+  const bool subgroups = runtime().device().device.getInfo<CL_DEVICE_EXTENSIONS>().find(
+                             "cl_khr_subgroups") != std::string::npos;
+  for (const auto& v : bright_variant_table()) {
+    if (v.value == BrightVariant::subgroup && !subgroups) continue;
+    params.variant = v.value;
+    auto finder = std::make_shared<BrightFinder>(runtime(), params, 37, 29, PixelDepth::u16);
+    WorkingSpaceFilter filter(runtime(), finder, space, 37, 29);
+    run_filter(runtime(), filter, input);
+    EXPECT_EQ(bright_points_csv(bright_finder_of(filter).points()), expected) << v.name;
   }
 }
 
