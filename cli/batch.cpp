@@ -169,7 +169,7 @@ void render_points(Runtime& runtime, const CliOptions& o, const std::vector<Brig
   BasicImage<T> glow = tiles.is_default()
                            ? draw_glow(runtime, rgba, points, o.bright_params)
                            : draw_glow_tiled(runtime, rgba, points, o.bright_params, tiles);
-  if constexpr (sizeof(T) == 2)
+  if constexpr (depth_of<T> == PixelDepth::u16)
     r.image16 = std::move(glow);
   else
     r.image = std::move(glow);

@@ -45,10 +45,6 @@ bool has_subgroups(const DeviceInfo& d) {
   return d.device.getInfo<CL_DEVICE_EXTENSIONS>().find("cl_khr_subgroups") != std::string::npos;
 }
 
-// The depth of a filter for images of T samples (std::uint8_t or std::uint16_t).
-template <typename T>
-constexpr PixelDepth depth_for = sizeof(T) == 2 ? PixelDepth::u16 : PixelDepth::u8;
-
 }  // namespace
 
 BrightFinder::BrightFinder(Runtime& runtime, const BrightParams& params, int width, int height,
@@ -258,7 +254,7 @@ void check_tile(const BrightParams& params, TileSize tile) {
 template <typename T>
 std::vector<BrightPoint> find_points(Runtime& runtime, const BasicImage<T>& rgba,
                                      const BrightParams& params) {
-  BrightFinder finder(runtime, params, rgba.width, rgba.height, depth_for<T>);
+  BrightFinder finder(runtime, params, rgba.width, rgba.height, depth_of<T>);
   run_filter(runtime, finder, rgba);
   return finder.points();
 }
@@ -267,7 +263,7 @@ template <typename T>
 BasicImage<T> glow(Runtime& runtime, const BasicImage<T>& rgba,
                    const std::vector<BrightPoint>& points, const BrightParams& params) {
   GlowFilter filter(runtime, points, params.block, bright_threshold_units(params.threshold),
-                    rgba.width, rgba.height, depth_for<T>);
+                    rgba.width, rgba.height, depth_of<T>);
   return run_filter(runtime, filter, rgba).output;
 }
 
@@ -278,7 +274,7 @@ std::vector<BrightPoint> find_points_tiled(Runtime& runtime, const BasicImage<T>
   check_tile(params, tile);
   std::vector<BrightPoint> all;
   const MakeFilter make = make_filter_per_size([&](int w, int h) -> std::shared_ptr<Filter> {
-    auto finder = std::make_shared<BrightFinder>(runtime, params, w, h, depth_for<T>);
+    auto finder = std::make_shared<BrightFinder>(runtime, params, w, h, depth_of<T>);
     if (space.is_stored_form()) return finder;
     return std::make_shared<WorkingSpaceFilter>(runtime, finder, space, w, h);
   });
@@ -308,7 +304,7 @@ BasicImage<T> glow_tiled(Runtime& runtime, const BasicImage<T>& rgba,
       inside.push_back(p);
     }
     return std::make_shared<GlowFilter>(runtime, inside, params.block, threshold, w, h,
-                                        depth_for<T>);
+                                        depth_of<T>);
   };
   return run_filter_tiled(runtime, make, rgba, bright_glow_halo(params), tile).output;
 }

@@ -60,7 +60,7 @@ template <typename T>
 BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicImage<T>& rgba,
                                 int runs) {
   if (rgba.channels != 4) throw Error("run_filter: expected an RGBA image");
-  const PixelDepth depth = sizeof(T) == 2 ? PixelDepth::u16 : PixelDepth::u8;
+  const PixelDepth depth = depth_of<T>;
   if (filter.depth() != depth) {
     throw Error("run_filter: schedule '" + filter.describe() + "' was built for " +
                 std::string(filter.depth() == PixelDepth::u16 ? "16" : "8") + "-bit samples, the image has " +

@@ -30,6 +30,10 @@ struct PassInfo {
 /// 4 bytes a pixel) or 16 bits (RGBA16, CL_UNORM_INT16, 8 bytes a pixel).
 enum class PixelDepth { u8, u16 };
 
+/// The depth of images of T samples (std::uint8_t or std::uint16_t).
+template <typename T>
+constexpr PixelDepth depth_of = sizeof(T) == 2 ? PixelDepth::u16 : PixelDepth::u8;
+
 /// Bytes of one RGBA pixel at `depth`: 4 or 8.
 inline int pixel_bytes(PixelDepth depth) { return depth == PixelDepth::u16 ? 8 : 4; }
 

@@ -27,11 +27,6 @@ void PrintTo(const BrightPoint& p, std::ostream* os) {
 
 namespace {
 
-bool has_subgroups() {
-  return runtime().device().device.getInfo<CL_DEVICE_EXTENSIONS>().find("cl_khr_subgroups") !=
-         std::string::npos;
-}
-
 // Variants this device can run: every entry of the table, subgroup only with sub-groups.
 std::vector<BrightVariant> runnable_variants() {
   std::vector<BrightVariant> all;

@@ -32,6 +32,12 @@ inline DeviceInfo device_as(cl_device_type type, size_t local_mem = 0) {
   return d;
 }
 
+/// Whether the test device has sub-groups (cl_khr_subgroups), which bright's subgroup needs.
+inline bool has_subgroups() {
+  return runtime().device().device.getInfo<CL_DEVICE_EXTENSIONS>().find("cl_khr_subgroups") !=
+         std::string::npos;
+}
+
 /// A `w` x `h` RGBA image of seeded random values; with `levels` < 256 only that many evenly
 /// spaced values per channel, so that ties are common.
 inline Image random_rgba(int w, int h, unsigned seed, int levels = 256) {
@@ -54,10 +60,6 @@ inline Image16 random_rgba16(int w, int h, unsigned seed) {
   }
   return img;
 }
-
-/// The depth of a filter for images of T samples (std::uint8_t or std::uint16_t).
-template <typename T>
-constexpr PixelDepth depth_of = sizeof(T) == 2 ? PixelDepth::u16 : PixelDepth::u8;
 
 /// random_rgba or random_rgba16 by sample type, for tests run at both depths.
 template <typename T>
