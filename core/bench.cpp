@@ -46,8 +46,9 @@ BenchReport make_report(Runtime& runtime, Filter& filter, const FilterRun& run, 
   r.device = runtime.device().name + " (" + runtime.device().platform + ", " +
              runtime.device().type_name() + ")";
   r.schedule = filter.describe();
-  r.width = run.output.width;
-  r.height = run.output.height;
+  r.width = filter.io_width;  // run_filter's image (a timings-only run has no output)
+  r.height = filter.io_height;
+  r.pixels = filter.depth() == PixelDepth::u16 ? "RGBA16" : "RGBA8";
   r.runs = runs;
   std::vector<double> totals(run.pass_ms.empty() ? 0 : run.pass_ms[0].size(), 0.0);
   for (size_t p = 0; p < filter.passes().size(); ++p) {
@@ -68,8 +69,8 @@ namespace {
 void print_table(const BenchReport& r, std::ostream& out) {
   char line[256];
   out << "device:   " << r.device << "\n";
-  out << "schedule: " << r.schedule << ", " << r.width << "x" << r.height << " RGBA8, median of "
-      << r.runs << " runs after 1 warm-up\n";
+  out << "schedule: " << r.schedule << ", " << r.width << "x" << r.height << " " << r.pixels
+      << ", median of " << r.runs << " runs after 1 warm-up\n";
   out << "kernel time (OpenCL profiling events):\n";
   std::snprintf(line, sizeof line, "  %-24s %10s %10s %10s %10s %9s\n", "kernel", "median ms",
                 "min ms", "max ms", "MB moved", "GB/s");
@@ -116,11 +117,8 @@ nlohmann::json row_json(const BenchRow& b) {
 
 // What every JSON report opens with: the device, the schedule, the image and the repetitions.
 nlohmann::json header_json(const BenchReport& r) {
-  return {{"device", r.device},
-          {"schedule", r.schedule},
-          {"width", r.width},
-          {"height", r.height},
-          {"runs", r.runs}};
+  return {{"device", r.device}, {"schedule", r.schedule}, {"width", r.width},
+          {"height", r.height}, {"pixels", r.pixels},     {"runs", r.runs}};
 }
 
 void print_json(const BenchReport& r, std::ostream& out) {
@@ -241,8 +239,8 @@ void print_sweep(const BenchReport& h, const std::vector<SweepRow>& rows, const 
     throw UsageError("--bench-format '" + format + "': choose table, csv or json");
   char line[512];
   out << "device:   " << h.device << "\n";
-  out << "schedule: " << h.schedule << ", " << h.width << "x" << h.height
-      << " RGBA8, work-group sweep, median kernel time of " << h.runs << " runs after 1 warm-up\n";
+  out << "schedule: " << h.schedule << ", " << h.width << "x" << h.height << " " << h.pixels
+      << ", work-group sweep, median kernel time of " << h.runs << " runs after 1 warm-up\n";
   std::snprintf(line, sizeof line, "  %-8s %12s %12s %12s %9s\n", "wg", "pass 1 ms", "pass 2 ms",
                 "total ms", "GB/s");
   out << line;

@@ -42,6 +42,7 @@ struct BenchReport {
   std::string device;
   std::string schedule;  ///< Filter::describe()
   int width = 0, height = 0, runs = 0;
+  std::string pixels = "RGBA8";   ///< the filter's input and output: RGBA8 or RGBA16
   std::vector<BenchRow> kernels;  ///< one per pass
   BenchRow total;                 ///< all passes of one repetition together
   BenchRow floor;                 ///< clEnqueueCopyBuffer of the image's bytes (in + out)

@@ -81,6 +81,10 @@ TEST_F(FidelityCli, LinearLightMixesBlackAndWhiteTo188) {
   ASSERT_EQ(r.status, 0) << r.err;
   r = run({"32", "stripes.png", "stored.png"});
   ASSERT_EQ(r.status, 0) << r.err;
+  r = run({"32", "--bench", "2", "--bench-format", "json", "stripes.png", "bench.png"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"pixels\": \"RGBA8\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"width\": 64"), std::string::npos) << r.out;
   const DecodedImage linear = load("linear.png"), stored = load("stored.png");
   ASSERT_FALSE(linear.is_wide());  // an 8-bit input gives an 8-bit output
   ASSERT_EQ(linear.channels(), 3);
@@ -118,6 +122,10 @@ TEST_F(FidelityCli, SixteenBitPngIsBlurredAndWrittenAtSixteenBits) {
   const DecodedImage out = load("out.png");
   ASSERT_TRUE(out.is_wide());
   EXPECT_EQ(deep_diff(out.wide, box_blur_reference(deep, 2, EdgeMode::clamp)), 0);
+  // --bench says what ran: the image's size and depth, the schedule at 16 bits.
+  r = run({"2", "--bench", "2", "deep.png", "bench.png"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find(" 16-bit, 29x17 RGBA16, median of 2 runs"), std::string::npos) << r.out;
   // JPEG holds 8 bits.
   r = run({"2", "deep.png", "out.jpg"});
   ASSERT_EQ(r.status, 0) << r.err;
