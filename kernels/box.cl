@@ -534,17 +534,6 @@ kernel void box_tiled(global const pixel_t* src, global pixel_t* dst, int w, int
 #define FUSED_OUT_STRIDE \
   (((FUSED_W + 31) / 32) * 32 + (((FUSED_CHUNKS % 32) + 3) / 4) * 4)
 
-// A pixel as its 32-bit word(s) (pixel_word_t), and its four channels.
-#ifdef PIXEL16
-inline uint4 unpack_u8(uint2 p) {
-  return (uint4)(p.x & 0xffffu, p.x >> 16, p.y & 0xffffu, p.y >> 16);
-}
-#else
-inline uint4 unpack_u8(uint p) {
-  return (uint4)(p & 0xffu, (p >> 8) & 0xffu, (p >> 16) & 0xffu, p >> 24);
-}
-#endif
-
 // V of one column is at most 255 (2R+1) at 8 bits. Up to R = 128 that fits 16 bits a channel,
 // so V is kept as two words of two 16-bit lanes (channels 0 and 2, 1 and 3) and moved with two
 // adds a pixel instead of four: the lanes never carry into each other, because sums and
@@ -555,7 +544,7 @@ inline uint4 unpack_u8(uint p) {
 #endif
 #ifdef FUSED_WIDE
 typedef uint4 column_t;
-inline column_t column_of(pixel_word_t p) { return unpack_u8(p); }
+inline column_t column_of(pixel_word_t p) { return pixel_samples(p); }
 inline uint4 column_value(column_t v) { return v; }
 #else
 typedef uint2 column_t;

@@ -201,9 +201,7 @@ inline uint word_key(uint2 u, int i) {
   return (luminance3(u.x & 0xFFFFu, u.x >> 16, u.y & 0xFFFFu) << 10) | (1023u - (uint)i);
 }
 inline uint load_key(uint4 p, int i) { return max(word_key(p.xy, i), word_key(p.zw, i + 1)); }
-inline uint word_rgba8(uint2 u) {
-  return rgba8((uint4)(u.x & 0xFFFFu, u.x >> 16, u.y & 0xFFFFu, u.y >> 16));
-}
+inline uint word_rgba8(uint2 u) { return rgba8(pixel_samples(u)); }
 #else
 #define LOAD_PIXELS 4
 inline uint word_key(uint u, int i) {

@@ -26,6 +26,15 @@ typedef uint pixel_word_t;
 #define convert_pixel_t convert_uchar4_sat_rte
 #endif
 
+// The samples of a buffer pixel's word(s) (little-endian: R in the low bits) as uint4, and back.
+#ifdef PIXEL16
+inline uint4 pixel_samples(uint2 u) { return (uint4)(u.x, u.x >> 16, u.y, u.y >> 16) & 0xFFFFu; }
+inline uint2 pixel_word(uint4 s) { return (uint2)(s.x | s.y << 16, s.z | s.w << 16); }
+#else
+inline uint4 pixel_samples(uint u) { return (uint4)(u, u >> 8, u >> 16, u >> 24) & 0xFFu; }
+inline uint pixel_word(uint4 s) { return s.x | s.y << 8 | s.z << 16 | s.w << 24; }
+#endif
+
 // Edge modes, as core/edge_mode.h.
 #define EDGE_CLAMP 0
 #define EDGE_MIRROR 1

@@ -406,15 +406,6 @@ kernel void gauss_tiled(global const pixel_t* src, global pixel_t* dst, int w, i
 #define FUSED_STRIDE (FUSED_COLS + 1)
 #define FUSED_TAPS (2 * GAUSS_R + 1)
 
-// The samples of a buffer pixel (little-endian: R in the low bits) as uint4, and back.
-#ifdef PIXEL16
-inline uint4 pixel_samples(uint2 u) { return (uint4)(u.x, u.x >> 16, u.y, u.y >> 16) & 0xFFFFu; }
-inline uint2 pixel_word(uint4 s) { return (uint2)(s.x | s.y << 16, s.z | s.w << 16); }
-#else
-inline uint4 pixel_samples(uint u) { return (uint4)(u, u >> 8, u >> 16, u >> 24) & 0xFFu; }
-inline uint pixel_word(uint4 s) { return s.x | s.y << 8 | s.z << 16 | s.w << 24; }
-#endif
-
 // A buffer pixel as floats 0..PIXEL_MAX. 0x4B000000 | b is the float 2^23 + b (exact for
 // b < 2^23, so for 16-bit samples too): one bit operation and one subtraction a channel, where
 // convert_float4 costs four integer-to-float conversions (a quarter of the multiply-add rate on
