@@ -23,6 +23,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "core/box_blur.h"
 #include "core/bright_points.h"
@@ -92,18 +93,14 @@ Source make_source(DecodedImage image, const CliOptions& o) {
   else
     s.rgba = image.narrow.channels == 4 ? std::move(image.narrow) : to_rgba(image.narrow);
   s.space.linear_light = o.linear_light;
-  if (o.operation == CliOptions::Operation::bright) {  // never premultiplied: not a blur
-    if (!s.deep && o.linear_light) {
-      s.rgba16 = widen(s.rgba);
-      s.rgba = Image{};
-    }
-    return s;
+  if (o.operation !=
+      CliOptions::Operation::bright) {  // bright points: not a blur, never premultiplied
+    const bool alpha = s.channels == 2 || s.channels == 4;
+    s.space.premultiplied = !o.straight_alpha && alpha &&
+                            (s.deep ? has_transparency<std::uint16_t>(s.rgba16, 65535)
+                                    : has_transparency<std::uint8_t>(s.rgba, 255));
+    s.space.eight_bit_alpha = !s.deep && s.space.premultiplied;  // the output keeps 8 bits
   }
-  const bool alpha = s.channels == 2 || s.channels == 4;
-  s.space.premultiplied = !o.straight_alpha && alpha &&
-                          (s.deep ? has_transparency<std::uint16_t>(s.rgba16, 65535)
-                                  : has_transparency<std::uint8_t>(s.rgba, 255));
-  s.space.eight_bit_alpha = !s.deep && s.space.premultiplied;  // the output keeps 8 bits
   if (!s.deep && !s.space.is_stored_form()) {
     s.rgba16 = widen(s.rgba);
     s.rgba = Image{};
@@ -223,7 +220,7 @@ Rendered render_tiled(Runtime& runtime, const CliOptions& o, const Source& sourc
   }
   // Every tile with the schedule auto takes for the whole image (the tuning table goes by size).
   CliOptions same = o;
-  const PixelDepth depth = source.wide() ? PixelDepth::u16 : PixelDepth::u8;
+  const PixelDepth depth = source.depth();
   const int w = source.width(), h = source.height();
   if (o.operation == CliOptions::Operation::box)
     same.box_params = resolve_box_schedule(o.box_params, runtime.device(), w, h, depth);
@@ -465,6 +462,8 @@ class Pipeline {
     Source source;     // the input expanded to RGBA (by the decoding thread)
     double bytes = 0;  // of the input file
   };
+  // What a filter was made for: the size, depth and working space of its images.
+  using FilterKey = std::tuple<int, int, PixelDepth, WorkingSpace>;
   struct Finished {
     size_t item;
     Rendered rendered;
@@ -573,20 +572,17 @@ class Pipeline {
   // f; `filter` is the previous image's, reused while the size (width x height), depth and
   // working space (`key`) stay the same.
   void blur(Runtime& rt, const Decoded& d, Finished& f, std::unique_ptr<Filter>& filter,
-            std::string& key) {
+            FilterKey& key) {
     const Source& s = d.source;
     const TileSize tiles = operation_tiles(rt, o_, s.width(), s.height(), s.wide());
     if (tiles.width < s.width() || tiles.height < s.height()) {
       f.rendered = render_tiled(rt, o_, s, items_[d.item].kind, tiles);
       return;
     }
-    const std::string wanted = std::to_string(s.width()) + "x" + std::to_string(s.height()) +
-                               (s.wide() ? " 16 " : " 8 ") + s.space.text() +
-                               (s.space.eight_bit_alpha ? " alpha8" : "");
+    const FilterKey wanted{s.width(), s.height(), s.depth(), s.space};
     if (!filter || key != wanted) {
       filter.reset();
-      filter = make_filter(rt, o_, s.width(), s.height(), {},
-                           s.wide() ? PixelDepth::u16 : PixelDepth::u8, s.space);
+      filter = make_filter(rt, o_, s.width(), s.height(), {}, s.depth(), s.space);
       key = wanted;
     }
     f.rendered = render_source(rt, o_, *filter, s, items_[d.item].kind, 0).rendered;
@@ -595,7 +591,7 @@ class Pipeline {
   void device_loop(Runtime& rt) {
     // The filter of the previous image, reused while the size stays the same.
     std::unique_ptr<Filter> filter;
-    std::string key;
+    FilterKey key;
     for (;;) {
       std::unique_lock<std::mutex> lock(mutex_);
       cv_.wait(lock, [&] { return !decoded_.empty() || no_more_input(); });

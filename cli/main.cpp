@@ -77,9 +77,8 @@ int run_on_device(Runtime& runtime, const CliOptions& o, const Source& source, O
     write_output(o, encode_output(render_tiled(runtime, o, source, kind, tiles), kind, o));
     return 0;
   }
-  const PixelDepth depth = source.wide() ? PixelDepth::u16 : PixelDepth::u8;
   auto make = [&](WorkGroup wg) {
-    return make_filter(runtime, o, width, height, wg, depth, source.space);
+    return make_filter(runtime, o, width, height, wg, source.depth(), source.space);
   };
   const bool row_segments =
       o.operation == CliOptions::Operation::gauss &&

@@ -28,6 +28,10 @@ struct WorkingSpace {
   /// with a sliver of premultiplied colour divided by a sliver of alpha (any colour at all).
   bool eight_bit_alpha = false;
   bool is_stored_form() const { return !linear_light && !premultiplied; }
+  bool operator==(const WorkingSpace& o) const {
+    return linear_light == o.linear_light && premultiplied == o.premultiplied &&
+           eight_bit_alpha == o.eight_bit_alpha;
+  }
   /// "linear-light", "premultiplied", both joined by a space, or "" for the stored form.
   std::string text() const;
 };
