@@ -11,7 +11,7 @@ namespace blurtool {
 const std::vector<Named<BoxVariant>>& box_variant_table() {
   static const std::vector<Named<BoxVariant>> table = {
       {BoxVariant::automatic, "auto",
-       "GPUs: segmented-local (rgba8, rgba16f) or segmented (rgba32f); CPUs: tiled"},
+       "GPUs: fused (segmented where it does not fit local memory); CPUs: tiled"},
       {BoxVariant::single, "single", "one pass, every work-item reads its whole window"},
       {BoxVariant::single_linear, "single-linear", "one pass, 2x2 pixels per bilinear fetch"},
       {BoxVariant::double_pass, "double", "horizontal then vertical pass via an intermediate"},
@@ -20,7 +20,8 @@ const std::vector<Named<BoxVariant>>& box_variant_table() {
       {BoxVariant::unrolled, "unrolled", "accumulated, --unroll N pixels per loop iteration"},
       {BoxVariant::scan, "scan", "running-sum rows, prefix-sum columns in local memory (MPS)"},
       {BoxVariant::segmented, "segmented",
-       "running sums, one work-item per --segment N pixels of a row, then of a column"},
+       "running sums, one work-item per --segment N pixels of a row; columns in work-groups "
+       "that keep their window in local memory"},
       {BoxVariant::segmented_local, "segmented-local",
        "segmented, each row read once into local memory as a prefix sum"},
       {BoxVariant::tiled, "tiled",
@@ -47,6 +48,7 @@ int box_default_segment(BoxVariant variant) {
       return 8;
     case BoxVariant::tiled:
       return 256;
+    case BoxVariant::segmented:
     case BoxVariant::fused:
       return 128;
     default:
@@ -80,6 +82,25 @@ void validate(const BoxParams& params) {
 
 namespace {
 
+// Whether the window sums need 64 bits (kernels/box.cl WIDE_SUM): 32-bit sums and
+// exact_mean() need (M + 1) D < 2^32 for every divisor D, which is at most the larger of
+// (2R+1)^2 and 256 (2R+1): up to R = 2047 at 8 bits, R = 127 at 16.
+bool box_wide_sum(int radius, PixelDepth depth) {
+  const unsigned long long n = 2ULL * radius + 1;
+  return (depth == PixelDepth::u8 ? 256ULL : 65536ULL) * std::max(n * n, 256 * n) >= (1ULL << 32);
+}
+
+// Whether box_cols_ring's ring can hold 16-bit values (kernels/box.cl RING_NARROW): the
+// integer q it reads back from the intermediate is at most M with rgba8, 256 M with rgba16f
+// and M (2R+1) with rgba32f (M = 255 or 65535).
+bool ring_narrow(int radius, Intermediate intermediate, PixelDepth depth) {
+  const unsigned long long m = depth == PixelDepth::u8 ? 255 : 65535;
+  const unsigned long long q = intermediate == Intermediate::rgba8     ? m
+                               : intermediate == Intermediate::rgba16f ? 256 * m
+                                                                       : m * (2ULL * radius + 1);
+  return q <= 65535;
+}
+
 // Output columns of a `fused` tile with work-group wg (kernels/box.cl FUSED_W).
 size_t fused_tile_width(WorkGroup wg) {
   return static_cast<size_t>(wg.x) * kBoxFusedOutputs;
@@ -104,6 +125,13 @@ std::pair<size_t, size_t> fused_local_parts(int radius, WorkGroup wg, PixelDepth
 
 }  // namespace
 
+size_t box_ring_local_bytes(int radius, Intermediate intermediate, PixelDepth depth) {
+  const size_t rows = kBoxRingLanes * kBoxRingRows + 2 * static_cast<size_t>(radius) + 1;
+  const size_t entry = ring_narrow(radius, intermediate, depth) ? 8 : 16;
+  const size_t sum = box_wide_sum(radius, depth) ? 32 : 16;
+  return kBoxRingColumns * (rows * entry + kBoxRingLanes * sum);
+}
+
 size_t box_segmented_local_bytes(int radius, int segment, int items) {
   const size_t span = static_cast<size_t>(items) * segment + 2 * static_cast<size_t>(radius) + 1;
   return sizeof(cl_uint4) * (span + items);
@@ -112,6 +140,15 @@ size_t box_segmented_local_bytes(int radius, int segment, int items) {
 size_t box_fused_local_bytes(int radius, WorkGroup wg, PixelDepth depth) {
   const auto [cols, out] = fused_local_parts(radius, wg, depth);
   return cols + out;
+}
+
+int box_ring_segment(int width, int height, unsigned compute_units) {
+  constexpr int batch = kBoxRingLanes * kBoxRingRows;
+  const unsigned long long strips = (width + kBoxRingColumns - 1) / kBoxRingColumns;
+  for (int rows = 1024; rows > batch; rows -= batch) {
+    if (strips * ((height + rows - 1) / rows) >= 8ULL * compute_units) return rows;
+  }
+  return batch;
 }
 
 int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned compute_units) {
@@ -134,7 +171,7 @@ BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo&
                                PixelDepth depth) {
   if (variant != BoxVariant::automatic) return variant;
   // Without a tuning table, at r=30 on 3024x4032: on an NVIDIA H100 fused (0.099 ms) against
-  // segmented-local (0.206, rgba8) and segmented (0.248 rgba8, 0.38 rgba32f), the others 1.1 ms
+  // segmented-local (0.194, rgba8) and segmented (0.223 rgba8, 0.277 rgba32f), the others 1.1 ms
   // and up; fused is exact with any intermediate. Where neither of its default work-groups
   // fits local memory (R above 128 with 48 KiB), segmented, which needs none. On CPUs (PoCL, 2
   // cores) tiled: 23-28 ms against 252 for unrolled, the best image schedule, as it reads buffers
@@ -289,12 +326,9 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
   if (params_.unroll == 0) params_.unroll = box_default_unroll(v);
   const bool two_pass = box_is_two_pass(v);
 
-  // 32-bit sums and exact_mean() need (M + 1) D < 2^32 for every divisor D, which is at most
-  // the larger of (2R+1)^2 and 256 (2R+1): up to R = 2047 at 8 bits, R = 127 at 16; beyond
-  // that the kernels use 64-bit sums.
   const bool u8 = depth == PixelDepth::u8;
   const unsigned long long n = 2ULL * params_.radius + 1;
-  wide_sum_ = (u8 ? 256ULL : 65536ULL) * std::max(n * n, 256 * n) >= (1ULL << 32);
+  wide_sum_ = box_wide_sum(params_.radius, depth);
   const int unroll = v == BoxVariant::accumulated ? 1 : params_.unroll;
   std::string options = "-DUNROLL=" + std::to_string(unroll) +
                         " -DSCAN_COLS=" + std::to_string(kScanCols) +
@@ -323,10 +357,17 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
       names = {"box_rows_segmented", "box_cols_scan"};
       break;
     case BoxVariant::segmented:
-      names = {"box_rows_segmented", "box_cols_segmented"};
-      break;
     case BoxVariant::segmented_local:
-      names = {"box_rows_segmented_local", "box_cols_segmented"};
+      // The column pass keeps its window in local memory (box_cols_ring) where that fits.
+      col_ring_ = box_ring_local_bytes(params_.radius, params_.intermediate, depth) <=
+                  runtime.device().local_mem;
+      names = {v == BoxVariant::segmented ? "box_rows_segmented" : "box_rows_segmented_local",
+               col_ring_ ? "box_cols_ring" : "box_cols_segmented"};
+      if (col_ring_ && ring_narrow(params_.radius, params_.intermediate, depth))
+        options += " -DRING_NARROW";
+      options += " -DRING_COLS=" + std::to_string(kBoxRingColumns) +
+                 " -DRING_LANES=" + std::to_string(kBoxRingLanes) +
+                 " -DRING_ROWS=" + std::to_string(kBoxRingRows);
       break;
     case BoxVariant::tiled:
       names = {"box_tiled"};
@@ -393,6 +434,8 @@ std::string BoxFilter::describe() const {
   if (params_.variant == BoxVariant::segmented || params_.variant == BoxVariant::segmented_local) {
     text += " segment=" + std::to_string(params_.segment);
     if (!params_.wg.is_default()) text += " wg=" + params_.wg.text();
+    // Where the column pass's ring does not fit local memory: one work-item a column segment.
+    if (!col_ring_) text += " columns=per-work-item";
   }
   if (params_.variant == BoxVariant::tiled)
     text += " tile=" + std::to_string(kBoxTileWidth) + "x" + std::to_string(params_.segment);
@@ -505,6 +548,20 @@ std::vector<cl::Event> BoxFilter::enqueue(const cl::Image2D& src, const cl::Imag
           rows, cl::NullRange,
           cl::NDRange(round_up(row_segments, row_local[0]), round_up(height_, row_local[1])),
           row_local, nullptr, &events[0]);
+    }
+    if (col_ring_) {  // segmented-local's column pass, its window in local memory
+      const size_t strips = (width_ + kBoxRingColumns - 1) / kBoxRingColumns;
+      const int col_seg = box_ring_segment(width_, height_, runtime_.device().compute_units);
+      const size_t col_segments = (height_ + col_seg - 1) / col_seg;
+      const size_t ring_rows = kBoxRingLanes * kBoxRingRows + 2 * static_cast<size_t>(radius) + 1;
+      const size_t entry = ring_narrow(radius, params_.intermediate, depth_) ? 8 : 16;
+      cols.setArg(6, static_cast<cl_int>(col_seg));
+      cols.setArg(7, cl::Local(kBoxRingColumns * ring_rows * entry));
+      cols.setArg(8, cl::Local(kBoxRingColumns * kBoxRingLanes * (wide_sum_ ? 32 : 16)));
+      queue.enqueueNDRangeKernel(
+          cols, cl::NullRange, cl::NDRange(strips * kBoxRingColumns, col_segments * kBoxRingLanes),
+          cl::NDRange(kBoxRingColumns, kBoxRingLanes), nullptr, &events[1]);
+      return events;
     }
     // The column pass is segmented's; segmented-local's keeps segmented's default segment and
     // work-group (its --segment and --wg shape the row pass only).

@@ -24,8 +24,9 @@ enum class BoxVariant {
   accumulated,      ///< running sums, one work-item per row then per column
   unrolled,         ///< accumulated, --unroll N pixels per loop iteration
   scan,             ///< running-sum rows, then MPS-style cooperative prefix-sum columns
-  segmented,        ///< running sums, one work-item per segment of a row, then of a column
+  segmented,        ///< running sums, one work-item per segment of a row; columns as below
   segmented_local,  ///< segmented with each row staged in local memory as a prefix sum
+                    ///< (both: the column pass keeps each window in local memory, a ring)
   tiled,            ///< one pass over buffers, running sums over a tile per work-item (CPUs)
   fused,            ///< one pass over buffers, a tile per work-group, rows in local memory (GPUs)
 };
@@ -59,6 +60,10 @@ constexpr int kBoxFusedOutputs = 25;
 /// Most input columns a `fused` work-item reads at once (registers: twice this times its rows).
 constexpr size_t kBoxFusedMaxColumns = 8;
 
+/// segmented-local's column pass (kernels/box.cl box_cols_ring): columns and lanes of its
+/// work-group, and consecutive rows a lane takes in each batch.
+constexpr int kBoxRingColumns = 16, kBoxRingLanes = 8, kBoxRingRows = 8;
+
 /// Pixels per work-item of `segmented` and `segmented-local`, rows of a `tiled` or `fused`
 /// tile (--segment): the largest.
 constexpr int kMaxBoxSegment = 4096;
@@ -72,24 +77,28 @@ struct BoxParams {
   /// Pixels per loop iteration of `unrolled`, `scan` and `segmented` (one of
   /// box_unroll_choices()); 0: the variant's default (box_default_unroll).
   int unroll = 0;
-  /// Pixels per work-item of `segmented` (both passes) and `segmented-local` (its row pass;
-  /// its column pass is segmented's with the default), 1..kMaxBoxSegment; 0: the variant's
-  /// default (box_default_segment). For `tiled` and `fused`, the rows of a tile.
+  /// Pixels per work-item of the row pass of `segmented` and `segmented-local` (their column
+  /// pass takes box_ring_segment() rows a work-group; where its ring does not fit local memory,
+  /// one work-item per 128 rows of a column, or --segment N for `segmented`),
+  /// 1..kMaxBoxSegment; 0: the variant's default (box_default_segment). For `tiled` and `fused`,
+  /// the rows of a tile.
   int segment = 0;
-  /// Work-group of `segmented`'s passes over their (segment, row) and (column, segment) grids
-  /// (0x0: 4x16 for rows, 64x1 for columns); for `segmented-local`, Lx1: L work-items share a
-  /// row (0x0: 128), the columns as segmented's; for `fused`, CxB (0x0: box_fused_default_group()).
+  /// Work-group of `segmented`'s row pass over its (segment, row) grid (0x0: 4x16; and of its
+  /// column pass where that is one work-item per segment: 0x0: 64x1); for `segmented-local`,
+  /// Lx1: L work-items share a row (0x0: 128); for `fused`, CxB (0x0:
+  /// box_fused_default_group()). The ring column pass always takes 16x8 (kBoxRing*).
   WorkGroup wg;
 };
 
-/// The segment `variant` uses when BoxParams::segment is 0: 64 pixels for segmented, 8 for
+/// The segment `variant` uses when BoxParams::segment is 0: 128 pixels for segmented (its row
+/// pass: flatter in R than 64 and faster from r = 8 up on an H100, kernels/NOTES.md), 8 for
 /// segmented-local (its first windows are summed in local memory, so short segments cost
 /// little), as measured best at r = 30 on 3024x4032 on an NVIDIA H100; tile rows 256 for
-/// tiled and 32 for fused.
+/// tiled and 128 for fused (whose filter picks by image size: box_fused_default_segment).
 int box_default_segment(BoxVariant variant);
 
-/// The unroll factor `variant` uses when BoxParams::unroll is 0: 2 for segmented and
-/// segmented-local's column pass (more fetches in flight per work-item slowed it on an H100:
+/// The unroll factor `variant` uses when BoxParams::unroll is 0: 2 for segmented's row pass
+/// and the per-work-item column pass (more fetches in flight per work-item slowed it on an H100:
 /// x8 0.160 ms against x2 0.101 ms at r = 30 on 3024x4032), 8 for unrolled and scan (the
 /// write-up's best).
 int box_default_unroll(BoxVariant variant);
@@ -128,6 +137,16 @@ int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned comp
 /// kBoxFusedWorkGroup) on pixels of `depth`: FUSED_ROWS rows of 2R + tile-width column sums (8
 /// bytes each up to R = 128 at 8 bits, else 16) and the output tile (4 or 8 bytes a pixel).
 size_t box_fused_local_bytes(int radius, WorkGroup wg, PixelDepth depth = PixelDepth::u8);
+
+/// Local memory, in bytes, of `segmented-local`'s column pass (box_cols_ring) for `radius`
+/// pixels: a ring of 64 + 2R + 1 rows of 16 columns (8 or 16 bytes an entry) and one sum a
+/// work-item. Where it exceeds the device's, the column pass is `segmented`'s.
+size_t box_ring_local_bytes(int radius, Intermediate intermediate, PixelDepth depth);
+
+/// Rows of a work-group of `segmented-local`'s column pass on a width x height image: the
+/// longest multiple of 64 up to 1024 that still gives 8 work-groups a compute unit (so the
+/// first window of each, 2R+1 rows, is a small share), else 64.
+int box_ring_segment(int width, int height, unsigned compute_units);
 
 /// Local memory, in bytes, of `segmented-local`'s row pass with `items` work-items (--wg Lx1)
 /// of `segment` pixels each: the staged row span (items * segment + 2R + 1) and one sum a
@@ -189,6 +208,7 @@ class BoxFilter : public Filter {
   cl::Buffer scratch_;    // tiled: the running sums of each work-item
   size_t tile_items_ = 0;  // tiled: work-items
   bool ring_ = false;      // tiled: row sums kept in a ring (else recomputed)
+  bool col_ring_ = false;  // segmented-local: the column pass is box_cols_ring
 };
 
 /// Box-filters RGBA8 host image `rgba` on the runtime's device; returns RGBA8.

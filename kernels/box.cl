@@ -364,6 +364,99 @@ kernel void box_rows_segmented_local(read_only image2d_t src, write_only image2d
     store_intermediate(tmp, x_start + i, y, prefix[i + 2 * radius + 1] - prefix[i], hscale);
 }
 
+// The column pass of segmented-local, with each column's window held in local memory: the
+// values leaving the window come from there, not from the image 2R+1 rows back (which, beyond
+// small R, has left the cache: kernels/NOTES.md), so each input value is read from the image
+// once whatever R is, plus (2R+1) / segment to start a segment.
+// A work-group of RING_COLS x RING_LANES work-items owns RING_COLS neighbouring columns (reads
+// of a row are contiguous) for `segment` rows, taken RING_BATCH = RING_LANES * RING_ROWS rows
+// at a time; lane l takes RING_ROWS consecutive rows of the batch:
+//  1. it reads the value entering the window of each of its rows, q(y + R), and stores it in
+//     the ring: n = RING_BATCH + 2R + 1 rows of the work-group's columns, slot (row - base) % n
+//     with base = y0 - R - 1;
+//  2. it subtracts each row's leaving value q(y - R - 1), read back from the ring, and keeps the
+//     running sum of these changes over its rows; the lane's total goes to `total`;
+//  3. the totals of the lanes before it, plus the window sum carried from the previous batch,
+//     give each of its rows its window sum, and the mean is written.
+// Two barriers a batch. The segment's first window (2R+1 rows) is read by all lanes together.
+// With RING_NARROW (the host's choice, when q never exceeds 65535) the ring holds 16-bit values.
+#ifndef RING_COLS
+#define RING_COLS 16
+#endif
+#ifndef RING_LANES
+#define RING_LANES 8
+#endif
+#ifndef RING_ROWS
+#define RING_ROWS 8
+#endif
+#define RING_BATCH (RING_LANES * RING_ROWS)
+#ifdef RING_NARROW
+typedef ushort4 ring_t;
+#define convert_ring_t convert_ushort4
+#else
+typedef uint4 ring_t;
+#define convert_ring_t convert_uint4
+#endif
+
+kernel void box_cols_ring(read_only image2d_t tmp, write_only image2d_t dst, int radius, int edge,
+                          float qscale, sum_t divisor, int segment, local ring_t* ring,
+                          local sum4* total) {
+  const int lx = get_local_id(0), lane = get_local_id(1);
+  const int w = get_image_width(tmp), h = get_image_height(tmp);
+  const int x = get_group_id(0) * RING_COLS + lx;
+  const int xr = min(x, w - 1);  // columns past the image read the last one and store nothing
+  const int y0 = get_group_id(1) * segment, y1 = min(y0 + segment, h);
+  const int base = y0 - radius - 1, n = RING_BATCH + 2 * radius + 1;
+
+  sum4 first = 0;  // this lane's share of the window of y0 - 1: rows base .. y0 + R - 1
+  for (int k = lane; k < 2 * radius + 1; k += RING_LANES) {
+    const sum4 q = load_q(tmp, xr, base + k, h, edge, qscale);
+    ring[k * RING_COLS + lx] = convert_ring_t(q);
+    first += q;
+  }
+  total[lane * RING_COLS + lx] = first;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  sum4 carry = 0;
+#pragma unroll
+  for (int j = 0; j < RING_LANES; ++j) carry += total[j * RING_COLS + lx];
+
+  for (int y = y0; y < y1; y += RING_BATCH) {
+    const int r0 = y + lane * RING_ROWS;  // this lane's first row
+    sum4 d[RING_ROWS];
+#pragma unroll
+    for (int i = 0; i < RING_ROWS; ++i) d[i] = load_q(tmp, xr, r0 + i + radius, h, edge, qscale);
+    int slot = (r0 + radius - base) % n;  // of row r0 + R
+#pragma unroll
+    for (int i = 0; i < RING_ROWS; ++i) {
+      ring[slot * RING_COLS + lx] = convert_ring_t(d[i]);
+      slot = slot + 1 == n ? 0 : slot + 1;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  // also: every lane has read `total` of the previous batch
+    slot = (r0 - y0) % n;          // of row r0 - R - 1
+    sum4 run = 0;
+#pragma unroll
+    for (int i = 0; i < RING_ROWS; ++i) {
+      run += d[i] - convert_sum4(ring[slot * RING_COLS + lx]);
+      d[i] = run;
+      slot = slot + 1 == n ? 0 : slot + 1;
+    }
+    total[lane * RING_COLS + lx] = run;
+    barrier(CLK_LOCAL_MEM_FENCE);  // also: every lane has read its leaving values
+    sum4 before = carry;
+#pragma unroll
+    for (int j = 0; j < RING_LANES; ++j) {
+      const sum4 t = total[j * RING_COLS + lx];
+      if (j < lane) before += t;
+      carry += t;
+    }
+    if (x < w) {
+#pragma unroll
+      for (int i = 0; i < RING_ROWS; ++i)
+        if (r0 + i < y1) store_mean(dst, x, r0 + i, before + d[i], divisor);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // tiled: one pass over RGBA buffers (pixel_t: 4 or 8 bytes a pixel, no row padding), for CPUs,
 // where image reads are software and an intermediate image is a round trip through memory.

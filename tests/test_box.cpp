@@ -246,6 +246,93 @@ TEST(BoxSegmented, EverySegmentLengthAndWorkGroupMatchesTheReference) {
   }
 }
 
+// The rows of segmented-local's column pass (box_cols_ring): the longest multiple of 64 up to
+// 1024 rows giving 8 work-groups a compute unit.
+TEST(BoxSegmentedLocal, ColumnSegmentFollowsTheImage) {
+  EXPECT_EQ(box_ring_segment(3024, 4032, 132), 768);  // 189 strips x 6 segments >= 1056
+  EXPECT_EQ(box_ring_segment(3024, 4032, 2), 1024);
+  EXPECT_EQ(box_ring_segment(37, 700, 2), 128);  // 3 strips x 6 segments >= 16
+  EXPECT_EQ(box_ring_segment(16, 64, 132), 64);  // too small for any: one batch
+  // The ring for R = 63: 64 + 127 rows of 16 columns, 8 bytes an entry (rgba32f at 8 bits:
+  // q <= 255 * 127), 16 with 16-bit pixels; plus 8 lanes x 16 columns of 16-byte sums.
+  EXPECT_EQ(box_ring_local_bytes(63, Intermediate::rgba32f, PixelDepth::u8),
+            16 * (191 * 8 + 8 * 16));
+  EXPECT_EQ(box_ring_local_bytes(63, Intermediate::rgba32f, PixelDepth::u16),
+            16 * (191 * 16 + 8 * 16));
+  EXPECT_EQ(box_ring_local_bytes(129, Intermediate::rgba32f, PixelDepth::u8),
+            16 * (323 * 16 + 8 * 16));  // 255 * 259 > 65535
+}
+
+// segmented-local's column pass keeps each column's window in a ring in local memory: over
+// several column segments of several 64-row batches (the last one short), strips of 16 columns
+// with the last one partly outside the image, every edge mode and intermediate, radii whose
+// windows span several batches and segments, 16-bit ring entries and 32-bit ones (R 129 at 8
+// bits, and 16-bit pixels). Exact with rgba32f, within 1 otherwise (16-bit: as tolerance16).
+TEST(BoxSegmentedLocal, ColumnRingAcrossSegmentsAndBatches) {
+  const unsigned cu = runtime().device().compute_units;
+  int height = 0;
+  for (int h : {700, 1500, 3000, 6000}) {
+    const int seg = box_ring_segment(37, h, cu);
+    if (seg > kBoxRingLanes * kBoxRingRows && h > 2 * seg && h % seg != 0) {
+      height = h;
+      break;
+    }
+  }
+  ASSERT_GT(height, 0) << "no image height gives several multi-batch segments on " << cu
+                       << " compute units";
+  const Image input = random_rgba(37, height, 41);
+  const Image16 input16 = random_rgba16(37, height, 42);
+  for (int radius : {1, 30, 63, 129}) {
+    for (const auto& edge : edge_mode_table()) {
+      const Image expected = box_blur_reference(input, radius, edge.value);
+      for (Intermediate f : {Intermediate::rgba32f, Intermediate::rgba16f, Intermediate::rgba8}) {
+        BoxParams p;
+        p.radius = radius;
+        p.variant = BoxVariant::segmented_local;
+        p.intermediate = f;
+        p.edge = edge.value;
+        EXPECT_LE(max_error(box_blur(runtime(), input, p), expected), tolerance(p.variant, f))
+            << "37x" << height << " r=" << radius << " edge=" << edge.name
+            << " intermediate=" << name_of(intermediate_table(), f);
+      }
+      if (radius == 129) continue;  // 16 bits: exact sums up to R = 127
+      BoxParams p;
+      p.radius = radius;
+      p.variant = BoxVariant::segmented_local;
+      p.edge = edge.value;
+      EXPECT_EQ(max_error(box_blur(runtime(), input16, p),
+                          box_blur_reference(input16, radius, edge.value)),
+                0)
+          << "16-bit 37x" << height << " r=" << radius << " edge=" << edge.name;
+    }
+  }
+}
+
+// Where the ring does not fit the device's local memory (R 1000: 2065 rows of 16-byte entries
+// exceed PoCL's 512 KiB and a GPU's 48 KiB), the column pass is one work-item a column segment,
+// as describe() says; still exact.
+TEST(BoxSegmentedLocal, ColumnPassWithoutTheRingWhereItDoesNotFit) {
+  const Image input = random_rgba(61, 45, 43);
+  const int radius = 1000;
+  ASSERT_GT(box_ring_local_bytes(radius, Intermediate::rgba32f, PixelDepth::u8),
+            runtime().device().local_mem);
+  const Image expected = box_blur_reference(input, radius, EdgeMode::mirror);
+  for (BoxVariant v : {BoxVariant::segmented, BoxVariant::segmented_local}) {
+    BoxParams p;
+    p.radius = radius;
+    p.variant = v;
+    p.edge = EdgeMode::mirror;
+    BoxFilter filter(runtime(), p, input.width, input.height);
+    EXPECT_NE(filter.describe().find("columns=per-work-item"), std::string::npos)
+        << filter.describe();
+    EXPECT_EQ(max_error(run_filter(runtime(), filter, input).output, expected), 0)
+        << filter.describe();
+    p.radius = 30;  // fits: the ring
+    EXPECT_EQ(BoxFilter(runtime(), p, input.width, input.height).describe().find("columns="),
+              std::string::npos);
+  }
+}
+
 // tiled over several tiles across and down (256-column tiles, the last one short), tile heights
 // that do not divide the image, radii whose windows span several tiles, both ways of rounding the
 // mean (ROUND_BY_FLOAT below 2R+1 = 128, integers from there), and a radius large enough that
