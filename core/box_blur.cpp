@@ -101,6 +101,16 @@ bool ring_narrow(int radius, Intermediate intermediate, PixelDepth depth) {
   return q <= 65535;
 }
 
+// box_ring_local_bytes, as box_cols_ring's two local arguments: the ring (64 + 2R + 1 rows of
+// kBoxRingColumns entries) and one sum a work-item.
+std::pair<size_t, size_t> ring_local_parts(int radius, Intermediate intermediate,
+                                           PixelDepth depth) {
+  const size_t rows = kBoxRingLanes * kBoxRingRows + 2 * static_cast<size_t>(radius) + 1;
+  const size_t entry = ring_narrow(radius, intermediate, depth) ? 8 : 16;
+  const size_t sum = box_wide_sum(radius, depth) ? 32 : 16;
+  return {kBoxRingColumns * rows * entry, kBoxRingColumns * kBoxRingLanes * sum};
+}
+
 // Output columns of a `fused` tile with work-group wg (kernels/box.cl FUSED_W).
 size_t fused_tile_width(WorkGroup wg) {
   return static_cast<size_t>(wg.x) * kBoxFusedOutputs;
@@ -126,10 +136,8 @@ std::pair<size_t, size_t> fused_local_parts(int radius, WorkGroup wg, PixelDepth
 }  // namespace
 
 size_t box_ring_local_bytes(int radius, Intermediate intermediate, PixelDepth depth) {
-  const size_t rows = kBoxRingLanes * kBoxRingRows + 2 * static_cast<size_t>(radius) + 1;
-  const size_t entry = ring_narrow(radius, intermediate, depth) ? 8 : 16;
-  const size_t sum = box_wide_sum(radius, depth) ? 32 : 16;
-  return kBoxRingColumns * (rows * entry + kBoxRingLanes * sum);
+  const auto [ring, total] = ring_local_parts(radius, intermediate, depth);
+  return ring + total;
 }
 
 size_t box_segmented_local_bytes(int radius, int segment, int items) {
@@ -401,6 +409,14 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
   const std::uint64_t io = pixels * pixel_bytes(depth);  // the input, or the output
   for (size_t i = 0; i < names.size(); ++i) {
     kernels_.push_back(runtime.kernel("box", names[i], options));
+    // A device that cannot run box_cols_ring's 16x8 work-groups gets the per-work-item pass.
+    if (names[i] == "box_cols_ring" &&
+        kernels_.back().getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(runtime.device().device) <
+            static_cast<size_t>(kBoxRingColumns) * kBoxRingLanes) {
+      col_ring_ = false;
+      names[i] = "box_cols_segmented";
+      kernels_.back() = runtime.kernel("box", names[i], options);
+    }
     std::uint64_t bytes = !two_pass ? 2 * io : io + inter;
     passes_.push_back({names[i], bytes});
   }
@@ -549,15 +565,14 @@ std::vector<cl::Event> BoxFilter::enqueue(const cl::Image2D& src, const cl::Imag
           cl::NDRange(round_up(row_segments, row_local[0]), round_up(height_, row_local[1])),
           row_local, nullptr, &events[0]);
     }
-    if (col_ring_) {  // segmented-local's column pass, its window in local memory
+    if (col_ring_) {  // the column pass with its windows in local memory (box_cols_ring)
       const size_t strips = (width_ + kBoxRingColumns - 1) / kBoxRingColumns;
       const int col_seg = box_ring_segment(width_, height_, runtime_.device().compute_units);
       const size_t col_segments = (height_ + col_seg - 1) / col_seg;
-      const size_t ring_rows = kBoxRingLanes * kBoxRingRows + 2 * static_cast<size_t>(radius) + 1;
-      const size_t entry = ring_narrow(radius, params_.intermediate, depth_) ? 8 : 16;
+      const auto [ring, total] = ring_local_parts(radius, params_.intermediate, depth_);
       cols.setArg(6, static_cast<cl_int>(col_seg));
-      cols.setArg(7, cl::Local(kBoxRingColumns * ring_rows * entry));
-      cols.setArg(8, cl::Local(kBoxRingColumns * kBoxRingLanes * (wide_sum_ ? 32 : 16)));
+      cols.setArg(7, cl::Local(ring));
+      cols.setArg(8, cl::Local(total));
       queue.enqueueNDRangeKernel(
           cols, cl::NullRange, cl::NDRange(strips * kBoxRingColumns, col_segments * kBoxRingLanes),
           cl::NDRange(kBoxRingColumns, kBoxRingLanes), nullptr, &events[1]);
