@@ -97,7 +97,10 @@ CliOptions parse_options(int argc, const char* const* argv) {
                   "'tiled' or 'fused' tile, 1.." + std::to_string(kMaxBoxSegment) +
                   " (default 64, 8, 256 and 128, or 64 or 32 on images too small for 128); "
                   "with --gauss, output rows of a 'fused' tile, "
-                  "1.." + std::to_string(kMaxGaussFusedRows) + " (default 8)",
+                  "1.." + std::to_string(kMaxGaussFusedRows) + " (default 8), or outputs a "
+                  "column-pass work-item of 'separable-buffer', 1.." +
+                  std::to_string(kMaxGaussSepColumnOutputs) + " (default " +
+                  std::to_string(kGaussSepColumnOutputs) + ")",
        cxxopts::value<std::string>(), "N")
       ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),
        cxxopts::value<std::string>()->default_value("clamp"), "MODE");
@@ -269,8 +272,10 @@ CliOptions parse_options(int argc, const char* const* argv) {
     validate(b);
   } else if (gauss) {
     if (parsed.count("unroll")) throw UsageError("--unroll goes with --box, not --gauss");
-    if (parsed.count("segment") && variant != "fused")
-      throw UsageError("--segment goes with --box, or with --gauss only for --variant fused");
+    if (parsed.count("segment") && variant != "fused" && variant != "separable-buffer")
+      throw UsageError(
+          "--segment goes with --box, or with --gauss only for --variant fused or "
+          "separable-buffer");
     o.operation = CliOptions::Operation::gauss;
     GaussParams& g = o.gauss_params;
     g.sigma = parse_positive(parsed["gauss"].as<std::string>(), "--gauss", "sigma");

@@ -14,7 +14,7 @@ namespace blurtool {
 const std::vector<Named<GaussVariant>>& gauss_variant_table() {
   static const std::vector<Named<GaussVariant>> table = {
       {GaussVariant::automatic, "auto",
-       "the tuning table's pick, else GPUs: fused (separable-local above R 64); CPUs: tiled"},
+       "the tuning table's pick, else GPUs: fused (separable-buffer above R 32); CPUs: tiled"},
       {GaussVariant::naive, "naive", "one pass, (2R+1)^2 image reads per pixel"},
       {GaussVariant::naive_local, "naive-local", "one pass over a tile staged in local memory"},
       {GaussVariant::separable, "separable", "horizontal then vertical pass"},
@@ -27,6 +27,9 @@ const std::vector<Named<GaussVariant>>& gauss_variant_table() {
        "one pass over buffers, a tile per work-item, its rows in a ring (CPUs)"},
       {GaussVariant::fused, "fused",
        "one pass over buffers, built per radius: column sums then rows in local memory (GPUs)"},
+      {GaussVariant::separable_buffer, "separable-buffer",
+       "two passes over buffers, built per radius: columns, then rows in local memory, "
+       "through a 16-bit fixed-point intermediate (GPUs)"},
   };
   return table;
 }
@@ -37,7 +40,8 @@ bool gauss_is_two_pass(GaussVariant v) {
 }
 
 bool gauss_row_work_group(GaussVariant v) {
-  return v == GaussVariant::separable_local || v == GaussVariant::fused;
+  return v == GaussVariant::separable_local || v == GaussVariant::fused ||
+         v == GaussVariant::separable_buffer;
 }
 
 int gauss_radius(const GaussParams& p) {
@@ -61,26 +65,36 @@ void validate(const GaussParams& p) {
   }
   if (!p.wg.is_default() && (p.wg.x < 1 || p.wg.y < 1))
     throw UsageError("--wg " + p.wg.text() + ": both sizes must be 1 or more");
+  if (p.segment != 0 && p.variant != GaussVariant::fused &&
+      p.variant != GaussVariant::separable_buffer)
+    throw UsageError("--segment " + std::to_string(p.segment) +
+                     ": goes with --gauss only for --variant fused (its tile rows) or "
+                     "separable-buffer (its column-pass outputs a work-item)");
+  if (p.variant == GaussVariant::separable_buffer &&
+      (p.segment < 0 || p.segment > kMaxGaussSepColumnOutputs))
+    throw UsageError("--segment " + std::to_string(p.segment) +
+                     ": the column-pass outputs a work-item must be from 1 to " +
+                     std::to_string(kMaxGaussSepColumnOutputs));
   if (p.segment < 0 || p.segment > kMaxGaussFusedRows)
     throw UsageError("--segment " + std::to_string(p.segment) +
                      ": the tile rows must be from 1 to " + std::to_string(kMaxGaussFusedRows));
-  if (p.segment != 0 && p.variant != GaussVariant::fused)
-    throw UsageError("--segment " + std::to_string(p.segment) +
-                     ": goes with --gauss only for --variant fused (its tile rows)");
 }
 
 GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const DeviceInfo& device) {
   if (variant != GaussVariant::automatic) return variant;
   // Until `blurtool tune` measures the device: on CPUs tiled, which reads buffers instead of
   // images and keeps its ring in the L1 cache (PoCL, 2 cores, sigma 10, R 16, 1920x1080:
-  // 8.7-8.9 ms; separable-local 67, fused-local 197, separable 515). On GPUs fused up to the
-  // largest radius measured (an NVIDIA H100: 0.052 ms at R 16, separable-local 0.106,
-  // separable-linear 0.115), where its local memory fits; separable-local beyond.
+  // 8.7-8.9 ms; separable-local 67, fused-local 197, separable 515). On GPUs fused up to R 32
+  // (an NVIDIA H100: 0.052 ms at R 16, separable-buffer 0.063, separable-local 0.106,
+  // separable-linear 0.115), separable-buffer beyond (see kGaussFusedAutoRadius), each where
+  // its local memory fits; separable-local where neither does.
   if (!(device.type & CL_DEVICE_TYPE_GPU)) return GaussVariant::tiled;
   if (radius <= kGaussFusedAutoRadius &&
       gauss_fused_local_bytes(radius, gauss_fused_default_group(radius), kGaussFusedRows) <=
           device.local_mem)
     return GaussVariant::fused;
+  if (gauss_sep_local_bytes(radius, kGaussSepGroup) <= device.local_mem)
+    return GaussVariant::separable_buffer;
   return GaussVariant::separable_local;
 }
 
@@ -102,6 +116,14 @@ int gauss_fused_tile_width(int radius, int group) {
 size_t gauss_fused_local_bytes(int radius, int group, int rows) {
   const size_t columns = gauss_fused_tile_width(radius, group) + 2 * static_cast<size_t>(radius);
   return rows * (columns + 1) * sizeof(cl_float4);
+}
+
+size_t gauss_sep_local_bytes(int radius, int group) {
+  return 8 * (static_cast<size_t>(group) + 2 * static_cast<size_t>(radius) + 1) * sizeof(cl_float4);
+}
+
+size_t gauss_sep_intermediate_bytes(PixelDepth depth) {
+  return depth == PixelDepth::u8 ? 8 : 16;
 }
 
 std::vector<LinearTap> gauss_linear_taps(const std::vector<double>& w) {
@@ -162,7 +184,8 @@ GaussParams resolve_gauss_schedule(const GaussParams& params, const DeviceInfo& 
       p.variant =
           parse_named(gauss_variant_table(), tuned->variant, "the tuning table's Gaussian variant");
       if (p.wg.is_default()) p.wg = tuned->wg;
-      if (p.variant == GaussVariant::fused) p.segment = tuned->segment;
+      if (p.variant == GaussVariant::fused || p.variant == GaussVariant::separable_buffer)
+        p.segment = tuned->segment;
     }
   }
   p.variant = resolve_gauss_variant(p.variant, p.radius, device);
@@ -186,16 +209,26 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
     // Within the device's work-group limit: the tile is built for the size.
     const size_t limit = std::max<size_t>(1, runtime.device().max_work_group);
     params_.wg = {static_cast<int>(std::min<size_t>(gauss_fused_default_group(radius_), limit)), 1};
+  } else if (params_.wg.is_default() && v == GaussVariant::separable_buffer) {
+    const size_t limit = std::max<size_t>(8, runtime.device().max_work_group);
+    params_.wg = {static_cast<int>(std::min<size_t>(kGaussSepGroup, limit / 8 * 8)), 1};
   } else if (params_.wg.is_default()) {
     params_.wg = row ? WorkGroup{64, 1} : WorkGroup{16, 16};
   } else if (v == GaussVariant::fused && params_.wg.y != 1) {
     throw UsageError("--wg " + params_.wg.text() +
                      ": variant fused takes Gx1 (G work-items share a tile of output rows)");
+  } else if (v == GaussVariant::separable_buffer && (params_.wg.y != 1 || params_.wg.x % 8)) {
+    throw UsageError("--wg " + params_.wg.text() +
+                     ": variant separable-buffer takes Gx1 with G a multiple of 8 (the row "
+                     "pass's tile is G columns of 8 rows, 8 outputs a work-item)");
   } else if (row && params_.wg.y != 1) {
     throw UsageError("--wg " + params_.wg.text() + ": variant separable-local takes Gx1 (rows in " +
                      "Gx1 work-groups, columns in 1xG)");
   }
   const std::vector<double> weights = gauss_weights(params_.sigma, radius_);
+  double weight_sum = 0;
+  for (double x : weights) weight_sum += static_cast<float>(x);
+  weight_sum_ = static_cast<float>(weight_sum);
   if (v == GaussVariant::separable_linear) {
     std::vector<cl_float4> packed;
     for (const LinearTap& t : gauss_linear_taps(weights))
@@ -257,6 +290,21 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
                 " -DFUSED_ROWS=" + std::to_string(fused_rows());
       break;
     }
+    case GaussVariant::separable_buffer: {
+      local_bytes_ = {gauss_sep_local_bytes(radius_, static_cast<int>(wx))};
+      if (local_bytes_[0] > runtime.device().local_mem) {
+        throw UsageError("--radius " + std::to_string(radius_) +
+                         ": variant separable-buffer with --wg " + params_.wg.text() + " needs " +
+                         std::to_string(local_bytes_[0]) + " bytes of local memory; " +
+                         runtime.device().name + " has " +
+                         std::to_string(runtime.device().local_mem) +
+                         " (CL_DEVICE_LOCAL_MEM_SIZE); use a smaller --wg, or separable-local");
+      }
+      names = {"gauss_sep_cols", "gauss_sep_rows"};
+      options =
+          "-DGAUSS_R=" + std::to_string(radius_) + " -DSEP_K=" + std::to_string(sep_outputs());
+      break;
+    }
     case GaussVariant::automatic:
       break;
   }
@@ -264,7 +312,9 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
   size_t local_total = 0;
   for (size_t b : local_bytes_) local_total += b;
   const std::uint64_t pixels = static_cast<std::uint64_t>(width) * height;
-  const std::uint64_t inter = pixels * intermediate_bytes(params_.intermediate);
+  const std::uint64_t inter =
+      pixels * (v == GaussVariant::separable_buffer ? gauss_sep_intermediate_bytes(depth)
+                                                    : intermediate_bytes(params_.intermediate));
   const std::string variant = name_of(gauss_variant_table(), v);
   for (size_t i = 0; i < names.size(); ++i) {
     const bool tiled = v == GaussVariant::tiled;
@@ -273,9 +323,11 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
     // intermediate.
     passes_.push_back({names[i], names.size() == 1 ? 2 * px * pixels : px * pixels + inter});
     if (tiled) break;
-    // Row segments: rows run Gx1, columns 1xG.
-    check_work_group(kernels_.back(), runtime.device(), row && i == 1 ? 1 : wx,
-                     row && i == 1 ? wx : wy, local_total, variant, radius_);
+    // Row segments: rows run Gx1, columns 1xG (separable-buffer: Gx1 both).
+    const bool transposed = row && i == 1 && v != GaussVariant::separable_buffer;
+    const size_t local = v == GaussVariant::separable_buffer && i == 0 ? 0 : local_total;
+    check_work_group(kernels_.back(), runtime.device(), transposed ? 1 : wx, transposed ? wx : wy,
+                     local, variant, radius_);
   }
   if (v == GaussVariant::tiled) {
     // Fewer work-items where a large radius makes each one's ring large.
@@ -290,6 +342,8 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
         1, std::min(tile_work_items(tiles, runtime.device()), kMaxScratchBytes / per_item));
     scratch_ = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE, tile_items_ * per_item);
   }
+  if (v == GaussVariant::separable_buffer)
+    mid_ = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE, inter);
   if (gauss_is_two_pass(v))
     intermediate_ =
         make_image(runtime, width, height, intermediate_channel_type(params_.intermediate));
@@ -308,6 +362,9 @@ std::string GaussFilter::describe() const {
   else if (params_.variant == GaussVariant::fused)
     text += " tile=" + std::to_string(gauss_fused_tile_width(radius_, params_.wg.x)) + "x" +
             std::to_string(fused_rows()) + " wg=" + params_.wg.text();
+  else if (params_.variant == GaussVariant::separable_buffer)
+    text += " columns=1x" + std::to_string(sep_outputs()) +
+            " rows=" + std::to_string(params_.wg.x) + "x8 wg=" + params_.wg.text();
   else
     text += " wg=" + params_.wg.text();
   return text + " edge=" + name_of(edge_mode_table(), params_.edge) + depth_text();
@@ -316,6 +373,7 @@ std::string GaussFilter::describe() const {
 std::vector<cl::Event> GaussFilter::enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) {
   if (!takes_buffers()) return Filter::enqueue_buffers(src, dst);
   if (params_.variant == GaussVariant::fused) return enqueue_fused(src, dst);
+  if (params_.variant == GaussVariant::separable_buffer) return enqueue_separable_buffer(src, dst);
   cl::Kernel& k = kernels_[0];
   k.setArg(0, src);
   k.setArg(1, dst);
@@ -349,6 +407,30 @@ std::vector<cl::Event> GaussFilter::enqueue_fused(const cl::Buffer& src, const c
   std::vector<cl::Event> events(1);
   runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange, global, cl::NDRange(g, 1), nullptr,
                                         &events[0]);
+  return events;
+}
+
+std::vector<cl::Event> GaussFilter::enqueue_separable_buffer(const cl::Buffer& src,
+                                                             const cl::Buffer& dst) {
+  const size_t g = params_.wg.x;
+  std::vector<cl::Event> events(2);
+  for (size_t i = 0; i < 2; ++i) {
+    cl::Kernel& k = kernels_[i];
+    k.setArg(0, i == 0 ? src : mid_);
+    k.setArg(1, i == 0 ? mid_ : dst);
+    k.setArg(2, static_cast<cl_int>(width_));
+    k.setArg(3, static_cast<cl_int>(height_));
+    k.setArg(4, static_cast<cl_int>(params_.edge));
+    k.setArg(5, weights_);
+    if (i == 0)
+      k.setArg(6, weight_sum_);
+    else
+      k.setArg(6, cl::Local(local_bytes_[0]));
+    const size_t rows = i == 0 ? sep_outputs() : 8;
+    const cl::NDRange global(round_up(width_, g), (height_ + rows - 1) / rows);
+    runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange, global, cl::NDRange(g, 1), nullptr,
+                                          &events[i]);
+  }
   return events;
 }
 

@@ -25,10 +25,11 @@ enum class GaussVariant {
   fused_local,       ///< one pass: tile in local memory, horizontal pass in local memory
   tiled,             ///< one pass over buffers, a tile per work-item, rows in a ring (CPUs)
   fused,             ///< one pass over buffers, built per radius, tiles of TW x 8 (GPUs)
+  separable_buffer,  ///< columns then rows over buffers, built per radius, 16-bit intermediate
 };
 
 /// Name table: auto, naive, naive-local, separable, separable-linear, separable-local,
-/// fused-local, tiled, fused.
+/// fused-local, tiled, fused, separable-buffer.
 const std::vector<Named<GaussVariant>>& gauss_variant_table();
 
 /// Whether a variant has two passes and so an intermediate image.
@@ -65,9 +66,29 @@ int gauss_fused_tile_width(int radius, int group);
 /// Local memory of a `fused` work-group, in bytes: `rows` rows of TW + 2R + 1 float4.
 size_t gauss_fused_local_bytes(int radius, int group, int rows);
 
-/// Largest radius at which `auto` picks `fused` on a GPU without a tuning table (the largest
-/// measured; it is built unrolled for its radius).
-constexpr int kGaussFusedAutoRadius = 64;
+/// `separable-buffer`: outputs a work-item of the column pass (--segment) by default, and the
+/// most accepted. Measured on an NVIDIA H100 (sigma 10, 1920x1080, 128x1), column pass at R 16:
+/// 8 outputs 0.036 ms, 4: 0.041, 16: 0.040, 24: 0.056, 32: 0.123 (190 registers).
+constexpr int kGaussSepColumnOutputs = 8;
+constexpr int kMaxGaussSepColumnOutputs = 32;
+
+/// `separable-buffer`: work-items of both passes' work-groups (--wg Gx1) by default; G is also
+/// the width of the row pass's tile. H100, R 16: 128 0.063 ms, 64 0.064, 256 0.068.
+constexpr int kGaussSepGroup = 128;
+
+/// Local memory of a `separable-buffer` row-pass work-group of `group` work-items, in bytes: 8
+/// rows of G + 2R + 1 float4.
+size_t gauss_sep_local_bytes(int radius, int group);
+
+/// Bytes a pixel of `separable-buffer`'s intermediate buffer: 8 at `depth` u8 (four 16-bit
+/// fixed-point samples, 256 times the level), 16 at u16 (float4).
+size_t gauss_sep_intermediate_bytes(PixelDepth depth);
+
+/// Largest radius at which `auto` picks `fused` on a GPU without a tuning table; above it
+/// separable-buffer. H100, 1920x1080, ms, fused against separable-buffer: R 8 0.040 / 0.046,
+/// R 16 0.053 / 0.063, R 32 0.100 / 0.107, R 40 0.191 / 0.127, R 63 0.357 / 0.187, R 100
+/// 0.761 / 0.265 (separable-local 0.071 ... 0.534, never the fastest).
+constexpr int kGaussFusedAutoRadius = 32;
 
 /// Output rows of a `fused` tile (FUSED_ROWS in kernels/gauss.cl, --segment) by default, and
 /// the most accepted.
@@ -85,7 +106,8 @@ struct GaussParams {
   Intermediate intermediate = Intermediate::rgba32f;  ///< two-pass variants only
   EdgeMode edge = EdgeMode::clamp;
   WorkGroup wg;     ///< 0x0: 16x16 for 2-D, 64x1 for row segments, fused gauss_fused_default_group
-  int segment = 0;  ///< fused: output rows of a tile, 1..kMaxGaussFusedRows; 0: kGaussFusedRows
+  int segment = 0;  ///< fused: output rows of a tile, 1..kMaxGaussFusedRows; 0: kGaussFusedRows;
+                    ///< separable-buffer: outputs a column-pass work-item, 1..32; 0: 16
 };
 
 /// The radius `params` stands for (its own, or ceil(3 sigma)).
@@ -95,8 +117,9 @@ int gauss_radius(const GaussParams& params);
 void validate(const GaussParams& params);
 
 /// The variant `auto` stands for on `device` at `radius` when no tuning table answers: tiled
-/// on CPUs; on GPUs fused up to kGaussFusedAutoRadius where its local memory fits, else
-/// separable-local. Other variants are returned unchanged.
+/// on CPUs; on GPUs fused up to kGaussFusedAutoRadius, separable-buffer beyond (and where
+/// fused's local memory does not fit), separable-local where neither's local memory fits.
+/// Other variants are returned unchanged.
 GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const DeviceInfo& device);
 /// One fetch of separable-linear: (1 - t) px(x + lo) + t px(x + lo + 1), times `weight`.
 struct LinearTap {
@@ -135,7 +158,8 @@ class GaussFilter : public Filter {
   }
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
   bool takes_buffers() const override {
-    return params_.variant == GaussVariant::tiled || params_.variant == GaussVariant::fused;
+    return params_.variant == GaussVariant::tiled || params_.variant == GaussVariant::fused ||
+           params_.variant == GaussVariant::separable_buffer;
   }
   std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) override;
 
@@ -144,7 +168,9 @@ class GaussFilter : public Filter {
 
  private:
   int fused_rows() const { return params_.segment ? params_.segment : kGaussFusedRows; }
+  int sep_outputs() const { return params_.segment ? params_.segment : kGaussSepColumnOutputs; }
   std::vector<cl::Event> enqueue_fused(const cl::Buffer& src, const cl::Buffer& dst);
+  std::vector<cl::Event> enqueue_separable_buffer(const cl::Buffer& src, const cl::Buffer& dst);
 
   Runtime& runtime_;
   GaussParams params_;
@@ -155,6 +181,8 @@ class GaussFilter : public Filter {
   cl::Buffer weights_;
   cl_int taps_ = 0;
   cl::Image2D intermediate_;
+  cl::Buffer mid_;         // separable-buffer: the column pass's results
+  float weight_sum_ = 0;   // separable-buffer: the sum of the float weights
   cl::Buffer scratch_;     // tiled: each work-item's staged row and ring
   size_t tile_items_ = 0;  // tiled: work-items
 };

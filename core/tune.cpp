@@ -249,6 +249,11 @@ void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h,
         add(GaussVariant::fused, {});  // its defaults for the radius (256x1 or 128x1, 8 rows)
         for (auto [group, rows] : {std::pair{128, 8}, {256, 4}, {64, 16}})
           add(GaussVariant::fused, {group, 1}, rows);
+        // Its defaults (128x1, 8 outputs a column work-item), then the next best measured on
+        // an H100 (64x1; 16 outputs).
+        add(GaussVariant::separable_buffer, {});
+        add(GaussVariant::separable_buffer, {64, 1});
+        add(GaussVariant::separable_buffer, {128, 1}, 16);
       }
       run_case("gauss r=" + std::to_string(radius) + " " + f.name, std::move(cs));
     }

@@ -432,6 +432,7 @@ inline uint4 pack_store(const float4* acc) {
 #endif
 }
 
+#ifdef FUSED_TILE_W  // the fused build
 // Adds input row j of the window (0 .. FUSED_ROWS + 2R - 1) into the outputs it reaches. With
 // j a constant (the callers' loops unroll) every index below is one too, and acc stays in
 // registers.
@@ -441,6 +442,46 @@ inline void fused_accumulate(float4* acc, int j, float4 v, constant float* weigh
     if (j - i >= 0 && j - i < FUSED_TAPS) acc[i] = fma(weights[j - i], v, acc[i]);
 }
 
+#endif
+
+// The horizontal pass of a tile whose `rows` rows of input sums are in local memory, `stride`
+// float4 apart (odd: the rows that a quarter-warp reads together fall in different banks).
+// Work-item i takes row i % rows and the 8 outputs from 8 (i / rows) on (`items` = tile width / 8
+// * rows in all): it reads the 8 + 2R sums it needs, each once, and stores 8 pixels, times
+// `scale`, at (x0 + 8 (i / rows), y0 + i % rows) (16-byte stores where the row allows).
+inline void rows_from_local(local const float4* sums, int stride, int items, int rows, int x0,
+                            int y0, int w, int h, global pixel_word_t* dst,
+                            constant float* weights, float scale) {
+  for (int t = get_local_id(0); t < items; t += get_local_size(0)) {
+    const int row = t % rows, first = t / rows * 8;
+    local const float4* line = sums + row * stride + first;
+    float4 acc[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) acc[i] = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 8 + 2 * GAUSS_R; ++j) {
+      const float4 v = line[j];
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        if (j - i >= 0 && j - i < FUSED_TAPS) acc[i] = fma(weights[j - i], v, acc[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) acc[i] *= scale;
+    const int x = x0 + first, y = y0 + row;
+    if (y >= h) continue;
+    global pixel_word_t* out = dst + (size_t)y * w + x;
+    if (x + 8 <= w && ((size_t)y * w + x) % STORE_PIXELS == 0) {
+#pragma unroll
+      for (int i = 0; i < 8; i += STORE_PIXELS) *(global uint4*)(out + i) = pack_store(acc + i);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        if (x + i < w) out[i] = pack_pixel(acc[i]);
+    }
+  }
+}
+
+#ifdef FUSED_TILE_W
 kernel void gauss_fused(global const pixel_word_t* src, global pixel_word_t* dst, int w, int h,
                         int edge, constant float* weights, local float4* vsum) {
   const int g = get_local_size(0), lid = get_local_id(0);
@@ -472,30 +513,110 @@ kernel void gauss_fused(global const pixel_word_t* src, global pixel_word_t* dst
     for (int i = 0; i < FUSED_ROWS; ++i) vsum[i * FUSED_STRIDE + c] = acc[i];
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int t = lid; t < FUSED_TILE_W / 8 * FUSED_ROWS; t += g) {
-    const int row = t % FUSED_ROWS, first = t / FUSED_ROWS * 8;
-    local const float4* line = vsum + row * FUSED_STRIDE + first;
-    float4 acc[8];
+  rows_from_local(vsum, FUSED_STRIDE, FUSED_TILE_W / 8 * FUSED_ROWS, FUSED_ROWS, x0, y0, w, h, dst,
+                  weights, 1.0f);
+}
+#endif
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// separable-buffer: two passes over buffers, built per radius like fused (-DGAUSS_R, and
+// -DSEP_K), vertical first, through an intermediate buffer of the width x height vertical
+// results: for RGBA8 four 16-bit fixed-point samples a pixel (256 v for v in levels 0..255: a
+// 2^-9 level rounding, 8 bytes a pixel where float4 would be 16); for RGBA16 float4.
+//  1. gauss_sep_cols: work-item x takes SEP_K consecutive outputs of column x (a warp reads
+//     whole lines); it reads the SEP_K + 2R input pixels, each once, and adds each into the
+//     outputs it reaches: (SEP_K + 2R) / SEP_K reads a pixel, no local memory, no barrier.
+//  2. gauss_sep_rows: a Gx1 work-group stages 8 rows of G + 2R intermediate pixels as float4
+//     in local memory, then rows_from_local() as in fused.
+// Each input pixel goes through the vertical multiply-adds once, where fused's tiles (at most
+// 256 input columns) repeat them for their 2R halo columns: slower than fused up to R 32 (one
+// more trip through memory), faster beyond (an NVIDIA H100, 1920x1080: 0.127 against 0.191 ms
+// at R 40, 0.187 against 0.357 at R 63). Both passes are latency-bound: the column pass's
+// loads are issued one row ahead of their multiply-adds (see kernels/NOTES.md).
+#if defined(GAUSS_R) && defined(SEP_K)
+#ifdef PIXEL16
+typedef float4 sep_t;
+#define SEP_ZERO ((float4)(0.0f))
+#define SEP_SCALE 1.0f
+inline float4 sep_unpack_input(pixel_word_t u) { return unpack_pixel(u); }
+inline sep_t sep_pack(float4 acc, float wsum) { return acc; }
+inline float4 sep_unpack(sep_t v) { return v; }
+#else
+typedef uint2 sep_t;
+// Each sample b as the float 1 + b / 256 (b in the mantissa's top 8 bits): one shift and one
+// and-or a channel. The 1s add up to the sum of the weights, which sep_pack() removes.
+#define SEP_ZERO ((float4)(1.0f))
+#define SEP_SCALE (1.0f / 256.0f)
+inline float4 sep_unpack_input(uint u) {
+  return as_float4(((uint4)(u << 15, u << 7, u >> 1, u >> 9) & 0x7F8000u) | 0x3F800000u);
+}
+// acc = wsum + v / 256 (see above) as four 16-bit samples 256 v: acc - wsum is exact (the two
+// are within a factor of 2), and adding 1.5 * 2^23 rounds 65536 (acc - wsum) to an integer in
+// the low mantissa bits (255 levels give 65280). The weights are positive, so acc falls below
+// wsum only by the roundings of its 2R+1 additions near 1 (a few 2^-24 each); the clamp keeps
+// a large R's sum of them from wrapping a black pixel's 16 bits to 65535.
+inline uint2 sep_pack(float4 acc, float wsum) {
+  const uint4 t = as_uint4(fmax(fma(acc - wsum, 65536.0f, 12582912.0f), 12582912.0f));
+  return (uint2)((t.x & 0xFFFFu) | (t.y << 16), (t.z & 0xFFFFu) | (t.w << 16));
+}
+// Four 16-bit samples as floats (256 times the level): 0x4B000000 | s is 2^23 + s.
+inline float4 sep_unpack(uint2 u) {
+  return as_float4(((uint4)(u.x, u.x >> 16, u.y, u.y >> 16) & 0xFFFFu) | 0x4B000000u) -
+         8388608.0f;
+}
+#endif
+
+// Adds input row j (0 .. SEP_K + 2R - 1) of a work-item's window into the outputs it reaches.
+inline void sep_accumulate(float4* acc, int j, float4 v, constant float* weights) {
 #pragma unroll
-    for (int i = 0; i < 8; ++i) acc[i] = 0.0f;
+  for (int i = 0; i < SEP_K; ++i)
+    if (j - i >= 0 && j - i < FUSED_TAPS) acc[i] = fma(weights[j - i], v, acc[i]);
+}
+
+// wsum: the sum of the weights (sep_pack).
+kernel void gauss_sep_cols(global const pixel_word_t* src, global sep_t* mid, int w, int h,
+                           int edge, constant float* weights, float wsum) {
+  const int x = get_global_id(0), y0 = get_global_id(1) * SEP_K;
+  if (x >= w || y0 >= h) return;
+  float4 acc[SEP_K];
 #pragma unroll
-    for (int j = 0; j < 8 + 2 * GAUSS_R; ++j) {
-      const float4 v = line[j];
+  for (int i = 0; i < SEP_K; ++i) acc[i] = 0.0f;
+  if (y0 - GAUSS_R >= 0 && y0 + SEP_K + GAUSS_R <= h) {
+    global const pixel_word_t* p = src + (size_t)(y0 - GAUSS_R) * w + x;
 #pragma unroll
-      for (int i = 0; i < 8; ++i)
-        if (j - i >= 0 && j - i < FUSED_TAPS) acc[i] = fma(weights[j - i], v, acc[i]);
-    }
-    const int x = x0 + first, y = y0 + row;
-    if (y >= h) continue;
-    global pixel_word_t* out = dst + (size_t)y * w + x;
-    if (x + 8 <= w && ((size_t)y * w + x) % STORE_PIXELS == 0) {
+    for (int j = 0; j < SEP_K + 2 * GAUSS_R; ++j)
+      sep_accumulate(acc, j, sep_unpack_input(p[(size_t)j * w]), weights);
+  } else {
 #pragma unroll
-      for (int i = 0; i < 8; i += STORE_PIXELS) *(global uint4*)(out + i) = pack_store(acc + i);
-    } else {
-#pragma unroll
-      for (int i = 0; i < 8; ++i)
-        if (x + i < w) out[i] = pack_pixel(acc[i]);
+    for (int j = 0; j < SEP_K + 2 * GAUSS_R; ++j) {
+      const int yy = edge_index(y0 - GAUSS_R + j, h, edge);
+      sep_accumulate(acc, j, yy < 0 ? SEP_ZERO : sep_unpack_input(src[(size_t)yy * w + x]),
+                     weights);
     }
   }
+  global sep_t* q = mid + (size_t)y0 * w + x;
+#pragma unroll
+  for (int i = 0; i < SEP_K; ++i)
+    if (y0 + i < h) q[(size_t)i * w] = sep_pack(acc[i], wsum);
+}
+
+// line: 8 rows of G + 2R + 1 float4 (G = get_local_size(0), a multiple of 8, also the tile's
+// width).
+kernel void gauss_sep_rows(global const sep_t* mid, global pixel_word_t* dst, int w, int h,
+                           int edge, constant float* weights, local float4* line) {
+  const int g = get_local_size(0), lid = get_local_id(0);
+  const int x0 = get_group_id(0) * g, y0 = get_group_id(1) * 8;
+  const int cols = g + 2 * GAUSS_R, stride = cols + 1;
+  for (int row = 0; row < 8; ++row) {
+    const int y = min(y0 + row, h - 1);  // rows past the image: any row (none is stored)
+    global const sep_t* p = mid + (size_t)y * w;
+    for (int c = lid; c < cols; c += g) {
+      const int xx = edge_index(x0 - GAUSS_R + c, w, edge);
+      line[row * stride + c] = xx < 0 ? (float4)(0.0f) : sep_unpack(p[xx]);
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  rows_from_local(line, stride, g, 8, x0, y0, w, h, dst, weights, SEP_SCALE);
 }
 #endif

@@ -444,6 +444,12 @@ TEST_F(Cli, GaussUsageErrorsNameTheOptionAtFault) {
       {{"--gauss", "2", "--variant", "fused", "--segment", "65", in, out},
        {"--segment '65'", "from 1 to 64"}},
       {{"--gauss", "2", "--variant", "fused", "--wg", "8x4", in, out}, {"--wg 8x4", "Gx1"}},
+      {{"--gauss", "2", "--variant", "separable-local", "--segment", "8", in, out},
+       {"--segment", "fused", "separable-buffer"}},
+      {{"--gauss", "2", "--variant", "separable-buffer", "--segment", "33", in, out},
+       {"--segment 33", "from 1 to 32"}},
+      {{"--gauss", "2", "--variant", "separable-buffer", "--wg", "100x1", in, out},
+       {"--wg 100x1", "multiple of 8"}},
       // 8 rows of 8 + 2 * 4000 + 1 float4: more local memory than any device has; refused
       // before the (unrolled) program is built.
       {{"--gauss", "1000", "--radius", "4000", "--variant", "fused", in, out},

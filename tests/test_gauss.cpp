@@ -4,7 +4,9 @@
 // hold are refused by name).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -177,40 +179,52 @@ TEST(GaussTiled, SeveralTilesMatchReference16) {
   expect_tiled_tiles_match_reference<std::uint16_t>();
 }
 
-// fused over several tiles across and down: tile widths 8 (the least: G 16, R 16) to 248
-// (G 128, R 3), tile rows 1, 3, 8 and 16, widths whose rows take 16-byte stores (a multiple of
-// 4 RGBA8 pixels, of 2 RGBA16) and ones that do not, the last tile short both ways, every edge
-// mode; on T samples.
+// A schedule of a Gx1 variant with --segment: radius, work-group width, segment.
+struct RowGroupSchedule {
+  int radius, group, segment;
+};
+
+// `variant` at each of `schedules` on two image sizes (the last tile or block short both
+// ways) and with every edge mode, within 1 level of the reference; describe() names
+// shape(schedule). On T samples.
 template <typename T>
-void expect_fused_tiles_match_reference() {
-  struct Schedule {
-    int radius, group, rows;
-  };
+void expect_schedules_match_reference(
+    GaussVariant variant, std::initializer_list<RowGroupSchedule> schedules,
+    const std::function<std::string(const RowGroupSchedule&)>& shape) {
   for (Size s : {Size{300, 70}, Size{259, 41}}) {
     const BasicImage<T> input = random_image<T>(s.w, s.h, 23);
-    for (Schedule k : {Schedule{3, 128, 8}, Schedule{3, 64, 1}, Schedule{3, 32, 3},
-                       Schedule{16, 16, 16}, Schedule{16, 128, 8}}) {
+    for (const RowGroupSchedule& k : schedules) {
       for (const auto& edge : edge_mode_table()) {
         GaussParams p;
-        p.sigma = k.radius / 2.0;
+        p.sigma = std::max(k.radius, 1) / 2.0;
         p.radius = k.radius;
-        p.variant = GaussVariant::fused;
+        p.variant = variant;
         p.wg = {k.group, 1};
-        p.segment = k.rows;
+        p.segment = k.segment;
         p.edge = edge.value;
         GaussFilter filter(runtime(), p, s.w, s.h, depth_of<T>);
-        const std::string tile =
-            "tile=" + std::to_string(gauss_fused_tile_width(k.radius, k.group)) + "x" +
-            std::to_string(k.rows);
-        EXPECT_NE(filter.describe().find(tile), std::string::npos) << filter.describe();
+        EXPECT_NE(filter.describe().find(shape(k)), std::string::npos) << filter.describe();
         EXPECT_LE(max_error(gauss_blur(runtime(), input, p),
                             gauss_blur_reference(input, p.sigma, k.radius, edge.value)),
                   1)
-            << s.w << "x" << s.h << " r=" << k.radius << " wg=" << k.group << "x1 rows=" << k.rows
-            << " edge=" << edge.name;
+            << s.w << "x" << s.h << " r=" << k.radius << " wg=" << k.group
+            << "x1 segment=" << k.segment << " edge=" << edge.name;
       }
     }
   }
+}
+
+// fused over several tiles across and down: tile widths 8 (the least: G 16, R 16) to 248
+// (G 128, R 3), tile rows 1, 3, 8 and 16, widths whose rows take 16-byte stores (a multiple of
+// 4 RGBA8 pixels, of 2 RGBA16) and ones that do not, every edge mode; on T samples.
+template <typename T>
+void expect_fused_tiles_match_reference() {
+  expect_schedules_match_reference<T>(
+      GaussVariant::fused, {{3, 128, 8}, {3, 64, 1}, {3, 32, 3}, {16, 16, 16}, {16, 128, 8}},
+      [](const RowGroupSchedule& k) {
+        return "tile=" + std::to_string(gauss_fused_tile_width(k.radius, k.group)) + "x" +
+               std::to_string(k.segment);
+      });
 }
 
 TEST(GaussFused, SeveralTilesMatchReference) {
@@ -251,18 +265,90 @@ TEST(GaussFused, RefusesWhatItCannotRun) {
   EXPECT_THROW(GaussFilter(runtime(), p, 64, 64), UsageError);
 }
 
-// Without a tuning table auto is tiled on CPUs; on GPUs fused up to R 64, separable-local
-// beyond (and where fused's local memory does not fit).
+// Without a tuning table auto is tiled on CPUs; on GPUs fused up to R 32, separable-buffer
+// beyond (and where fused's local memory does not fit), separable-local where neither's fits.
 TEST(GaussAuto, DefaultsByDeviceClassAndRadius) {
   DeviceInfo gpu = device_as(CL_DEVICE_TYPE_GPU, 48 * 1024);
   const DeviceInfo cpu = device_as(CL_DEVICE_TYPE_CPU);
+  const auto pick = [&](int radius) {
+    return resolve_gauss_variant(GaussVariant::automatic, radius, gpu);
+  };
   EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, cpu), GaussVariant::tiled);
-  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, gpu), GaussVariant::fused);
-  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 64, gpu), GaussVariant::fused);
-  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 65, gpu), GaussVariant::separable_local);
-  gpu.local_mem = 16 * 1024;  // 8 x 257 float4 do not fit
-  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, gpu), GaussVariant::separable_local);
+  EXPECT_EQ(pick(16), GaussVariant::fused);
+  EXPECT_EQ(pick(32), GaussVariant::fused);
+  EXPECT_EQ(pick(33), GaussVariant::separable_buffer);
+  EXPECT_EQ(pick(127), GaussVariant::separable_buffer);  // 8 x (128 + 255) float4 = 47.9 KiB
+  EXPECT_EQ(pick(128), GaussVariant::separable_local);
+  gpu.local_mem = 24 * 1024;  // fused's 8 x 257 float4 do not fit, separable-buffer's 8 x 161 do
+  EXPECT_EQ(pick(16), GaussVariant::separable_buffer);
+  gpu.local_mem = 16 * 1024;  // neither
+  EXPECT_EQ(pick(16), GaussVariant::separable_local);
   EXPECT_EQ(resolve_gauss_variant(GaussVariant::naive, 16, gpu), GaussVariant::naive);
+}
+
+// separable-buffer over several column blocks and row tiles: blocks of 1, 3, 5, 8 and 16 rows
+// (the last one short), row tiles of 8 to 128 columns (widths that leave a remainder and ones
+// that take 16-byte stores), R 0 to 16, so that some blocks read only inside the image and
+// others through the edge mode, every edge mode; on T samples. At 8 bits the intermediate is
+// 16-bit fixed point (1/256 level), so the result may round differently from the reference.
+template <typename T>
+void expect_separable_buffer_matches_reference() {
+  expect_schedules_match_reference<T>(
+      GaussVariant::separable_buffer,
+      {{3, 128, 8}, {0, 16, 5}, {3, 8, 1}, {16, 64, 3}, {16, 128, 16}},
+      [](const RowGroupSchedule& k) {
+        return "columns=1x" + std::to_string(k.segment) + " rows=" + std::to_string(k.group) + "x8";
+      });
+}
+
+TEST(GaussSeparableBuffer, BlocksAndTilesMatchReference) {
+  expect_separable_buffer_matches_reference<std::uint8_t>();
+}
+
+TEST(GaussSeparableBuffer, BlocksAndTilesMatchReference16) {
+  expect_separable_buffer_matches_reference<std::uint16_t>();
+}
+
+// A white image stays white and a black one black: the fixed-point intermediate neither
+// overflows its 16 bits at 255 levels (65280) nor wraps below 0.
+TEST(GaussSeparableBuffer, ExtremesStayExact) {
+  for (std::uint8_t level : {std::uint8_t{0}, std::uint8_t{255}}) {
+    Image input{37, 29, 4, std::vector<std::uint8_t>(37 * 29 * 4, level)};
+    GaussParams p;
+    p.sigma = 10;
+    p.radius = 16;
+    p.variant = GaussVariant::separable_buffer;
+    for (const auto& edge : {EdgeMode::clamp, EdgeMode::mirror}) {
+      p.edge = edge;
+      const Image out = gauss_blur(runtime(), input, p);
+      EXPECT_EQ(*std::min_element(out.pixels.begin(), out.pixels.end()), level);
+      EXPECT_EQ(*std::max_element(out.pixels.begin(), out.pixels.end()), level);
+    }
+  }
+}
+
+TEST(GaussSeparableBuffer, SizesAndRefusals) {
+  EXPECT_EQ(gauss_sep_local_bytes(16, 128), 8u * 161 * 16);
+  EXPECT_EQ(gauss_sep_intermediate_bytes(PixelDepth::u8), 8u);
+  EXPECT_EQ(gauss_sep_intermediate_bytes(PixelDepth::u16), 16u);
+  GaussParams p;
+  p.sigma = 2.0;
+  p.variant = GaussVariant::separable_buffer;
+  GaussFilter filter(runtime(), p, 64, 48);
+  EXPECT_NE(filter.describe().find("columns=1x8 rows=128x8 wg=128x1"), std::string::npos)
+      << filter.describe();
+  ASSERT_EQ(filter.passes().size(), 2u);
+  EXPECT_EQ(filter.passes()[0].bytes, (4u + 8u) * 64 * 48);  // RGBA8 in, fixed point out
+  p.wg = {64, 2};
+  expect_refusal(p, "Gx1", "a 2-D work-group");
+  p.wg = {100, 1};
+  expect_refusal(p, "multiple of 8", "a work-group that is not a multiple of 8");
+  p.wg = {};
+  p.segment = 33;
+  expect_refusal(p, "from 1 to 32", "33 outputs a work-item");
+  p.segment = 0;
+  p.radius = 4000;  // 8 rows of 128 + 8000 + 1 float4
+  expect_refusal(p, "CL_DEVICE_LOCAL_MEM_SIZE", "a row tile larger than local memory");
 }
 
 TEST(GaussTiled, TileWidthFitsTheRingInL1) {
@@ -373,8 +459,8 @@ TEST(GaussReference, EightBitLevelsAreFarFromSixteen) {
 }
 
 // A schedule is built for one depth: at u16 it moves 8 bytes a pixel in and out (the
-// intermediate's bytes are the format's at both depths), and run_filter refuses an image of the
-// other depth.
+// intermediate's bytes are the format's at both depths; separable-buffer's own intermediate is
+// 8 bytes a pixel more at u16), and run_filter refuses an image of the other depth.
 TEST(GaussDepth, BytesFollowTheDepthAndTheOtherDepthIsRefused) {
   const int w = 40, h = 30;
   const std::uint64_t pixels = w * h;
@@ -389,9 +475,11 @@ TEST(GaussDepth, BytesFollowTheDepthAndTheOtherDepthIsRefused) {
     EXPECT_EQ(u8.compulsory_bytes(), 8 * pixels);
     EXPECT_EQ(u16.compulsory_bytes(), 16 * pixels);
     ASSERT_EQ(u8.passes().size(), u16.passes().size());
+    const std::uint64_t more = u8.passes().size() == 1                     ? 8
+                               : v.value == GaussVariant::separable_buffer ? 4 + 8
+                                                                           : 4;
     for (size_t i = 0; i < u8.passes().size(); ++i)  // of the input and output: 4 bytes more
-      EXPECT_EQ(u16.passes()[i].bytes - u8.passes()[i].bytes,
-                (u8.passes().size() == 1 ? 8 : 4) * pixels);
+      EXPECT_EQ(u16.passes()[i].bytes - u8.passes()[i].bytes, more * pixels);
     EXPECT_THROW(run_filter(runtime(), u8, random_rgba16(w, h, 1)), Error);
     EXPECT_THROW(run_filter(runtime(), u16, random_rgba(w, h, 1)), Error);
   }
