@@ -602,7 +602,7 @@ class Pipeline {
       lock.unlock();
       Finished f{d.item, {}, d.bytes};
       const bool ok = guarded(d.item, [&] {
-        with_device_faults(rt, d.source.width(), d.source.height(),
+        with_device_faults(rt, d.source.width(), d.source.height(), d.source.depth(),
                            [&] { blur(rt, d, f, filter, key); });
       });
       if (!ok) filter.reset();  // a failed run may leave the filter in any state

@@ -64,13 +64,14 @@ TileSize operation_tiles(const Runtime& runtime, const CliOptions& o, int width,
                          bool wide = false);
 
 /// Runs work(), turning an OpenCL error that means the device ran out of memory or resources
-/// on a width x height image into blurtool::Error with device_fault_message()'s line.
+/// on a width x height image of `depth` into blurtool::Error with device_fault_message()'s line.
 template <typename F>
-void with_device_faults(const Runtime& runtime, int width, int height, F&& work) {
+void with_device_faults(const Runtime& runtime, int width, int height, PixelDepth depth, F&& work) {
   try {
     work();
   } catch (const cl::Error& e) {
-    const std::string why = device_fault_message(e, runtime.device(), width, height);
+    const std::string why =
+        device_fault_message(e, runtime.device(), width, height, pixel_bytes(depth));
     if (why.empty()) throw;
     throw Error(why);
   }

@@ -150,7 +150,7 @@ int run_single(const CliOptions& o) {
 
   Runtime runtime(select_device(o.devices.empty() ? o.device : o.devices.front()));
   int status = 0;
-  with_device_faults(runtime, source.width(), source.height(),
+  with_device_faults(runtime, source.width(), source.height(), source.depth(),
                      [&] { status = run_on_device(runtime, o, source, kind, decode_ms); });
   return status;
 }

@@ -48,8 +48,8 @@ TileSize plan_tiles(const DeviceInfo& d, int width, int height, int halo, TileSi
   return t;
 }
 
-std::string device_fault_message(const cl::Error& error, const DeviceInfo& d, int width,
-                                 int height) {
+std::string device_fault_message(const cl::Error& error, const DeviceInfo& d, int width, int height,
+                                 std::uint64_t bytes_per_pixel) {
   switch (error.err()) {
     case CL_MEM_OBJECT_ALLOCATION_FAILURE:
     case CL_OUT_OF_RESOURCES:
@@ -64,8 +64,9 @@ std::string device_fault_message(const cl::Error& error, const DeviceInfo& d, in
     return std::to_string(static_cast<long long>(bytes / 1048576 + 0.5));
   };
   const double pixels = static_cast<double>(width) * height;
+  const double image = static_cast<double>(bytes_per_pixel) * pixels;
   return "device '" + d.name + "' failed on a " + std::to_string(width) + "x" +
-         std::to_string(height) + " image (" + mib(4 * pixels) + " MiB in, " + mib(4 * pixels) +
+         std::to_string(height) + " image (" + mib(image) + " MiB in, " + mib(image) +
          " MiB out, up to " + mib(kTileBytesPerPixel * pixels) +
          " MiB intermediate; the device has " + mib(static_cast<double>(d.global_mem)) +
          " MiB, at most " + mib(static_cast<double>(d.max_alloc)) +

@@ -49,9 +49,10 @@ constexpr std::uint64_t kWideTileBytesPerPixel = 56;
 /// CL_INVALID_BUFFER_SIZE, CL_INVALID_IMAGE_SIZE): one line naming the device, the sizes asked
 /// for (input and output, the largest intermediate) against the device's, the failed call, and
 /// what to try (--max-tile with a quarter of the image, a smaller radius, --device). Empty for
-/// any other error.
-std::string device_fault_message(const cl::Error& error, const DeviceInfo& d, int width,
-                                 int height);
+/// any other error. `bytes_per_pixel`: bytes a pixel of the input and of the output (4 for RGBA8,
+/// 8 for RGBA16).
+std::string device_fault_message(const cl::Error& error, const DeviceInfo& d, int width, int height,
+                                 std::uint64_t bytes_per_pixel);
 
 /// Builds the filter for one tile's input region: its origin (x0, y0) in the image and its
 /// size (width, height), in pixels. A filter that does not depend on the origin may be reused

@@ -222,5 +222,18 @@ TEST_F(FidelityCli, BrightPointsAtSixteenBitsAndInLinearLight) {
   EXPECT_TRUE(load("glow.png").is_wide());
 }
 
+// A device that runs out of memory on a 16-bit image (simulated, as in
+// Cli.DeviceOutOfMemoryIsNamedAndTheBatchGoesOn) is told the image's 16-bit size: 600x400 at
+// 8 bytes a pixel is 1.8 MiB in and out (at 8 bits 0.9, printed as 1).
+TEST_F(FidelityCli, DeviceOutOfMemoryNamesTheSixteenBitSizes) {
+  save(random_deep(600, 400, 4, 9), "deep.png");
+  ::setenv("BLURTOOL_FAIL_ALLOCATION", "600x400", 1);
+  const Result r = run_blurtool({"--box", "3", "deep.png", "o.png"}, root_, root_);
+  ::unsetenv("BLURTOOL_FAIL_ALLOCATION");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("600x400 image (2 MiB in, 2 MiB out"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(root_ / "o.png"));
+}
+
 }  // namespace
 }  // namespace blurtool

@@ -21,6 +21,22 @@
 namespace blurtool {
 namespace {
 
+// An allocation failure names the input's and output's size from their bytes a pixel: a
+// 2048x2048 RGBA8 image is 16 MiB, RGBA16 32 MiB. Other errors give no line.
+TEST(DeviceFault, SizesFollowThePixelBytes) {
+  const cl::Error fault(CL_MEM_OBJECT_ALLOCATION_FAILURE, "clCreateBuffer");
+  const DeviceInfo& d = runtime().device();
+  const std::string u8 = device_fault_message(fault, d, 2048, 2048, 4);
+  const std::string u16 = device_fault_message(fault, d, 2048, 2048, 8);
+  EXPECT_NE(u8.find("(16 MiB in, 16 MiB out, up to 64 MiB intermediate"), std::string::npos) << u8;
+  EXPECT_NE(u16.find("(32 MiB in, 32 MiB out, up to 64 MiB intermediate"), std::string::npos)
+      << u16;
+  EXPECT_NE(u16.find("--max-tile 1024x1024"), std::string::npos) << u16;
+  EXPECT_EQ(device_fault_message(cl::Error(CL_INVALID_KERNEL_ARGS, "clEnqueueNDRangeKernel"), d,
+                                 2048, 2048, 8),
+            "");
+}
+
 DeviceInfo small_device() {
   DeviceInfo d;
   d.name = "small test device";
