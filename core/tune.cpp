@@ -29,9 +29,10 @@ constexpr int kTuneWidth = 1920, kTuneHeight = 1080;
 // The second size class on GPUs: the box-blur write-up's photo size.
 constexpr int kTuneLargeWidth = 3024, kTuneLargeHeight = 4032;
 // The radii each case is tuned at; a request is served by the smallest tuned radius at or above
-// it. The box radii span the write-up's sweep (1..63), the Gaussian ones sigma 1.3 to 10.
+// it. The box radii span the write-up's sweep (1..63), the Gaussian ones sigma 1.3 to 21: 40
+// and 63 on both sides of where separable-buffer overtakes fused on an H100 (R 32-40).
 const std::vector<int> kBoxRadii = {1, 8, 30, 63};
-const std::vector<int> kGaussRadii = {4, 16, 30};
+const std::vector<int> kGaussRadii = {4, 16, 30, 40, 63};
 const std::vector<int> kBrightBlocks = {8, 16};
 
 nlohmann::ordered_json to_json(const TunedSchedule& t) {

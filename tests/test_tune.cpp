@@ -179,7 +179,7 @@ TEST_F(Tune, WritesAWinnerForEveryCaseThatAutoThenPicks) {
   const std::vector<TunedSchedule> table = tune(runtime(), o, nullptr);
   // Box radii x formats, Gaussian radii x formats, bright blocks; on GPUs for two image sizes.
   const size_t sizes = runtime().device().type & CL_DEVICE_TYPE_GPU ? 2 : 1;
-  ASSERT_EQ(table.size(), sizes * (4u * 3 + 3u * 3 + 2));
+  ASSERT_EQ(table.size(), sizes * (4u * 3 + 5u * 3 + 2));
   for (const TunedSchedule& t : table) EXPECT_GT(t.ms, 0) << t.op << " " << t.radius;
   ASSERT_TRUE(fs::exists(tune_table_path(runtime().device())));
   for (const TunedSchedule& t : table) {
