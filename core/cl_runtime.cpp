@@ -273,6 +273,14 @@ std::vector<DeviceInfo> list_devices() {
         info.image2d_max_width = d.getInfo<CL_DEVICE_IMAGE2D_MAX_WIDTH>();
         info.image2d_max_height = d.getInfo<CL_DEVICE_IMAGE2D_MAX_HEIGHT>();
       }
+      if (d.getInfo<CL_DEVICE_EXTENSIONS>().find("cl_nv_device_attribute_query") !=
+          std::string::npos) {
+        constexpr cl_device_info kComputeCapabilityMajorNv = 0x4000;  // cl_ext.h's name
+        cl_uint major = 0;
+        if (clGetDeviceInfo(d(), kComputeCapabilityMajorNv, sizeof major, &major, nullptr) ==
+            CL_SUCCESS)
+          info.nv_compute_major = static_cast<int>(major);
+      }
       info.device = d;
       result.push_back(std::move(info));
     }

@@ -48,6 +48,8 @@ struct DeviceInfo {
   bool image_support = false;
   size_t image2d_max_width = 0;   ///< pixels
   size_t image2d_max_height = 0;  ///< pixels
+  /// NVIDIA's compute capability, major number (cl_nv_device_attribute_query); 0 elsewhere.
+  int nv_compute_major = 0;
   cl::Device device;
 
   /// "GPU", "CPU", "accelerator" or "other".

@@ -3,6 +3,7 @@
 // computing the meaning defined by gauss_blur_reference() in core/gauss_reference.h.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,10 +27,11 @@ enum class GaussVariant {
   tiled,             ///< one pass over buffers, a tile per work-item, rows in a ring (CPUs)
   fused,             ///< one pass over buffers, built per radius, tiles of TW x 8 (GPUs)
   separable_buffer,  ///< columns then rows over buffers, built per radius, 16-bit intermediate
+  separable_mma,     ///< the same as band-matrix products on NVIDIA tensor cores (RGBA8)
 };
 
 /// Name table: auto, naive, naive-local, separable, separable-linear, separable-local,
-/// fused-local, tiled, fused, separable-buffer.
+/// fused-local, tiled, fused, separable-buffer, separable-mma.
 const std::vector<Named<GaussVariant>>& gauss_variant_table();
 
 /// Whether a variant has two passes and so an intermediate image.
@@ -84,6 +86,27 @@ size_t gauss_sep_local_bytes(int radius, int group);
 /// fixed-point samples, 256 times the level), 16 at u16 (float4).
 size_t gauss_sep_intermediate_bytes(PixelDepth depth);
 
+/// `separable-mma`: the largest radius (its band matrix's fragments, 2 + R/4 blocks of 16
+/// inputs, live in registers: 142 a work-item at R 63 on an H100).
+constexpr int kMaxGaussMmaRadius = 64;
+
+/// `separable-mma`'s strips: rows a warp of the column pass walks down, pixels a warp of the
+/// row pass walks along. Measured on an NVIDIA H100 (1920x1080): R 16 best with 128 and 64
+/// (0.034 ms; 0.035-0.039 with 32-256 either way), R 63 with 256 and 256 (0.050; 0.058 with
+/// 128 and 64).
+struct MmaStrips {
+  int rows, pixels;
+};
+MmaStrips gauss_mma_strips(int radius);
+
+/// Whether `device` has the tensor cores `separable-mma` needs: an NVIDIA GPU of compute
+/// capability 8.0 or later (mma.sync.m16n8k16 with f16 inputs).
+bool gauss_has_tensor_cores(const DeviceInfo& device);
+
+/// Whether variant `v` runs on `device` for `depth` at `radius`: every variant does, but
+/// separable-mma only with tensor cores, at 8 bits, up to kMaxGaussMmaRadius.
+bool gauss_variant_runs(GaussVariant v, const DeviceInfo& device, PixelDepth depth, int radius);
+
 /// Largest radius at which `auto` picks `fused` on a GPU without a tuning table; above it
 /// separable-buffer. H100, 1920x1080, ms, fused against separable-buffer: R 8 0.040 / 0.046,
 /// R 16 0.053 / 0.063, R 32 0.100 / 0.107, R 40 0.191 / 0.127, R 63 0.357 / 0.187, R 100
@@ -116,11 +139,13 @@ int gauss_radius(const GaussParams& params);
 /// Checks ranges. Throws blurtool::UsageError naming the option (--gauss, --radius, --wg).
 void validate(const GaussParams& params);
 
-/// The variant `auto` stands for on `device` at `radius` when no tuning table answers: tiled
-/// on CPUs; on GPUs fused up to kGaussFusedAutoRadius, separable-buffer beyond (and where
-/// fused's local memory does not fit), separable-local where neither's local memory fits.
-/// Other variants are returned unchanged.
-GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const DeviceInfo& device);
+/// The variant `auto` stands for on `device` at `radius` for `depth` when no tuning table
+/// answers: tiled on CPUs; on GPUs separable-mma where it runs (gauss_variant_runs), else fused
+/// up to kGaussFusedAutoRadius, separable-buffer beyond (and where fused's local memory does
+/// not fit), separable-local where neither's local memory fits. Other variants are returned
+/// unchanged.
+GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const DeviceInfo& device,
+                                   PixelDepth depth = PixelDepth::u8);
 /// One fetch of separable-linear: (1 - t) px(x + lo) + t px(x + lo + 1), times `weight`.
 struct LinearTap {
   int lo;
@@ -159,7 +184,8 @@ class GaussFilter : public Filter {
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
   bool takes_buffers() const override {
     return params_.variant == GaussVariant::tiled || params_.variant == GaussVariant::fused ||
-           params_.variant == GaussVariant::separable_buffer;
+           params_.variant == GaussVariant::separable_buffer ||
+           params_.variant == GaussVariant::separable_mma;
   }
   std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) override;
 
@@ -171,6 +197,12 @@ class GaussFilter : public Filter {
   int sep_outputs() const { return params_.segment ? params_.segment : kGaussSepColumnOutputs; }
   std::vector<cl::Event> enqueue_fused(const cl::Buffer& src, const cl::Buffer& dst);
   std::vector<cl::Event> enqueue_separable_buffer(const cl::Buffer& src, const cl::Buffer& dst);
+  std::vector<cl::Event> enqueue_separable_mma(const cl::Buffer& src, const cl::Buffer& dst);
+  // kernels_[0] (src -> mid_), then kernels_[1] (mid_ -> dst), each with (in, out, width,
+  // height, edge, weights), more_args(pass, kernel) for the rest, over global[pass] in Gx1.
+  std::vector<cl::Event> enqueue_buffer_passes(
+      const cl::Buffer& src, const cl::Buffer& dst, const cl::NDRange (&global)[2],
+      const std::function<void(size_t, cl::Kernel&)>& more_args);
 
   Runtime& runtime_;
   GaussParams params_;
@@ -181,7 +213,7 @@ class GaussFilter : public Filter {
   cl::Buffer weights_;
   cl_int taps_ = 0;
   cl::Image2D intermediate_;
-  cl::Buffer mid_;         // separable-buffer: the column pass's results
+  cl::Buffer mid_;         // separable-buffer and -mma: the column pass's results
   float weight_sum_ = 0;   // separable-buffer: the sum of the float weights
   cl::Buffer scratch_;     // tiled: each work-item's staged row and ring
   size_t tile_items_ = 0;  // tiled: work-items

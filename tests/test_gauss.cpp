@@ -85,8 +85,15 @@ const Case kCases[] = {{1, 1, 1.0, 2},   {7, 3, 2.0, 5},     {33, 17, 0.8, 0},
 template <typename T>
 void expect_matches_reference(GaussVariant requested) {
   // `auto` is tested as what it stands for on this device (its work-group shape, formats).
-  const GaussVariant v = resolve_gauss_variant(requested, 16, runtime().device());
   constexpr PixelDepth depth = depth_of<T>;
+  const GaussVariant v = resolve_gauss_variant(requested, 16, runtime().device(), depth);
+  if (!gauss_variant_runs(v, runtime().device(), depth, 25)) {  // separable-mma without
+    GaussParams p;                                              // tensor cores, or at 16 bits
+    p.sigma = 2.0;
+    p.variant = v;
+    EXPECT_THROW(GaussFilter(runtime(), p, 16, 16, depth), UsageError);
+    return;
+  }
   std::map<Intermediate, int> worst;  // printed: the measured accuracy of this device
   unsigned seed = 1;
   for (const Case& c : kCases) {
@@ -102,7 +109,7 @@ void expect_matches_reference(GaussVariant requested) {
         p.edge = edge.value;
         if (gauss_row_work_group(v))
           p.wg = {16, 1};
-        else if (v != GaussVariant::tiled)  // tiled: one work-item per tile, no work-group
+        else if (v != GaussVariant::tiled && v != GaussVariant::separable_mma)  // no work-group
           p.wg = {8, 4};  // not square, so x and y cannot be swapped unnoticed
         const int err = max_error(gauss_blur(runtime(), input, p), expected);
         worst[f] = std::max(worst[f], err);
@@ -269,6 +276,7 @@ TEST(GaussFused, RefusesWhatItCannotRun) {
 // beyond (and where fused's local memory does not fit), separable-local where neither's fits.
 TEST(GaussAuto, DefaultsByDeviceClassAndRadius) {
   DeviceInfo gpu = device_as(CL_DEVICE_TYPE_GPU, 48 * 1024);
+  gpu.nv_compute_major = 0;  // no tensor cores (GaussMma has them)
   const DeviceInfo cpu = device_as(CL_DEVICE_TYPE_CPU);
   const auto pick = [&](int radius) {
     return resolve_gauss_variant(GaussVariant::automatic, radius, gpu);
@@ -327,6 +335,57 @@ TEST(GaussSeparableBuffer, ExtremesStayExact) {
   }
 }
 
+// separable-mma runs where there are tensor cores (an NVIDIA GPU of compute capability 8.0 or
+// later), at 8 bits and up to R 64, and is refused by name everywhere else; auto takes it
+// wherever it runs. (Its results are checked against the reference by the variant tests on
+// such a device; this machine's PoCL has none.)
+TEST(GaussMma, RunsWhereTheTensorCoresAreAndIsRefusedElsewhere) {
+  DeviceInfo gpu = device_as(CL_DEVICE_TYPE_GPU, 48 * 1024);
+  gpu.nv_compute_major = 9;  // an H100
+  EXPECT_TRUE(gauss_variant_runs(GaussVariant::separable_mma, gpu, PixelDepth::u8, 64));
+  EXPECT_FALSE(gauss_variant_runs(GaussVariant::separable_mma, gpu, PixelDepth::u8, 65));
+  EXPECT_FALSE(gauss_variant_runs(GaussVariant::separable_mma, gpu, PixelDepth::u16, 16));
+  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, gpu), GaussVariant::separable_mma);
+  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 64, gpu), GaussVariant::separable_mma);
+  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 65, gpu),
+            GaussVariant::separable_buffer);
+  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, gpu, PixelDepth::u16),
+            GaussVariant::fused);
+  gpu.nv_compute_major = 7;  // a V100: no m16n8k16 with f16 inputs
+  EXPECT_FALSE(gauss_variant_runs(GaussVariant::separable_mma, gpu, PixelDepth::u8, 16));
+  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, gpu), GaussVariant::fused);
+  EXPECT_EQ(gauss_mma_strips(16).rows, 128);
+  EXPECT_EQ(gauss_mma_strips(16).pixels, 64);
+  EXPECT_EQ(gauss_mma_strips(63).rows, 256);
+  EXPECT_TRUE(gauss_variant_runs(GaussVariant::fused, gpu, PixelDepth::u16, 16));
+
+  GaussParams p;
+  p.sigma = 2.0;
+  p.variant = GaussVariant::separable_mma;
+  if (!gauss_has_tensor_cores(runtime().device()))
+    expect_refusal(p, "compute capability 8.0", "separable-mma without tensor cores");
+  try {
+    GaussFilter filter(runtime(), p, 64, 64, PixelDepth::u16);
+    ADD_FAILURE() << "separable-mma at 16 bits was accepted";
+  } catch (const UsageError& e) {
+    const std::string m = e.what();
+    EXPECT_TRUE(m.find("compute capability") != std::string::npos ||
+                m.find("8-bit images only") != std::string::npos)
+        << m;
+  }
+  if (gauss_has_tensor_cores(runtime().device())) {
+    p.wg = {64, 1};
+    expect_refusal(p, "no work-group size", "a work-group size");
+    p.wg = {};
+    p.radius = 65;
+    expect_refusal(p, "up to 64", "R 65");
+    p.radius = -1;
+    GaussFilter filter(runtime(), p, 64, 48);
+    EXPECT_NE(filter.describe().find("columns=8x128 rows=64x8 wg=128x1"), std::string::npos)
+        << filter.describe();
+  }
+}
+
 TEST(GaussSeparableBuffer, SizesAndRefusals) {
   EXPECT_EQ(gauss_sep_local_bytes(16, 128), 8u * 161 * 16);
   EXPECT_EQ(gauss_sep_intermediate_bytes(PixelDepth::u8), 8u);
@@ -362,6 +421,7 @@ TEST(GaussWorkGroups, DefaultSizesOnOddImage) {
   const Image input = random_rgba(101, 53, 9);
   const Image expected = gauss_blur_reference(input, 3.0, 9, EdgeMode::mirror);
   for (const auto& v : gauss_variant_table()) {
+    if (!gauss_variant_runs(v.value, runtime().device(), PixelDepth::u8, 9)) continue;
     GaussParams p;
     p.sigma = 3.0;
     p.variant = v.value;
@@ -466,6 +526,7 @@ TEST(GaussDepth, BytesFollowTheDepthAndTheOtherDepthIsRefused) {
   const std::uint64_t pixels = w * h;
   for (const auto& v : gauss_variant_table()) {
     SCOPED_TRACE(v.name);
+    if (v.value == GaussVariant::separable_mma) continue;  // 8 bits only (GaussMma below)
     GaussParams p;
     p.sigma = 2.0;
     p.variant = v.value;
@@ -474,14 +535,16 @@ TEST(GaussDepth, BytesFollowTheDepthAndTheOtherDepthIsRefused) {
     EXPECT_EQ(u16.depth(), PixelDepth::u16);
     EXPECT_EQ(u8.compulsory_bytes(), 8 * pixels);
     EXPECT_EQ(u16.compulsory_bytes(), 16 * pixels);
+    EXPECT_THROW(run_filter(runtime(), u8, random_rgba16(w, h, 1)), Error);
+    EXPECT_THROW(run_filter(runtime(), u16, random_rgba(w, h, 1)), Error);
+    // auto with tensor cores: separable-mma at 8 bits, another schedule at 16.
+    if (u8.params().variant != u16.params().variant) continue;
     ASSERT_EQ(u8.passes().size(), u16.passes().size());
     const std::uint64_t more = u8.passes().size() == 1                     ? 8
                                : v.value == GaussVariant::separable_buffer ? 4 + 8
                                                                            : 4;
     for (size_t i = 0; i < u8.passes().size(); ++i)  // of the input and output: 4 bytes more
       EXPECT_EQ(u16.passes()[i].bytes - u8.passes()[i].bytes, more * pixels);
-    EXPECT_THROW(run_filter(runtime(), u8, random_rgba16(w, h, 1)), Error);
-    EXPECT_THROW(run_filter(runtime(), u16, random_rgba(w, h, 1)), Error);
   }
 }
 
