@@ -15,7 +15,7 @@ namespace blurtool {
 const std::vector<Named<GaussVariant>>& gauss_variant_table() {
   static const std::vector<Named<GaussVariant>> table = {
       {GaussVariant::automatic, "auto",
-       "the tuning table's pick, else GPUs: separable-mma with tensor cores, else fused "
+       "the tuning table's pick, else GPUs: separable-mma with tensor cores from R 8, else fused "
        "(separable-buffer above R 32); CPUs: tiled"},
       {GaussVariant::naive, "naive", "one pass, (2R+1)^2 image reads per pixel"},
       {GaussVariant::naive_local, "naive-local", "one pass over a tile staged in local memory"},
@@ -109,9 +109,10 @@ GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const Devic
   // separable-linear 0.115), separable-buffer beyond (see kGaussFusedAutoRadius), each where
   // its local memory fits; separable-local where neither does.
   if (!(device.type & CL_DEVICE_TYPE_GPU)) return GaussVariant::tiled;
-  // With tensor cores separable-mma, at every radius it takes (H100, 1920x1080: 0.034 ms at R
-  // 16 against fused's 0.053, 0.050 at R 63 against separable-buffer's 0.187).
-  if (gauss_variant_runs(GaussVariant::separable_mma, device, depth, radius))
+  // With tensor cores separable-mma from R 8 on (H100, 1920x1080: 0.034 ms at R 16 against
+  // fused's 0.053, 0.050 at R 63 against separable-buffer's 0.187; fused wins at R 4).
+  if (radius >= kGaussMmaAutoMinRadius &&
+      gauss_variant_runs(GaussVariant::separable_mma, device, depth, radius))
     return GaussVariant::separable_mma;
   if (radius <= kGaussFusedAutoRadius &&
       gauss_fused_local_bytes(radius, gauss_fused_default_group(radius), kGaussFusedRows) <=

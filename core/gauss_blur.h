@@ -90,6 +90,10 @@ size_t gauss_sep_intermediate_bytes(PixelDepth depth);
 /// inputs, live in registers: 142 a work-item at R 63 on an H100).
 constexpr int kMaxGaussMmaRadius = 64;
 
+/// Smallest radius at which `auto` picks `separable-mma` where it runs: below it fused is faster
+/// (H100, 1920x1080: 0.026 against 0.032 ms at R 4; 0.041 against 0.032 at R 8).
+constexpr int kGaussMmaAutoMinRadius = 8;
+
 /// `separable-mma`'s strips: rows a warp of the column pass walks down, pixels a warp of the
 /// row pass walks along. Measured on an NVIDIA H100 (1920x1080): R 16 best with 128 and 64
 /// (0.034 ms; 0.035-0.039 with 32-256 either way), R 63 with 256 and 256 (0.050; 0.058 with
@@ -140,7 +144,8 @@ int gauss_radius(const GaussParams& params);
 void validate(const GaussParams& params);
 
 /// The variant `auto` stands for on `device` at `radius` for `depth` when no tuning table
-/// answers: tiled on CPUs; on GPUs separable-mma where it runs (gauss_variant_runs), else fused
+/// answers: tiled on CPUs; on GPUs separable-mma where it runs (gauss_variant_runs) from
+/// kGaussMmaAutoMinRadius on, else fused
 /// up to kGaussFusedAutoRadius, separable-buffer beyond (and where fused's local memory does
 /// not fit), separable-local where neither's local memory fits. Other variants are returned
 /// unchanged.

@@ -337,8 +337,8 @@ TEST(GaussSeparableBuffer, ExtremesStayExact) {
 
 // separable-mma runs where there are tensor cores (an NVIDIA GPU of compute capability 8.0 or
 // later), at 8 bits and up to R 64, and is refused by name everywhere else; auto takes it
-// wherever it runs. (Its results are checked against the reference by the variant tests on
-// such a device; this machine's PoCL has none.)
+// wherever it runs from R 8 on (fused is faster below). (Its results are checked against the
+// reference by the variant tests on such a device; this machine's PoCL has none.)
 TEST(GaussMma, RunsWhereTheTensorCoresAreAndIsRefusedElsewhere) {
   DeviceInfo gpu = device_as(CL_DEVICE_TYPE_GPU, 48 * 1024);
   gpu.nv_compute_major = 9;  // an H100
@@ -346,6 +346,8 @@ TEST(GaussMma, RunsWhereTheTensorCoresAreAndIsRefusedElsewhere) {
   EXPECT_FALSE(gauss_variant_runs(GaussVariant::separable_mma, gpu, PixelDepth::u8, 65));
   EXPECT_FALSE(gauss_variant_runs(GaussVariant::separable_mma, gpu, PixelDepth::u16, 16));
   EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, gpu), GaussVariant::separable_mma);
+  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 8, gpu), GaussVariant::separable_mma);
+  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 7, gpu), GaussVariant::fused);
   EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 64, gpu), GaussVariant::separable_mma);
   EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 65, gpu),
             GaussVariant::separable_buffer);
