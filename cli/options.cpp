@@ -100,7 +100,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
                   "1.." + std::to_string(kMaxGaussFusedRows) + " (default 8), or outputs a "
                   "column-pass work-item of 'separable-buffer', 1.." +
                   std::to_string(kMaxGaussSepColumnOutputs) + " (default " +
-                  std::to_string(kGaussSepColumnOutputs) + ")",
+                  std::to_string(kGaussSepColumnOutputs) + "), or rows a 'fused-mma' "
+                  "work-group walks down, a multiple of 16 up to " +
+                  std::to_string(kMaxGaussMmaFusedRows) + " (default 64 up to R 8, 128 up to R 24, 256 above)",
        cxxopts::value<std::string>(), "N")
       ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),
        cxxopts::value<std::string>()->default_value("clamp"), "MODE");
@@ -272,10 +274,11 @@ CliOptions parse_options(int argc, const char* const* argv) {
     validate(b);
   } else if (gauss) {
     if (parsed.count("unroll")) throw UsageError("--unroll goes with --box, not --gauss");
-    if (parsed.count("segment") && variant != "fused" && variant != "separable-buffer")
+    if (parsed.count("segment") && variant != "fused" && variant != "separable-buffer" &&
+        variant != "fused-mma")
       throw UsageError(
-          "--segment goes with --box, or with --gauss only for --variant fused or "
-          "separable-buffer");
+          "--segment goes with --box, or with --gauss only for --variant fused, "
+          "separable-buffer or fused-mma");
     o.operation = CliOptions::Operation::gauss;
     GaussParams& g = o.gauss_params;
     g.sigma = parse_positive(parsed["gauss"].as<std::string>(), "--gauss", "sigma");
@@ -286,9 +289,12 @@ CliOptions parse_options(int argc, const char* const* argv) {
     g.intermediate = intermediate;
     g.edge = edge;
     if (parsed.count("wg")) g.wg = parse_work_group(parsed["wg"].as<std::string>());
-    if (parsed.count("segment"))
-      g.segment = parse_int(parsed["segment"].as<std::string>(), "--segment", 1, kMaxGaussFusedRows,
-                            "the tile rows");
+    if (parsed.count("segment")) {
+      const bool mma = g.variant == GaussVariant::fused_mma;
+      g.segment = parse_int(parsed["segment"].as<std::string>(), "--segment", 1,
+                            mma ? kMaxGaussMmaFusedRows : kMaxGaussFusedRows,
+                            mma ? "the rows a work-group walks down" : "the tile rows");
+    }
     validate(g);
     o.sweep_wg = parsed.count("sweep-wg") > 0;
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 
 #include "core/error.h"
@@ -15,8 +16,8 @@ namespace blurtool {
 const std::vector<Named<GaussVariant>>& gauss_variant_table() {
   static const std::vector<Named<GaussVariant>> table = {
       {GaussVariant::automatic, "auto",
-       "the tuning table's pick, else GPUs: separable-mma with tensor cores from R 8, else fused "
-       "(separable-buffer above R 32); CPUs: tiled"},
+       "the tuning table's pick, else GPUs: with tensor cores fused-mma (separable-mma above R "
+       "32), else fused (separable-buffer above R 32); CPUs: tiled"},
       {GaussVariant::naive, "naive", "one pass, (2R+1)^2 image reads per pixel"},
       {GaussVariant::naive_local, "naive-local", "one pass over a tile staged in local memory"},
       {GaussVariant::separable, "separable", "horizontal then vertical pass"},
@@ -35,6 +36,9 @@ const std::vector<Named<GaussVariant>>& gauss_variant_table() {
       {GaussVariant::separable_mma, "separable-mma",
        "two passes as band-matrix products on NVIDIA tensor cores (compute capability 8.0+, "
        "RGBA8, R <= 64)"},
+      {GaussVariant::fused_mma, "fused-mma",
+       "separable-mma's products in one pass, the column results passed to the row products "
+       "in local memory (compute capability 8.0+, RGBA8, R <= 64)"},
   };
   return table;
 }
@@ -71,22 +75,45 @@ void validate(const GaussParams& p) {
   if (!p.wg.is_default() && (p.wg.x < 1 || p.wg.y < 1))
     throw UsageError("--wg " + p.wg.text() + ": both sizes must be 1 or more");
   if (p.segment != 0 && p.variant != GaussVariant::fused &&
-      p.variant != GaussVariant::separable_buffer)
+      p.variant != GaussVariant::separable_buffer && p.variant != GaussVariant::fused_mma)
     throw UsageError("--segment " + std::to_string(p.segment) +
-                     ": goes with --gauss only for --variant fused (its tile rows) or "
-                     "separable-buffer (its column-pass outputs a work-item)");
-  if (p.variant == GaussVariant::separable_buffer &&
-      (p.segment < 0 || p.segment > kMaxGaussSepColumnOutputs))
-    throw UsageError("--segment " + std::to_string(p.segment) +
-                     ": the column-pass outputs a work-item must be from 1 to " +
-                     std::to_string(kMaxGaussSepColumnOutputs));
-  if (p.segment < 0 || p.segment > kMaxGaussFusedRows)
+                     ": goes with --gauss only for --variant fused (its tile rows), "
+                     "separable-buffer (its column-pass outputs a work-item) or fused-mma (the "
+                     "rows a work-group walks down)");
+  if (p.variant == GaussVariant::separable_buffer) {
+    if (p.segment < 0 || p.segment > kMaxGaussSepColumnOutputs)
+      throw UsageError("--segment " + std::to_string(p.segment) +
+                       ": the column-pass outputs a work-item must be from 1 to " +
+                       std::to_string(kMaxGaussSepColumnOutputs));
+  } else if (p.variant == GaussVariant::fused_mma) {
+    if (p.segment < 0 || p.segment % 16 || p.segment > kMaxGaussMmaFusedRows)
+      throw UsageError("--segment " + std::to_string(p.segment) +
+                       ": fused-mma's rows a work-group must be a multiple of 16 from 16 to " +
+                       std::to_string(kMaxGaussMmaFusedRows));
+  } else if (p.segment < 0 || p.segment > kMaxGaussFusedRows) {
     throw UsageError("--segment " + std::to_string(p.segment) +
                      ": the tile rows must be from 1 to " + std::to_string(kMaxGaussFusedRows));
+  }
 }
 
 MmaStrips gauss_mma_strips(int radius) {
   return radius <= 32 ? MmaStrips{128, 64} : MmaStrips{256, 256};
+}
+
+MmaTile gauss_mma_tile(int radius) {
+  const int blocks = (16 + 2 * radius + 15) / 16;  // kernels/gauss.cl KS
+  const int width = 64, groups = 2 * (width / 16 + blocks - 1);
+  return {width, radius <= 8 ? 64 : radius <= 24 ? 128 : 256, (groups + 1) / 2};
+}
+
+size_t gauss_mma_fused_local_bytes(int radius, const MmaTile& tile) {
+  const size_t blocks = (16 + 2 * static_cast<size_t>(radius) + 15) / 16;  // kernels/gauss.cl KS
+  const size_t groups = 2 * (static_cast<size_t>(tile.width) / 16 + blocks - 1);
+  return 2 * 2 * groups * 32 * 16;
+}
+
+bool gauss_is_mma(GaussVariant v) {
+  return v == GaussVariant::separable_mma || v == GaussVariant::fused_mma;
 }
 
 bool gauss_has_tensor_cores(const DeviceInfo& device) {
@@ -94,9 +121,11 @@ bool gauss_has_tensor_cores(const DeviceInfo& device) {
 }
 
 bool gauss_variant_runs(GaussVariant v, const DeviceInfo& device, PixelDepth depth, int radius) {
-  return v != GaussVariant::separable_mma ||
-         (gauss_has_tensor_cores(device) && depth == PixelDepth::u8 &&
-          radius <= kMaxGaussMmaRadius);
+  if (!gauss_is_mma(v)) return true;
+  return gauss_has_tensor_cores(device) && depth == PixelDepth::u8 &&
+         radius <= (v == GaussVariant::fused_mma ? kMaxGaussMmaFusedRadius : kMaxGaussMmaRadius) &&
+         (v != GaussVariant::fused_mma ||
+          gauss_mma_fused_local_bytes(radius, gauss_mma_tile(radius)) <= device.local_mem);
 }
 
 GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const DeviceInfo& device,
@@ -109,11 +138,12 @@ GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const Devic
   // separable-linear 0.115), separable-buffer beyond (see kGaussFusedAutoRadius), each where
   // its local memory fits; separable-local where neither does.
   if (!(device.type & CL_DEVICE_TYPE_GPU)) return GaussVariant::tiled;
-  // With tensor cores separable-mma from R 8 on (H100, 1920x1080: 0.034 ms at R 16 against
-  // fused's 0.053, 0.050 at R 63 against separable-buffer's 0.187; fused wins at R 4).
-  if (radius >= kGaussMmaAutoMinRadius &&
-      gauss_variant_runs(GaussVariant::separable_mma, device, depth, radius))
-    return GaussVariant::separable_mma;
+  // With tensor cores fused-mma up to R 32, separable-mma beyond (H100, 1920x1080, ms:
+  // fused-mma 0.023 / 0.024 / 0.027 / 0.037 at R 4 / 8 / 16 / 30, separable-mma 0.033 / 0.033
+  // / 0.035 / 0.042, fused 0.026 / 0.041 / 0.053 / 0.094; at R 63 separable-mma 0.050 against
+  // separable-buffer's 0.187).
+  for (GaussVariant mma : {GaussVariant::fused_mma, GaussVariant::separable_mma})
+    if (gauss_variant_runs(mma, device, depth, radius)) return mma;
   if (radius <= kGaussFusedAutoRadius &&
       gauss_fused_local_bytes(radius, gauss_fused_default_group(radius), kGaussFusedRows) <=
           device.local_mem)
@@ -209,7 +239,8 @@ GaussParams resolve_gauss_schedule(const GaussParams& params, const DeviceInfo& 
       p.variant =
           parse_named(gauss_variant_table(), tuned->variant, "the tuning table's Gaussian variant");
       if (p.wg.is_default()) p.wg = tuned->wg;
-      if (p.variant == GaussVariant::fused || p.variant == GaussVariant::separable_buffer)
+      if (p.variant == GaussVariant::fused || p.variant == GaussVariant::separable_buffer ||
+          p.variant == GaussVariant::fused_mma)
         p.segment = tuned->segment;
     }
   }
@@ -230,25 +261,39 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
     throw UsageError("--wg " + params_.wg.text() +
                      ": variant tiled runs one work-item per tile and takes no work-group size");
   }
-  if (v == GaussVariant::separable_mma) {
+  if (gauss_is_mma(v)) {
     const DeviceInfo& d = runtime.device();
+    const std::string name = name_of(gauss_variant_table(), v);
     if (!gauss_has_tensor_cores(d))
-      throw UsageError(
-          "--variant separable-mma: needs an NVIDIA GPU with tensor cores (compute "
-          "capability 8.0 or later); '" +
-          d.name + "' has none; use separable-buffer or fused");
+      throw UsageError("--variant " + name +
+                       ": needs an NVIDIA GPU with tensor cores (compute capability 8.0 or "
+                       "later); '" +
+                       d.name + "' has none; use separable-buffer or fused");
     if (depth != PixelDepth::u8)
-      throw UsageError(
-          "--variant separable-mma: takes 8-bit images only (f16 holds 11 bits of a "
-          "16-bit sample); use separable-buffer or fused");
-    if (radius_ > kMaxGaussMmaRadius)
-      throw UsageError("--radius " + std::to_string(radius_) +
-                       ": variant separable-mma takes radii up to " +
-                       std::to_string(kMaxGaussMmaRadius) + "; use separable-buffer");
+      throw UsageError("--variant " + name +
+                       ": takes 8-bit images only (f16 holds 11 bits of a 16-bit sample); use "
+                       "separable-buffer or fused");
+    const bool fused = v == GaussVariant::fused_mma;
+    const int max_radius = fused ? kMaxGaussMmaFusedRadius : kMaxGaussMmaRadius;
+    if (radius_ > max_radius)
+      throw UsageError("--radius " + std::to_string(radius_) + ": variant " + name +
+                       " takes radii up to " + std::to_string(max_radius) + "; use " +
+                       (fused ? "separable-mma" : "separable-buffer"));
     if (!params_.wg.is_default())
-      throw UsageError("--wg " + params_.wg.text() +
-                       ": variant separable-mma runs a warp a strip and takes no work-group size");
-    params_.wg = {128, 1};
+      throw UsageError("--wg " + params_.wg.text() + ": variant " + name +
+                       " sets its own work-group and takes no work-group size");
+    if (fused) {
+      const MmaTile tile = gauss_mma_tile(radius_);
+      const size_t bytes = gauss_mma_fused_local_bytes(radius_, tile);
+      if (bytes > d.local_mem)
+        throw UsageError("--radius " + std::to_string(radius_) + ": variant fused-mma needs " +
+                         std::to_string(bytes) + " bytes of local memory; " + d.name + " has " +
+                         std::to_string(d.local_mem) +
+                         " (CL_DEVICE_LOCAL_MEM_SIZE); use separable-mma");
+      params_.wg = {32 * tile.warps, 1};
+    } else {
+      params_.wg = {128, 1};
+    }
   }
   if (params_.wg.is_default() && v == GaussVariant::fused) {
     // Within the device's work-group limit: the tile is built for the size.
@@ -358,6 +403,13 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
                 " -DMMA_STRIPX=" + std::to_string(strips.pixels);
       break;
     }
+    case GaussVariant::fused_mma: {
+      const MmaTile tile = gauss_mma_tile(radius_);
+      names = {"gauss_mma_fused"};
+      options = "-DGAUSS_R=" + std::to_string(radius_) + " -DMMA_TX=" + std::to_string(tile.width) +
+                " -DMMA_WARPS=" + std::to_string(tile.warps);
+      break;
+    }
     case GaussVariant::automatic:
       break;
   }
@@ -380,9 +432,7 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
     // Row segments: rows run Gx1, columns 1xG (separable-buffer: Gx1 both).
     const bool transposed = row && i == 1 && v != GaussVariant::separable_buffer;
     const size_t local =
-        (v == GaussVariant::separable_buffer && i == 0) || v == GaussVariant::separable_mma
-            ? 0
-            : local_total;
+        (v == GaussVariant::separable_buffer && i == 0) || gauss_is_mma(v) ? 0 : local_total;
     check_work_group(kernels_.back(), runtime.device(), transposed ? 1 : wx, transposed ? wx : wy,
                      local, variant, radius_);
   }
@@ -423,6 +473,9 @@ std::string GaussFilter::describe() const {
     text += " columns=8x" + std::to_string(gauss_mma_strips(radius_).rows) +
             " rows=" + std::to_string(gauss_mma_strips(radius_).pixels) +
             "x8 wg=" + params_.wg.text();
+  else if (params_.variant == GaussVariant::fused_mma)
+    text += " tile=" + std::to_string(gauss_mma_tile(radius_).width) + "x" +
+            std::to_string(mma_rows()) + " wg=" + params_.wg.text();
   else if (params_.variant == GaussVariant::separable_buffer)
     text += " columns=1x" + std::to_string(sep_outputs()) +
             " rows=" + std::to_string(params_.wg.x) + "x8 wg=" + params_.wg.text();
@@ -436,6 +489,7 @@ std::vector<cl::Event> GaussFilter::enqueue_buffers(const cl::Buffer& src, const
   if (params_.variant == GaussVariant::fused) return enqueue_fused(src, dst);
   if (params_.variant == GaussVariant::separable_buffer) return enqueue_separable_buffer(src, dst);
   if (params_.variant == GaussVariant::separable_mma) return enqueue_separable_mma(src, dst);
+  if (params_.variant == GaussVariant::fused_mma) return enqueue_fused_mma(src, dst);
   cl::Kernel& k = kernels_[0];
   k.setArg(0, src);
   k.setArg(1, dst);
@@ -454,6 +508,14 @@ std::vector<cl::Event> GaussFilter::enqueue_buffers(const cl::Buffer& src, const
 }
 
 std::vector<cl::Event> GaussFilter::enqueue_fused(const cl::Buffer& src, const cl::Buffer& dst) {
+  const size_t tile_w = gauss_fused_tile_width(radius_, params_.wg.x);
+  return enqueue_tile_pass(src, dst, tile_w, fused_rows(),
+                           [this](cl::Kernel& k) { k.setArg(6, cl::Local(local_bytes_[0])); });
+}
+
+std::vector<cl::Event> GaussFilter::enqueue_tile_pass(
+    const cl::Buffer& src, const cl::Buffer& dst, size_t tile_w, size_t rows,
+    const std::function<void(cl::Kernel&)>& last_arg) {
   cl::Kernel& k = kernels_[0];
   k.setArg(0, src);
   k.setArg(1, dst);
@@ -461,11 +523,9 @@ std::vector<cl::Event> GaussFilter::enqueue_fused(const cl::Buffer& src, const c
   k.setArg(3, static_cast<cl_int>(height_));
   k.setArg(4, static_cast<cl_int>(params_.edge));
   k.setArg(5, weights_);
-  k.setArg(6, cl::Local(local_bytes_[0]));
+  last_arg(k);
   const size_t g = params_.wg.x;
-  const size_t tile_w = gauss_fused_tile_width(radius_, static_cast<int>(g));
-  const cl::NDRange global((width_ + tile_w - 1) / tile_w * g,
-                           (height_ + fused_rows() - 1) / fused_rows());
+  const cl::NDRange global((width_ + tile_w - 1) / tile_w * g, (height_ + rows - 1) / rows);
   std::vector<cl::Event> events(1);
   runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange, global, cl::NDRange(g, 1), nullptr,
                                         &events[0]);
@@ -515,6 +575,13 @@ std::vector<cl::Event> GaussFilter::enqueue_separable_mma(const cl::Buffer& src,
       {round_up((width_ + strips.pixels - 1) / strips.pixels * 32, g),
        static_cast<size_t>(height_ + 7) / 8}};
   return enqueue_buffer_passes(src, dst, global, [](size_t, cl::Kernel&) {});
+}
+
+std::vector<cl::Event> GaussFilter::enqueue_fused_mma(const cl::Buffer& src,
+                                                      const cl::Buffer& dst) {
+  // A work-group a tile of tile.width columns down mma_rows() rows.
+  return enqueue_tile_pass(src, dst, gauss_mma_tile(radius_).width, mma_rows(),
+                           [this](cl::Kernel& k) { k.setArg(6, static_cast<cl_int>(mma_rows())); });
 }
 
 std::vector<cl::Event> GaussFilter::enqueue(const cl::Image2D& src, const cl::Image2D& dst) {

@@ -28,10 +28,11 @@ enum class GaussVariant {
   fused,             ///< one pass over buffers, built per radius, tiles of TW x 8 (GPUs)
   separable_buffer,  ///< columns then rows over buffers, built per radius, 16-bit intermediate
   separable_mma,     ///< the same as band-matrix products on NVIDIA tensor cores (RGBA8)
+  fused_mma,         ///< separable-mma's products in one pass, through local memory (RGBA8)
 };
 
 /// Name table: auto, naive, naive-local, separable, separable-linear, separable-local,
-/// fused-local, tiled, fused, separable-buffer, separable-mma.
+/// fused-local, tiled, fused, separable-buffer, separable-mma, fused-mma.
 const std::vector<Named<GaussVariant>>& gauss_variant_table();
 
 /// Whether a variant has two passes and so an intermediate image.
@@ -90,10 +91,6 @@ size_t gauss_sep_intermediate_bytes(PixelDepth depth);
 /// inputs, live in registers: 142 a work-item at R 63 on an H100).
 constexpr int kMaxGaussMmaRadius = 64;
 
-/// Smallest radius at which `auto` picks `separable-mma` where it runs: below it fused is faster
-/// (H100, 1920x1080: 0.026 against 0.032 ms at R 4; 0.041 against 0.032 at R 8).
-constexpr int kGaussMmaAutoMinRadius = 8;
-
 /// `separable-mma`'s strips: rows a warp of the column pass walks down, pixels a warp of the
 /// row pass walks along. Measured on an NVIDIA H100 (1920x1080): R 16 best with 128 and 64
 /// (0.034 ms; 0.035-0.039 with 32-256 either way), R 63 with 256 and 256 (0.050; 0.058 with
@@ -102,6 +99,32 @@ struct MmaStrips {
   int rows, pixels;
 };
 MmaStrips gauss_mma_strips(int radius);
+
+/// `fused-mma`: the largest radius (beyond it its local memory and registers grow past what
+/// pays; separable-mma takes over).
+constexpr int kMaxGaussMmaFusedRadius = 32;
+/// `fused-mma`'s most rows a work-group walks down (--segment, a multiple of 16).
+constexpr int kMaxGaussMmaFusedRows = 1024;
+
+/// `fused-mma`'s tile (kernels/gauss.cl gauss_mma_fused): output columns (MMA_TX, a multiple of
+/// 16), rows a work-group walks down by default (a multiple of 16; --segment sets them) and
+/// warps of a work-group (MMA_WARPS: two of the column groups its rows read each). Measured on
+/// an NVIDIA H100 (1920x1080, sigma 10, ms), R 16: 64 columns and 6 warps 0.027 (32 or 48
+/// columns 0.027-0.029, 80 or 96 0.029-0.030; 4 warps 0.028, 3 0.034, 2 0.041). Rows 64 / 128
+/// / 256: R 4 0.020 / 0.023 / 0.032, R 8 0.020 / 0.026 / 0.034, R 16 0.027 / 0.027 / 0.040,
+/// R 24 0.034 / 0.032 / 0.039, R 32 0.051 / 0.044 / 0.036 (192 rows: 0.030-0.053, as 1080
+/// rows leave its last strip 120 rows).
+struct MmaTile {
+  int width, rows, warps;
+};
+MmaTile gauss_mma_tile(int radius);
+
+/// Bytes of local memory `fused-mma` takes at `radius` with `tile`: two buffers of the 16 rows
+/// of 2 (tile / 16 + blocks - 1) groups of 8 column results, 8 bytes a pixel.
+size_t gauss_mma_fused_local_bytes(int radius, const MmaTile& tile);
+
+/// Whether `v` runs its products on tensor cores: separable-mma or fused-mma.
+bool gauss_is_mma(GaussVariant v);
 
 /// Whether `device` has the tensor cores `separable-mma` needs: an NVIDIA GPU of compute
 /// capability 8.0 or later (mma.sync.m16n8k16 with f16 inputs).
@@ -134,7 +157,9 @@ struct GaussParams {
   EdgeMode edge = EdgeMode::clamp;
   WorkGroup wg;     ///< 0x0: 16x16 for 2-D, 64x1 for row segments, fused gauss_fused_default_group
   int segment = 0;  ///< fused: output rows of a tile, 1..kMaxGaussFusedRows; 0: kGaussFusedRows;
-                    ///< separable-buffer: outputs a column-pass work-item, 1..32; 0: 16
+                    ///< separable-buffer: outputs a column-pass work-item, 1..32; 0: 16;
+                    ///< fused-mma: rows a work-group walks down, a multiple of 16 up to
+                    ///< kMaxGaussMmaFusedRows; 0: gauss_mma_tile's
 };
 
 /// The radius `params` stands for (its own, or ceil(3 sigma)).
@@ -144,9 +169,9 @@ int gauss_radius(const GaussParams& params);
 void validate(const GaussParams& params);
 
 /// The variant `auto` stands for on `device` at `radius` for `depth` when no tuning table
-/// answers: tiled on CPUs; on GPUs separable-mma where it runs (gauss_variant_runs) from
-/// kGaussMmaAutoMinRadius on, else fused
-/// up to kGaussFusedAutoRadius, separable-buffer beyond (and where fused's local memory does
+/// answers: tiled on CPUs; on GPUs fused-mma where it runs (gauss_variant_runs: tensor cores,
+/// 8 bits, R up to 32), else separable-mma where it runs (R up to 64), else fused up to
+/// kGaussFusedAutoRadius, separable-buffer beyond (and where fused's local memory does
 /// not fit), separable-local where neither's local memory fits. Other variants are returned
 /// unchanged.
 GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const DeviceInfo& device,
@@ -189,8 +214,7 @@ class GaussFilter : public Filter {
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
   bool takes_buffers() const override {
     return params_.variant == GaussVariant::tiled || params_.variant == GaussVariant::fused ||
-           params_.variant == GaussVariant::separable_buffer ||
-           params_.variant == GaussVariant::separable_mma;
+           params_.variant == GaussVariant::separable_buffer || gauss_is_mma(params_.variant);
   }
   std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) override;
 
@@ -200,9 +224,16 @@ class GaussFilter : public Filter {
  private:
   int fused_rows() const { return params_.segment ? params_.segment : kGaussFusedRows; }
   int sep_outputs() const { return params_.segment ? params_.segment : kGaussSepColumnOutputs; }
+  int mma_rows() const { return params_.segment ? params_.segment : gauss_mma_tile(radius_).rows; }
   std::vector<cl::Event> enqueue_fused(const cl::Buffer& src, const cl::Buffer& dst);
   std::vector<cl::Event> enqueue_separable_buffer(const cl::Buffer& src, const cl::Buffer& dst);
   std::vector<cl::Event> enqueue_separable_mma(const cl::Buffer& src, const cl::Buffer& dst);
+  std::vector<cl::Event> enqueue_fused_mma(const cl::Buffer& src, const cl::Buffer& dst);
+  // kernels_[0] (src -> dst) with (in, out, width, height, edge, weights), last_arg(kernel) for
+  // argument 6, one Gx1 work-group a tile of tile_w columns by `rows` rows.
+  std::vector<cl::Event> enqueue_tile_pass(const cl::Buffer& src, const cl::Buffer& dst,
+                                           size_t tile_w, size_t rows,
+                                           const std::function<void(cl::Kernel&)>& last_arg);
   // kernels_[0] (src -> mid_), then kernels_[1] (mid_ -> dst), each with (in, out, width,
   // height, edge, weights), more_args(pass, kernel) for the rest, over global[pass] in Gx1.
   std::vector<cl::Event> enqueue_buffer_passes(

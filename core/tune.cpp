@@ -256,6 +256,7 @@ void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h,
         add(GaussVariant::separable_buffer, {64, 1});
         add(GaussVariant::separable_buffer, {128, 1}, 16);
         add(GaussVariant::separable_mma, {});  // refused (skipped) without tensor cores
+        add(GaussVariant::fused_mma, {});
       }
       run_case("gauss r=" + std::to_string(radius) + " " + f.name, std::move(cs));
     }

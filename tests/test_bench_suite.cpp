@@ -85,7 +85,7 @@ TEST(BenchSuite, EveryCaseIsTimedAgainstAFloorOrSaysWhyNot) {
     if (!c.skipped.empty()) {
       // Only a feature the device may lack (PoCL and NVIDIA have no sub-groups; PoCL has no
       // tensor cores).
-      if (c.variant == "separable-mma") {
+      if (c.variant == "separable-mma" || c.variant == "fused-mma") {
         EXPECT_NE(c.skipped.find("compute capability 8.0"), std::string::npos) << c.skipped;
         EXPECT_FALSE(gauss_has_tensor_cores(runtime().device()));
         continue;

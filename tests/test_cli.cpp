@@ -453,7 +453,12 @@ TEST_F(Cli, GaussUsageErrorsNameTheOptionAtFault) {
        {"--segment '65'", "from 1 to 64"}},
       {{"--gauss", "2", "--variant", "fused", "--wg", "8x4", in, out}, {"--wg 8x4", "Gx1"}},
       {{"--gauss", "2", "--variant", "separable-local", "--segment", "8", in, out},
-       {"--segment", "fused", "separable-buffer"}},
+       {"--segment", "fused", "separable-buffer", "fused-mma"}},
+      // fused-mma's rows a work-group: a multiple of 16 up to 1024 (checked before the device)
+      {{"--gauss", "2", "--variant", "fused-mma", "--segment", "40", in, out},
+       {"--segment 40", "fused-mma", "multiple of 16"}},
+      {{"--gauss", "2", "--variant", "fused-mma", "--segment", "2048", in, out},
+       {"--segment '2048'", "from 1 to 1024"}},
       {{"--gauss", "2", "--variant", "separable-buffer", "--segment", "33", in, out},
        {"--segment 33", "from 1 to 32"}},
       {{"--gauss", "2", "--variant", "separable-buffer", "--wg", "100x1", in, out},

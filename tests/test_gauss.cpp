@@ -109,7 +109,7 @@ void expect_matches_reference(GaussVariant requested) {
         p.edge = edge.value;
         if (gauss_row_work_group(v))
           p.wg = {16, 1};
-        else if (v != GaussVariant::tiled && v != GaussVariant::separable_mma)  // no work-group
+        else if (v != GaussVariant::tiled && !gauss_is_mma(v))  // no work-group
           p.wg = {8, 4};  // not square, so x and y cannot be swapped unnoticed
         const int err = max_error(gauss_blur(runtime(), input, p), expected);
         worst[f] = std::max(worst[f], err);
@@ -335,56 +335,102 @@ TEST(GaussSeparableBuffer, ExtremesStayExact) {
   }
 }
 
-// separable-mma runs where there are tensor cores (an NVIDIA GPU of compute capability 8.0 or
-// later), at 8 bits and up to R 64, and is refused by name everywhere else; auto takes it
-// wherever it runs from R 8 on (fused is faster below). (Its results are checked against the
-// reference by the variant tests on such a device; this machine's PoCL has none.)
+// separable-mma and fused-mma run where there are tensor cores (an NVIDIA GPU of compute
+// capability 8.0 or later), at 8 bits and up to R 64 (fused-mma: 32), and are refused by name
+// everywhere else; auto takes fused-mma wherever it runs, else separable-mma. (Their results
+// are checked against the reference by the variant tests on such a device; this machine's
+// PoCL has none.)
 TEST(GaussMma, RunsWhereTheTensorCoresAreAndIsRefusedElsewhere) {
   DeviceInfo gpu = device_as(CL_DEVICE_TYPE_GPU, 48 * 1024);
   gpu.nv_compute_major = 9;  // an H100
   EXPECT_TRUE(gauss_variant_runs(GaussVariant::separable_mma, gpu, PixelDepth::u8, 64));
   EXPECT_FALSE(gauss_variant_runs(GaussVariant::separable_mma, gpu, PixelDepth::u8, 65));
   EXPECT_FALSE(gauss_variant_runs(GaussVariant::separable_mma, gpu, PixelDepth::u16, 16));
-  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, gpu), GaussVariant::separable_mma);
-  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 8, gpu), GaussVariant::separable_mma);
-  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 7, gpu), GaussVariant::fused);
-  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 64, gpu), GaussVariant::separable_mma);
+  EXPECT_TRUE(gauss_variant_runs(GaussVariant::fused_mma, gpu, PixelDepth::u8, 32));
+  EXPECT_FALSE(gauss_variant_runs(GaussVariant::fused_mma, gpu, PixelDepth::u8, 33));
+  EXPECT_FALSE(gauss_variant_runs(GaussVariant::fused_mma, gpu, PixelDepth::u16, 16));
+  for (int r : {0, 4, 16, 32})
+    EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, r, gpu), GaussVariant::fused_mma) << r;
+  for (int r : {33, 64})
+    EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, r, gpu), GaussVariant::separable_mma)
+        << r;
   EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 65, gpu),
             GaussVariant::separable_buffer);
   EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, gpu, PixelDepth::u16),
             GaussVariant::fused);
+  // fused-mma's local memory: two buffers of 2 (4 + KS - 1) groups of 32 lanes' 16 bytes.
+  EXPECT_EQ(gauss_mma_fused_local_bytes(16, gauss_mma_tile(16)), 2u * 2 * 12 * 32 * 16);
+  EXPECT_EQ(gauss_mma_tile(16).warps, 6);
+  EXPECT_EQ(gauss_mma_tile(32).warps, 8);  // 256 work-items, the most an H100 runs it with
+  EXPECT_EQ(gauss_mma_tile(8).rows, 64);
+  EXPECT_EQ(gauss_mma_tile(16).rows, 128);
+  EXPECT_EQ(gauss_mma_tile(25).rows, 256);
+  DeviceInfo small = gpu;
+  small.local_mem = 16 * 1024;
+  EXPECT_FALSE(gauss_variant_runs(GaussVariant::fused_mma, small, PixelDepth::u8, 4));
+  EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 4, small), GaussVariant::separable_mma);
   gpu.nv_compute_major = 7;  // a V100: no m16n8k16 with f16 inputs
   EXPECT_FALSE(gauss_variant_runs(GaussVariant::separable_mma, gpu, PixelDepth::u8, 16));
+  EXPECT_FALSE(gauss_variant_runs(GaussVariant::fused_mma, gpu, PixelDepth::u8, 16));
   EXPECT_EQ(resolve_gauss_variant(GaussVariant::automatic, 16, gpu), GaussVariant::fused);
   EXPECT_EQ(gauss_mma_strips(16).rows, 128);
   EXPECT_EQ(gauss_mma_strips(16).pixels, 64);
   EXPECT_EQ(gauss_mma_strips(63).rows, 256);
   EXPECT_TRUE(gauss_variant_runs(GaussVariant::fused, gpu, PixelDepth::u16, 16));
 
+  for (GaussVariant v : {GaussVariant::separable_mma, GaussVariant::fused_mma}) {
+    const std::string name = name_of(gauss_variant_table(), v);
+    SCOPED_TRACE(name);
+    GaussParams p;
+    p.sigma = 2.0;
+    p.variant = v;
+    if (!gauss_has_tensor_cores(runtime().device()))
+      expect_refusal(p, "compute capability 8.0", name + " without tensor cores");
+    try {
+      GaussFilter filter(runtime(), p, 64, 64, PixelDepth::u16);
+      ADD_FAILURE() << name << " at 16 bits was accepted";
+    } catch (const UsageError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(name), std::string::npos) << m;
+      EXPECT_TRUE(m.find("compute capability") != std::string::npos ||
+                  m.find("8-bit images only") != std::string::npos)
+          << m;
+    }
+    if (gauss_has_tensor_cores(runtime().device())) {
+      p.wg = {64, 1};
+      expect_refusal(p, "no work-group size", "a work-group size");
+      p.wg = {};
+      const bool fused = v == GaussVariant::fused_mma;
+      p.radius = fused ? 33 : 65;
+      expect_refusal(p, fused ? "up to 32" : "up to 64", "a radius past the largest");
+      p.radius = -1;  // 6
+      GaussFilter filter(runtime(), p, 64, 48);
+      EXPECT_NE(filter.describe().find(fused ? "tile=64x64 wg=160x1"
+                                             : "columns=8x128 rows=64x8 wg=128x1"),
+                std::string::npos)
+          << filter.describe();
+    }
+  }
+  // fused-mma's --segment: the rows a work-group walks down, a multiple of 16.
   GaussParams p;
   p.sigma = 2.0;
-  p.variant = GaussVariant::separable_mma;
-  if (!gauss_has_tensor_cores(runtime().device()))
-    expect_refusal(p, "compute capability 8.0", "separable-mma without tensor cores");
-  try {
-    GaussFilter filter(runtime(), p, 64, 64, PixelDepth::u16);
-    ADD_FAILURE() << "separable-mma at 16 bits was accepted";
-  } catch (const UsageError& e) {
-    const std::string m = e.what();
-    EXPECT_TRUE(m.find("compute capability") != std::string::npos ||
-                m.find("8-bit images only") != std::string::npos)
-        << m;
+  p.variant = GaussVariant::fused_mma;
+  for (int rows : {16, 256, kMaxGaussMmaFusedRows}) {
+    p.segment = rows;
+    EXPECT_NO_THROW(validate(p)) << rows;
   }
-  if (gauss_has_tensor_cores(runtime().device())) {
-    p.wg = {64, 1};
-    expect_refusal(p, "no work-group size", "a work-group size");
-    p.wg = {};
-    p.radius = 65;
-    expect_refusal(p, "up to 64", "R 65");
-    p.radius = -1;
-    GaussFilter filter(runtime(), p, 64, 48);
-    EXPECT_NE(filter.describe().find("columns=8x128 rows=64x8 wg=128x1"), std::string::npos)
-        << filter.describe();
+  for (int rows : {8, 24, kMaxGaussMmaFusedRows + 16, -16}) {
+    p.segment = rows;
+    try {
+      validate(p);
+      ADD_FAILURE() << "--segment " << rows << " was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("--segment " + std::to_string(rows) +
+                                           ": fused-mma's rows a work-group must be a multiple "
+                                           "of 16"),
+                std::string::npos)
+          << e.what();
+    }
   }
 }
 
@@ -528,7 +574,7 @@ TEST(GaussDepth, BytesFollowTheDepthAndTheOtherDepthIsRefused) {
   const std::uint64_t pixels = w * h;
   for (const auto& v : gauss_variant_table()) {
     SCOPED_TRACE(v.name);
-    if (v.value == GaussVariant::separable_mma) continue;  // 8 bits only (GaussMma below)
+    if (gauss_is_mma(v.value)) continue;  // 8 bits only (GaussMma below)
     GaussParams p;
     p.sigma = 2.0;
     p.variant = v.value;

@@ -159,8 +159,9 @@ void expect_gauss_tiled_equals_one_run(const std::map<GaussVariant, int>& near) 
 // sums (measured on an H100): the tensor cores add a pixel's taps in blocks of 16 counted from
 // the strip's start, so a pixel's rounding depends on its offset in the strip.
 TEST(TiledRun, GaussEqualsOneRunForEveryVariantAndEdgeMode) {
-  expect_gauss_tiled_equals_one_run<std::uint8_t>(
-      {{GaussVariant::separable_linear, 1}, {GaussVariant::separable_mma, 1}});
+  expect_gauss_tiled_equals_one_run<std::uint8_t>({{GaussVariant::separable_linear, 1},
+                                                   {GaussVariant::separable_mma, 1},
+                                                   {GaussVariant::fused_mma, 1}});
 }
 
 // The same at 16 bits a sample (PixelDepth::u16), where float rounding (about 0.004 of a

@@ -123,7 +123,7 @@ TEST_F(Tune, AutoFollowsTheTableByRadiusAndIntermediate) {
   EXPECT_EQ(BoxFilter(runtime(), deep, 40, 30, PixelDepth::u16).params().variant, plain);
   g.sigma = 3;
   EXPECT_EQ(GaussFilter(runtime(), g, 40, 30, PixelDepth::u16).params().variant,
-            resolve_gauss_variant(GaussVariant::automatic, 9, runtime().device()));
+            resolve_gauss_variant(GaussVariant::automatic, 9, runtime().device(), PixelDepth::u16));
 
   save("BLURTOOL_TUNE", "off");
   EXPECT_EQ(auto_box(5).params().variant, plain);
