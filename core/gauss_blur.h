@@ -126,12 +126,13 @@ size_t gauss_mma_fused_local_bytes(int radius, const MmaTile& tile);
 /// Whether `v` runs its products on tensor cores: separable-mma or fused-mma.
 bool gauss_is_mma(GaussVariant v);
 
-/// Whether `device` has the tensor cores `separable-mma` needs: an NVIDIA GPU of compute
+/// Whether `device` has the tensor cores separable-mma and fused-mma need: an NVIDIA GPU of compute
 /// capability 8.0 or later (mma.sync.m16n8k16 with f16 inputs).
 bool gauss_has_tensor_cores(const DeviceInfo& device);
 
 /// Whether variant `v` runs on `device` for `depth` at `radius`: every variant does, but
-/// separable-mma only with tensor cores, at 8 bits, up to kMaxGaussMmaRadius.
+/// separable-mma only with tensor cores, at 8 bits, up to kMaxGaussMmaRadius, and fused-mma
+/// the same up to kMaxGaussMmaFusedRadius where its local memory (default tile) fits.
 bool gauss_variant_runs(GaussVariant v, const DeviceInfo& device, PixelDepth depth, int radius);
 
 /// Largest radius at which `auto` picks `fused` on a GPU without a tuning table; above it
