@@ -256,7 +256,9 @@ void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h,
         add(GaussVariant::separable_buffer, {64, 1});
         add(GaussVariant::separable_buffer, {128, 1}, 16);
         add(GaussVariant::separable_mma, {});  // refused (skipped) without tensor cores
-        add(GaussVariant::fused_mma, {});
+        // Its rows a work-group walks down (default 64, 128 or 256 by radius; refused
+        // without tensor cores, and above R 32).
+        for (int rows : {64, 128, 256}) add(GaussVariant::fused_mma, {}, rows);
       }
       run_case("gauss r=" + std::to_string(radius) + " " + f.name, std::move(cs));
     }
