@@ -38,7 +38,7 @@ const std::vector<Named<GaussVariant>>& gauss_variant_table() {
        "RGBA8, R <= 64)"},
       {GaussVariant::fused_mma, "fused-mma",
        "separable-mma's products in one pass, the column results passed to the row products "
-       "in local memory (compute capability 8.0+, RGBA8, R <= 64)"},
+       "in local memory (compute capability 8.0+, RGBA8, R <= 32)"},
   };
   return table;
 }
@@ -139,8 +139,8 @@ GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const Devic
   // its local memory fits; separable-local where neither does.
   if (!(device.type & CL_DEVICE_TYPE_GPU)) return GaussVariant::tiled;
   // With tensor cores fused-mma up to R 32, separable-mma beyond (H100, 1920x1080, ms:
-  // fused-mma 0.023 / 0.024 / 0.027 / 0.037 at R 4 / 8 / 16 / 30, separable-mma 0.033 / 0.033
-  // / 0.035 / 0.042, fused 0.026 / 0.041 / 0.053 / 0.094; at R 63 separable-mma 0.050 against
+  // fused-mma 0.020 / 0.020 / 0.027 / 0.036 at R 4 / 8 / 16 / 32, separable-mma 0.033 / 0.033
+  // / 0.035 / 0.041, fused 0.026 / 0.041 / 0.053 / 0.100; at R 63 separable-mma 0.050 against
   // separable-buffer's 0.187).
   for (GaussVariant mma : {GaussVariant::fused_mma, GaussVariant::separable_mma})
     if (gauss_variant_runs(mma, device, depth, radius)) return mma;
