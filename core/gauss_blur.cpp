@@ -100,16 +100,29 @@ MmaStrips gauss_mma_strips(int radius) {
   return radius <= 32 ? MmaStrips{128, 64} : MmaStrips{256, 256};
 }
 
+namespace {
+
+// The groups of 8 columns a fused-mma tile `width` columns wide reads at `radius`
+// (kernels/gauss.cl MMA_NG, with KS blocks of 16 inputs).
+int mma_column_groups(int radius, int width) {
+  const int blocks = (16 + 2 * radius + 15) / 16;  // KS
+  return 2 * (width / 16 + blocks - 1);
+}
+
+}  // namespace
+
 MmaTile gauss_mma_tile(int radius) {
-  const int blocks = (16 + 2 * radius + 15) / 16;  // kernels/gauss.cl KS
-  const int width = 64, groups = 2 * (width / 16 + blocks - 1);
-  return {width, radius <= 8 ? 64 : radius <= 24 ? 128 : 256, (groups + 1) / 2};
+  const int width = 64;
+  return {width,
+          radius <= 8    ? 64
+          : radius <= 24 ? 128
+                         : 256,
+          (mma_column_groups(radius, width) + 1) / 2};
 }
 
 size_t gauss_mma_fused_local_bytes(int radius, const MmaTile& tile) {
-  const size_t blocks = (16 + 2 * static_cast<size_t>(radius) + 15) / 16;  // kernels/gauss.cl KS
-  const size_t groups = 2 * (static_cast<size_t>(tile.width) / 16 + blocks - 1);
-  return 2 * 2 * groups * 32 * 16;
+  // Two buffers of two row groups of each column group's 32 lanes' uint4.
+  return 2 * 2 * static_cast<size_t>(mma_column_groups(radius, tile.width)) * 32 * 16;
 }
 
 bool gauss_is_mma(GaussVariant v) {

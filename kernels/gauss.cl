@@ -701,14 +701,15 @@ inline uint byte_pair(uint p0, uint p1, int c) {
   return 0x64006400u | ((p0 >> (8 * c)) & 0xFFu) | (((p1 >> (8 * c)) & 0xFFu) << 16);
 }
 // Lane (g, t)'s pixels of a block of 16 input rows from y: column x, rows y + 2t, 2t + 1,
-// 2t + 8, 2t + 9 through the edge mode (0 for the zero mode's rows outside).
-inline void mma_load(uint p[4], global const uint* src, int w, int h, int edge, int x, int y,
-                     int t) {
+// 2t + 8, 2t + 9 through the edge mode (0 for the zero mode's rows outside), and'ed with
+// xmask (0 for the zero mode's columns outside).
+inline void mma_load(uint p[4], global const uint* src, int w, int h, int edge, int x, uint xmask,
+                     int y, int t) {
   const int rows[4] = {2 * t, 2 * t + 1, 2 * t + 8, 2 * t + 9};
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
     const int yy = edge_index(y + rows[r], h, edge);
-    p[r] = src[(size_t)max(yy, 0) * w + x] & (yy < 0 ? 0u : ~0u);
+    p[r] = src[(size_t)max(yy, 0) * w + x] & (yy < 0 ? 0u : xmask);
   }
 }
 // The B fragments of the 4 channels (k = the rows above, n = g) from mma_load's pixels.
@@ -718,6 +719,25 @@ inline void mma_convert(uint b[4][2], const uint p[4]) {
     b[c][0] = byte_pair(p[0], p[1], c);
     b[c][1] = byte_pair(p[2], p[3], c);
   }
+}
+// A column window's start from input row y (the top of a strip less R): the B fragments of its
+// first KS - 1 blocks, and the pixels of the next block in `next`.
+inline void mma_column_start(uint b[KS][4][2], uint next[4], global const uint* src, int w,
+                             int h, int edge, int x, uint xmask, int y, int t) {
+#pragma unroll
+  for (int s = 0; s < KS - 1; ++s) {
+    uint p[4];
+    mma_load(p, src, w, h, edge, x, xmask, y + 16 * s, t);
+    mma_convert(b[s], p);
+  }
+  mma_load(next, src, w, h, edge, x, xmask, y + 16 * (KS - 1), t);
+}
+// The window's last block from `next`, then the pixels of the block from input row y into
+// `next`, loaded one block ahead of its products.
+inline void mma_column_advance(uint b[KS][4][2], uint next[4], global const uint* src, int w,
+                               int h, int edge, int x, uint xmask, int y, int t) {
+  mma_convert(b[KS - 1], next);
+  mma_load(next, src, w, h, edge, x, xmask, y, t);
 }
 // 1024 times the sum of the f16 weights: what the 1024s of the byte inputs add to a sum.
 inline float mma_bias(constant float* weights) {
@@ -736,20 +756,12 @@ kernel void gauss_mma_cols(global const uint* src, global uint2* mid, int w, int
   mma_weights(a, weights, g, t);
   const float bias = mma_bias(weights);
   const int x = min(px0 + g, w - 1);
-  uint b[KS][4][2];
-#pragma unroll
-  for (int s = 0; s < KS - 1; ++s) {
-    uint p[4];
-    mma_load(p, src, w, h, edge, x, y_start - GAUSS_R + 16 * s, t);
-    mma_convert(b[s], p);
-  }
-  uint next[4];  // the next block's pixels, loaded one block ahead
-  mma_load(next, src, w, h, edge, x, y_start - GAUSS_R + 16 * (KS - 1), t);
+  uint b[KS][4][2], next[4];  // the window, and the next block's pixels
+  mma_column_start(b, next, src, w, h, edge, x, ~0u, y_start - GAUSS_R, t);
   for (int mb = 0; mb < MMA_STRIP / 16; ++mb) {
     const int y0 = y_start + 16 * mb;
     if (y0 >= h) break;
-    mma_convert(b[KS - 1], next);
-    mma_load(next, src, w, h, edge, x, y0 + 16 - GAUSS_R + 16 * (KS - 1), t);
+    mma_column_advance(b, next, src, w, h, edge, x, ~0u, y0 + 16 - GAUSS_R + 16 * (KS - 1), t);
     float d[4][4];
     mma_products(d, a, b);
 #pragma unroll
@@ -860,14 +872,7 @@ kernel __attribute__((reqd_work_group_size(32 * MMA_WARPS, 1, 1))) void gauss_mm
     const int xi = edge_index(x0 - GAUSS_R + 8 * (warp + q * MMA_WARPS) + g, w, edge);
     xmask[q] = xi < 0 ? 0u : ~0u;
     xs[q] = max(xi, 0);
-#pragma unroll
-    for (int s = 0; s < KS - 1; ++s) {
-      uint p[4];
-      mma_load(p, src, w, h, edge, xs[q], y_start - GAUSS_R + 16 * s, t);
-      for (int r = 0; r < 4; ++r) p[r] &= xmask[q];
-      mma_convert(b[q][s], p);
-    }
-    mma_load(next[q], src, w, h, edge, xs[q], y_start - GAUSS_R + 16 * (KS - 1), t);
+    mma_column_start(b[q], next[q], src, w, h, edge, xs[q], xmask[q], y_start - GAUSS_R, t);
   }
   for (int mb = 0; mb < strip / 16; ++mb) {
     const int y0 = y_start + 16 * mb;
@@ -877,9 +882,8 @@ kernel __attribute__((reqd_work_group_size(32 * MMA_WARPS, 1, 1))) void gauss_mm
     for (int q = 0; q < MMA_GPW; ++q) {  // phase 1
       const int j = warp + q * MMA_WARPS;
       if (MMA_NG % MMA_WARPS != 0 && j >= MMA_NG) break;  // uniform in the warp
-      for (int r = 0; r < 4; ++r) next[q][r] &= xmask[q];
-      mma_convert(b[q][KS - 1], next[q]);
-      mma_load(next[q], src, w, h, edge, xs[q], y0 + 16 - GAUSS_R + 16 * (KS - 1), t);
+      mma_column_advance(b[q], next[q], src, w, h, edge, xs[q], xmask[q],
+                         y0 + 16 - GAUSS_R + 16 * (KS - 1), t);
       float d[4][4];
       mma_products(d, a, b[q]);
       buf[0][j][lane] = (uint4)(f16x2(d[0][1] - bias, d[0][0] - bias),
