@@ -102,7 +102,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
                   std::to_string(kMaxGaussSepColumnOutputs) + " (default " +
                   std::to_string(kGaussSepColumnOutputs) + "), or rows a 'fused-mma' "
                   "work-group walks down, a multiple of 16 up to " +
-                  std::to_string(kMaxGaussMmaFusedRows) + " (default 64 up to R 8, 128 up to R 24, 256 above)",
+                  std::to_string(kMaxGaussMmaFusedRows) +
+                  " (default 64 up to R 8, 128 up to R 24, 256 above)",
        cxxopts::value<std::string>(), "N")
       ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),
        cxxopts::value<std::string>()->default_value("clamp"), "MODE");

@@ -16,8 +16,7 @@ int run_tune_command(int argc, const char* const* argv) {
       "blurtool tune",
       "Measures which schedule is fastest on one device for each case (box blur at radii 1, 8, "
       "30, 63 and Gaussian blur at radii 4, 16, 30, 40, 63, each with every intermediate format; "
-      "bright "
-      "points with blocks 8 and 16), with its segment, unroll and work-group size, on a "
+      "bright points with blocks 8 and 16), with its segment, unroll and work-group size, on a "
       "1920x1080 image and, on GPUs, on a 3024x4032 one, and stores the winners for --variant "
       "auto in the cache directory, one table per device and driver. A request uses the image "
       "size nearest its own, then the winner tuned at the smallest radius at or above its own; "
