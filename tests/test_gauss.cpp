@@ -37,7 +37,11 @@ namespace {
 //    capability may round toward zero instead (CL_DEVICE_HALF_FP_CONFIG: CL_FP_ROUND_TO_ZERO),
 //    d up to 2^-11: 32 levels, so 33 on other devices. An NVIDIA H100 measured 28, which only
 //    the latter allows (which rounding its image writes use was not established).
-//  - rgba8: d at most half of 1/255: 65535 / 510 = 128.5 levels, so 129.
+//  - rgba8: d at most half of 1/255 where the device rounds to nearest: 65535 / 510 = 128.5
+//    levels, so 129 (PoCL does). OpenCL lets a device approximate that rounding in its float to
+//    normalized-integer conversions within 0.6 of a step (OpenCL C, "Converting floating-point
+//    values to normalized integer channel data types"): 0.6 * 257 = 154.2 levels, so 155 on
+//    other devices. An NVIDIA H100 measured 144 (radius 0: the intermediate's rounding alone).
 // separable-linear's fetches blend neighbours with the device's filter weights: exact enough
 // on PoCL (measured within the bounds above); GPUs keep the fraction t in 8 bits (1/256 steps,
 // rounded), so each pass may be off by 1/512 of the largest neighbour difference, 128 levels:
@@ -47,7 +51,7 @@ int tolerance(GaussVariant v, Intermediate f, PixelDepth depth = PixelDepth::u8)
   if (depth == PixelDepth::u16) {
     const int stored = !gauss_is_two_pass(v) || f == Intermediate::rgba32f ? 1
                        : f == Intermediate::rgba16f                        ? (cpu ? 17 : 33)
-                                                                           : 129;
+                                                                           : (cpu ? 129 : 155);
     return v == GaussVariant::separable_linear && !cpu ? stored + 256 : stored;
   }
   if (v == GaussVariant::separable_linear && cpu) return f == Intermediate::rgba32f ? 0 : 1;
