@@ -284,8 +284,9 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
                        d.name + "' has none; use separable-buffer or fused");
     if (depth != PixelDepth::u8)
       throw UsageError("--variant " + name +
-                       ": takes 8-bit images only (f16 holds 11 bits of a 16-bit sample); use "
-                       "separable-buffer or fused");
+                       ": takes 8-bit samples only (f16 holds 11 bits of a 16-bit sample), and "
+                       "16-bit images, images with transparency (blurred premultiplied) and "
+                       "--linear-light blur at 16 bits; use separable-buffer or fused");
     const bool fused = v == GaussVariant::fused_mma;
     const int max_radius = fused ? kMaxGaussMmaFusedRadius : kMaxGaussMmaRadius;
     if (radius_ > max_radius)

@@ -325,8 +325,13 @@ TEST(BrightGlow, KeepsSixteenBits) {
 // v / 255 either way, plus the same glow) to their levels: o8 = round(255 c) and
 // o16 = round(65535 c). As 65535 = 257 * 255, |o16 - 257 o8| <= 0.5 + 257 * 0.5 = 129 (float
 // rounding moves c by far less than a 16-bit level); narrowed, o16 is within 1 level of o8.
+// That is where the device rounds to nearest when it writes the 8-bit image (PoCL does);
+// OpenCL lets a device approximate that rounding within 0.6 of a level (OpenCL C, "Converting
+// floating-point values to normalized integer channel data types"): 0.5 + 257 * 0.6 = 154.7,
+// so 155 on other devices (an NVIDIA H100 measured 138).
 TEST(BrightGlow, SixteenBitsAgreeWithEightOnAWidenedImage) {
   const Image image = random_rgba(67, 45, 9);
+  const bool cpu = runtime().device().type & CL_DEVICE_TYPE_CPU;
   for (int block : {4, 8}) {
     BrightParams p;
     p.block = block;
@@ -339,7 +344,7 @@ TEST(BrightGlow, SixteenBitsAgreeWithEightOnAWidenedImage) {
     int worst = 0;
     for (size_t i = 0; i < eight.pixels.size(); ++i)
       worst = std::max(worst, std::abs(int(sixteen.pixels[i]) - 257 * int(eight.pixels[i])));
-    EXPECT_LE(worst, 129) << "B=" << block;
+    EXPECT_LE(worst, cpu ? 129 : 155) << "B=" << block;
     EXPECT_LE(max_error(narrow(sixteen), eight), 1) << "B=" << block;
   }
 }

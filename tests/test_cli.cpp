@@ -303,11 +303,25 @@ TEST_F(Cli, MaxTileGivesTheSameOutputAsOneRun) {
     ASSERT_EQ(run(one).status, 0);
     const Result r = run(split);
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_TRUE(read_file(out_ / "split.png") == read_file(out_ / "one.png")) << "split differs";
     std::vector<std::string> batch = op;
     const fs::path folder = out_ / ("batch" + op[0]);
     batch.insert(batch.end(), {"--max-tile", "200x150", "-q", kCoffee, "-o", folder});
     ASSERT_EQ(run(batch).status, 0);
+    // Where auto takes a tensor-core Gaussian (GPUs that have them), a pixel's rounding depends
+    // on where it falls in the 16-row blocks: within 1 level (man page, --max-tile).
+    GaussParams gauss;
+    gauss.sigma = 3;
+    gauss.edge = EdgeMode::mirror;
+    if (op[0] == "--gauss" &&
+        gauss_is_mma(
+            resolve_gauss_schedule(gauss, select_device(""), 600, 400, PixelDepth::u8).variant)) {
+      const Image one = load_image(out_ / "one.png");
+      EXPECT_LE(max_diff(load_image(out_ / "split.png"), one), 1) << "split differs";
+      EXPECT_LE(max_diff(load_image(folder / "coffee_600x400.png"), one), 1)
+          << "batch output differs";
+      continue;
+    }
+    EXPECT_TRUE(read_file(out_ / "split.png") == read_file(out_ / "one.png")) << "split differs";
     EXPECT_TRUE(read_file(folder / "coffee_600x400.png") == read_file(out_ / "one.png"))
         << "batch output differs";
   }
@@ -396,13 +410,19 @@ TEST_F(Cli, EveryVariantAndEdgeModeMatchesReference) {
   const Image input = random_image(23, 17, 4, 42);
   const std::string in = in_ / "small.png", out = out_ / "o.png";
   save_image(input, in);
+  // The image has transparency, so it is blurred premultiplied at 16 bits, where the linear
+  // variants' bilinear fetches are exact on PoCL but carry the sampler's precision on GPUs
+  // (README, "Image fidelity"): within 1 level there, once narrowed to 8 bits.
+  const bool cpu = select_device("").type & CL_DEVICE_TYPE_CPU;
   for (const auto& edge : edge_mode_table()) {
     const Image expected = expected_box(input, 4, edge.value);
     for (const auto& v : box_variant_table()) {
       SCOPED_TRACE(std::string(v.name) + " edge=" + edge.name);
       const Result r = run({"--box", "4", "--variant", v.name, "--edge", edge.name, in, out});
       ASSERT_EQ(r.status, 0) << r.err;
-      EXPECT_EQ(max_diff(load_image(out), expected), 0);
+      const bool linear =
+          v.value == BoxVariant::single_linear || v.value == BoxVariant::double_linear;
+      EXPECT_LE(max_diff(load_image(out), expected), linear && !cpu ? 1 : 0);
     }
   }
 }
@@ -419,11 +439,17 @@ TEST_F(Cli, EveryGaussVariantMatchesReference) {
   ASSERT_GT(max_diff(expected, input), 1) << "the blur must change the image for the test to bite";
   for (const auto& v : gauss_variant_table()) {
     SCOPED_TRACE(v.name);
-    if (!gauss_variant_runs(v.value, select_device(""), PixelDepth::u8, 5)) {
-      // separable-mma without tensor cores: refused by name, nothing written
+    // The image has transparency, so it is blurred premultiplied, at 16 bits.
+    if (!gauss_variant_runs(v.value, select_device(""), PixelDepth::u16, 5)) {
+      // the tensor-core variants: refused by name, nothing written; without tensor cores for
+      // that, with them for the 16 bits
+      const bool tensor_cores = gauss_variant_runs(v.value, select_device(""), PixelDepth::u8, 5);
       const Result r = run({"--gauss", "2", "--variant", v.name, in, out_ / "refused.png"});
       EXPECT_EQ(r.status, 2);
-      EXPECT_NE(r.err.find("compute capability 8.0"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find(std::string("--variant ") + v.name + ": "), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find(tensor_cores ? "transparency" : "compute capability 8.0"),
+                std::string::npos)
+          << r.err;
       EXPECT_FALSE(fs::exists(out_ / "refused.png"));
       continue;
     }
@@ -463,9 +489,10 @@ TEST_F(Cli, GaussUsageErrorsNameTheOptionAtFault) {
        {"--segment 33", "from 1 to 32"}},
       {{"--gauss", "2", "--variant", "separable-buffer", "--wg", "100x1", in, out},
        {"--wg 100x1", "multiple of 8"}},
-      // 8 rows of 8 + 2 * 4000 + 1 float4: more local memory than any device has; refused
-      // before the (unrolled) program is built.
-      {{"--gauss", "1000", "--radius", "4000", "--variant", "fused", in, out},
+      // 64 rows of 8 + 2 * 4000 + 1 float4, 8.2 MB: more local memory than any device has
+      // (PoCL gives 1 MiB on a CPU with 1 MiB of L2, where the default 8 rows fit and the
+      // unrolled program took over 15 minutes); refused before the program is built.
+      {{"--gauss", "1000", "--radius", "4000", "--variant", "fused", "--segment", "64", in, out},
        {"--radius 4000", "fused", "CL_DEVICE_LOCAL_MEM_SIZE"}},
       // ceil(3 SIGMA) overflowed an int once and was reported as a negative --radius.
       {{"--gauss", "1e9", in, out}, {"--gauss 1e+09", "give --radius"}},

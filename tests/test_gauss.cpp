@@ -270,7 +270,8 @@ TEST(GaussFused, RefusesWhatItCannotRun) {
   p.wg = {8, 4};  // takes Gx1
   EXPECT_THROW(GaussFilter(runtime(), p, 64, 64), UsageError);
   p.wg = {};
-  p.radius = 4000;  // 8 rows of 8 + 8000 + 1 float4
+  p.radius = 4000;  // 64 rows of 8 + 8000 + 1 float4, 8.2 MB (8 rows fit PoCL's 1 MiB)
+  p.segment = 64;
   expect_refusal(p, "CL_DEVICE_LOCAL_MEM_SIZE", "a tile larger than local memory");
   p.radius = 2;
   p.segment = 65;
@@ -462,8 +463,12 @@ TEST(GaussSeparableBuffer, SizesAndRefusals) {
   p.segment = 33;
   expect_refusal(p, "from 1 to 32", "33 outputs a work-item");
   p.segment = 0;
-  p.radius = 4000;  // 8 rows of 128 + 8000 + 1 float4
-  expect_refusal(p, "CL_DEVICE_LOCAL_MEM_SIZE", "a row tile larger than local memory");
+  // 8 rows of G + 2R + 1 float4: at R 4000 and G 128 1.04 MB, which PoCL's 1 MiB (on a CPU with
+  // 1 MiB of L2) holds; the largest radius and work-group the device takes exceed it.
+  p.radius = kMaxGaussRadius;
+  p.wg = {static_cast<int>(std::min<size_t>(runtime().device().max_work_group, 4096) / 8 * 8), 1};
+  if (gauss_sep_local_bytes(p.radius, p.wg.x) > runtime().device().local_mem)
+    expect_refusal(p, "CL_DEVICE_LOCAL_MEM_SIZE", "a row tile larger than local memory");
 }
 
 TEST(GaussTiled, TileWidthFitsTheRingInL1) {

@@ -105,9 +105,11 @@ TEST(WorkingSpace, DeviceFilterMatchesReferenceChain) {
   }
 }
 
-// Every box and Gaussian variant in linear light against the reference chain: box exactly;
-// Gaussian within 3 levels, its float rounding (at most 1 level in the working space) times the
-// slope of the sRGB encoding at the image's darkest value (linear 0.25: 1.24).
+// Every box and Gaussian variant in linear light against the reference chain: box exactly
+// (single-linear and double-linear within 1 level off CPU devices: at 16 bits their bilinear
+// fetches carry the sampler's precision, which OpenCL leaves to the device; an NVIDIA H100
+// measured 1); Gaussian within 3 levels, its float rounding (at most 1 level in the working
+// space) times the slope of the sRGB encoding at the image's darkest value (linear 0.25: 1.24).
 TEST(WorkingSpace, EveryVariantInLinearLightMatchesTheReferenceChain) {
   Image16 input = random_rgba16(29, 19, 12);
   for (auto& v : input.pixels) v = static_cast<std::uint16_t>(16384 + v * 3 / 4);  // >= 0.25
@@ -118,14 +120,17 @@ TEST(WorkingSpace, EveryVariantInLinearLightMatchesTheReferenceChain) {
     return run_filter(runtime(), filter, input).output;
   };
   const Image16 box = from_working_space(box_blur_reference(linear, 3, EdgeMode::clamp), space);
+  const bool cpu = runtime().device().type & CL_DEVICE_TYPE_CPU;
   for (const auto& v : box_variant_table()) {
     BoxParams p;
     p.radius = 3;
     p.variant = v.value;
-    EXPECT_EQ(max_error(run_in_space(std::make_shared<BoxFilter>(runtime(), p, 29, 19,
-                                                                 PixelDepth::u16)),
-                        box),
-              0)
+    const bool linear =
+        v.value == BoxVariant::single_linear || v.value == BoxVariant::double_linear;
+    EXPECT_LE(
+        max_error(run_in_space(std::make_shared<BoxFilter>(runtime(), p, 29, 19, PixelDepth::u16)),
+                  box),
+        linear && !cpu ? 1 : 0)
         << v.name;
   }
   const Image16 gauss =
