@@ -141,10 +141,14 @@ TEST(WorkingSpace, EveryVariantInLinearLightMatchesTheReferenceChain) {
     p.sigma = 1.5;
     p.radius = 4;
     p.variant = v.value;
-    EXPECT_LE(max_error(run_in_space(std::make_shared<GaussFilter>(runtime(), p, 29, 19,
-                                                                   PixelDepth::u16)),
+    // separable-linear off CPU devices: a GPU's filter keeps its fraction in 8 bits, up to 256
+    // levels more in the working space (tests/test_gauss.cpp), times the slope 1.24: 318 (an
+    // NVIDIA H100 measured 12).
+    const int bound = v.value == GaussVariant::separable_linear && !cpu ? 3 + 318 : 3;
+    EXPECT_LE(max_error(run_in_space(
+                            std::make_shared<GaussFilter>(runtime(), p, 29, 19, PixelDepth::u16)),
                         gauss),
-              3)
+              bound)
         << v.name;
   }
 }
