@@ -103,7 +103,10 @@ CliOptions parse_options(int argc, const char* const* argv) {
                   std::to_string(kGaussSepColumnOutputs) + "), or rows a 'fused-mma' "
                   "work-group walks down, a multiple of 16 up to " +
                   std::to_string(kMaxGaussMmaFusedRows) +
-                  " (default 64 up to R 8, 128 up to R 24, 256 above)",
+                  " (default 64 up to R 8, 128 up to R 24, 256 above), or columns of a "
+                  "'tiled' tile, a multiple of 16 up to " +
+                  std::to_string(kMaxGaussTileColumns) +
+                  " (default: its ring of 2R+1 rows in 32 KiB)",
        cxxopts::value<std::string>(), "N")
       ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),
        cxxopts::value<std::string>()->default_value("clamp"), "MODE");
@@ -276,10 +279,10 @@ CliOptions parse_options(int argc, const char* const* argv) {
   } else if (gauss) {
     if (parsed.count("unroll")) throw UsageError("--unroll goes with --box, not --gauss");
     if (parsed.count("segment") && variant != "fused" && variant != "separable-buffer" &&
-        variant != "fused-mma")
+        variant != "fused-mma" && variant != "tiled")
       throw UsageError(
           "--segment goes with --box, or with --gauss only for --variant fused, "
-          "separable-buffer or fused-mma");
+          "separable-buffer, fused-mma or tiled");
     o.operation = CliOptions::Operation::gauss;
     GaussParams& g = o.gauss_params;
     g.sigma = parse_positive(parsed["gauss"].as<std::string>(), "--gauss", "sigma");
@@ -292,9 +295,14 @@ CliOptions parse_options(int argc, const char* const* argv) {
     if (parsed.count("wg")) g.wg = parse_work_group(parsed["wg"].as<std::string>());
     if (parsed.count("segment")) {
       const bool mma = g.variant == GaussVariant::fused_mma;
+      const bool tiled = g.variant == GaussVariant::tiled;
       g.segment = parse_int(parsed["segment"].as<std::string>(), "--segment", 1,
-                            mma ? kMaxGaussMmaFusedRows : kMaxGaussFusedRows,
-                            mma ? "the rows a work-group walks down" : "the tile rows");
+                            mma     ? kMaxGaussMmaFusedRows
+                            : tiled ? kMaxGaussTileColumns
+                                    : kMaxGaussFusedRows,
+                            mma     ? "the rows a work-group walks down"
+                            : tiled ? "the tile columns"
+                                    : "the tile rows");
     }
     validate(g);
     o.sweep_wg = parsed.count("sweep-wg") > 0;

@@ -75,12 +75,18 @@ void validate(const GaussParams& p) {
   if (!p.wg.is_default() && (p.wg.x < 1 || p.wg.y < 1))
     throw UsageError("--wg " + p.wg.text() + ": both sizes must be 1 or more");
   if (p.segment != 0 && p.variant != GaussVariant::fused &&
-      p.variant != GaussVariant::separable_buffer && p.variant != GaussVariant::fused_mma)
+      p.variant != GaussVariant::separable_buffer && p.variant != GaussVariant::fused_mma &&
+      p.variant != GaussVariant::tiled)
     throw UsageError("--segment " + std::to_string(p.segment) +
                      ": goes with --gauss only for --variant fused (its tile rows), "
-                     "separable-buffer (its column-pass outputs a work-item) or fused-mma (the "
-                     "rows a work-group walks down)");
-  if (p.variant == GaussVariant::separable_buffer) {
+                     "separable-buffer (its column-pass outputs a work-item), fused-mma (the "
+                     "rows a work-group walks down) or tiled (its tile columns)");
+  if (p.variant == GaussVariant::tiled) {
+    if (p.segment < 0 || p.segment % 16 || p.segment > kMaxGaussTileColumns)
+      throw UsageError("--segment " + std::to_string(p.segment) +
+                       ": tiled's tile columns must be a multiple of 16 from 16 to " +
+                       std::to_string(kMaxGaussTileColumns));
+  } else if (p.variant == GaussVariant::separable_buffer) {
     if (p.segment < 0 || p.segment > kMaxGaussSepColumnOutputs)
       throw UsageError("--segment " + std::to_string(p.segment) +
                        ": the column-pass outputs a work-item must be from 1 to " +
@@ -452,7 +458,7 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
   }
   if (v == GaussVariant::tiled) {
     // Fewer work-items where a large radius makes each one's ring large.
-    const size_t tile_w = gauss_tile_width(radius_);
+    const size_t tile_w = tile_columns();
     const size_t tiles = static_cast<size_t>((width + tile_w - 1) / tile_w) *
                          ((height + kGaussTileRows - 1) / kGaussTileRows);
     const size_t per_item =
@@ -478,8 +484,7 @@ std::string GaussFilter::describe() const {
   if (gauss_is_two_pass(params_.variant))
     text += std::string(" ") + name_of(intermediate_table(), params_.intermediate);
   if (params_.variant == GaussVariant::tiled)
-    text += " tile=" + std::to_string(gauss_tile_width(radius_)) + "x" +
-            std::to_string(kGaussTileRows);
+    text += " tile=" + std::to_string(tile_columns()) + "x" + std::to_string(kGaussTileRows);
   else if (params_.variant == GaussVariant::fused)
     text += " tile=" + std::to_string(gauss_fused_tile_width(radius_, params_.wg.x)) + "x" +
             std::to_string(fused_rows()) + " wg=" + params_.wg.text();
@@ -512,7 +517,7 @@ std::vector<cl::Event> GaussFilter::enqueue_buffers(const cl::Buffer& src, const
   k.setArg(4, static_cast<cl_int>(radius_));
   k.setArg(5, static_cast<cl_int>(params_.edge));
   k.setArg(6, weights_);
-  k.setArg(7, static_cast<cl_int>(gauss_tile_width(radius_)));
+  k.setArg(7, static_cast<cl_int>(tile_columns()));
   k.setArg(8, static_cast<cl_int>(kGaussTileRows));
   k.setArg(9, scratch_);
   std::vector<cl::Event> events(1);

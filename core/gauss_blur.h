@@ -45,11 +45,16 @@ bool gauss_row_work_group(GaussVariant variant);
 /// Rows of a `tiled` tile.
 constexpr int kGaussTileRows = 256;
 
-/// Columns of a `tiled` tile for `radius`: the multiple of 16 (1..16 of them) nearest to where
-/// the ring of 2R+1 rows of float4 fills 32 KiB, a CPU's L1 data cache. Measured on PoCL (2
-/// AMD EPYC cores, R 16, 1920x1080): 64 columns (a 33 KiB ring) 8.7-8.9 ms; 48: 9.6-9.9; 80:
-/// 9.2-9.3; 128: 10.4-10.7; 256: 10.4-11.4.
+/// Columns of a `tiled` tile for `radius` by default: the multiple of 16 (1..16 of them) nearest
+/// to where the ring of 2R+1 rows of float4 fills 32 KiB, a CPU's L1 data cache. Measured on
+/// PoCL (2 AMD EPYC cores, R 16, 1920x1080): 64 columns (a 33 KiB ring) 8.7-8.9 ms; 48:
+/// 9.6-9.9; 80: 9.2-9.3; 128: 10.4-10.7; 256: 10.4-11.4. Another CPU (Zen 4, 1 MiB of L2)
+/// measured 256 columns fastest (kernels/NOTES.md), so --segment sets the width and
+/// `blurtool tune` tries 64, 128 and 256.
 int gauss_tile_width(int radius);
+
+/// Largest `tiled` tile width (--segment), in columns; widths are multiples of 16.
+constexpr int kMaxGaussTileColumns = 1024;
 
 /// Work-items of a `fused` work-group (--wg Gx1) by default at `radius`: 256 up to R 32, 128
 /// beyond. Measured on an NVIDIA H100 (sigma 10, 1920x1080), 256 against 128: 0.025 against
@@ -224,6 +229,7 @@ class GaussFilter : public Filter {
 
  private:
   int fused_rows() const { return params_.segment ? params_.segment : kGaussFusedRows; }
+  int tile_columns() const { return params_.segment ? params_.segment : gauss_tile_width(radius_); }
   int sep_outputs() const { return params_.segment ? params_.segment : kGaussSepColumnOutputs; }
   int mma_rows() const { return params_.segment ? params_.segment : gauss_mma_tile(radius_).rows; }
   std::vector<cl::Event> enqueue_fused(const cl::Buffer& src, const cl::Buffer& dst);

@@ -238,7 +238,11 @@ void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h,
                         return std::make_unique<GaussFilter>(runtime, p, w, h);
                       }});
       };
-      add(GaussVariant::tiled, {});
+      add(GaussVariant::tiled, {});  // its default width for the radius
+      // Tile widths: the best follows the CPU's caches (64 on one 2-core EPYC at R 16, 256 on a
+      // Zen 4 one; kernels/NOTES.md). On GPUs tiled is far behind: its default only.
+      if (!gpu)
+        for (int columns : {64, 128, 256}) add(GaussVariant::tiled, {}, columns);
       for (WorkGroup wg : {WorkGroup{32, 1}, WorkGroup{64, 1}, WorkGroup{128, 1}})
         add(GaussVariant::separable_local, wg);
       add(GaussVariant::separable_linear, {});

@@ -161,21 +161,31 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, GaussVariantTest, ::testing::ValuesIn([] {
 // tile short both ways, widths that leave 4-pixel and single-pixel remainders, every edge mode;
 // on T samples.
 template <typename T>
+// tiled with its default tile width and with --segment widths (16: the 16-pixel path never
+// runs; 48: the 4-pixel path after it; 256), the last tile short both ways.
 void expect_tiled_tiles_match_reference() {
   for (Size s : {Size{301, 530}, Size{259, 263}}) {
     const BasicImage<T> input = random_image<T>(s.w, s.h, 21);
     for (int radius : {2, 16}) {
-      for (const auto& edge : edge_mode_table()) {
-        GaussParams p;
-        p.sigma = radius / 2.0;
-        p.radius = radius;
-        p.variant = GaussVariant::tiled;
-        p.edge = edge.value;
-        EXPECT_LE(max_error(gauss_blur(runtime(), input, p),
-                            gauss_blur_reference(input, p.sigma, radius, edge.value)),
-                  1)
-            << s.w << "x" << s.h << " r=" << radius << " edge=" << edge.name
-            << " tile width=" << gauss_tile_width(radius);
+      for (int columns : {0, 16, 48, 256}) {
+        for (const auto& edge : edge_mode_table()) {
+          GaussParams p;
+          p.sigma = radius / 2.0;
+          p.radius = radius;
+          p.variant = GaussVariant::tiled;
+          p.edge = edge.value;
+          p.segment = columns;
+          const int width = columns ? columns : gauss_tile_width(radius);
+          GaussFilter filter(runtime(), p, s.w, s.h, depth_of<T>);
+          EXPECT_NE(filter.describe().find(" tile=" + std::to_string(width) + "x"),
+                    std::string::npos)
+              << filter.describe();
+          EXPECT_LE(max_error(run_filter(runtime(), filter, input).output,
+                              gauss_blur_reference(input, p.sigma, radius, edge.value)),
+                    1)
+              << s.w << "x" << s.h << " r=" << radius << " edge=" << edge.name
+              << " tile width=" << width;
+        }
       }
     }
   }
@@ -188,6 +198,11 @@ TEST(GaussTiled, SeveralTilesMatchReference) {
   p.variant = GaussVariant::tiled;
   p.wg = {8, 8};
   EXPECT_THROW(GaussFilter(runtime(), p, 64, 64), UsageError);  // no work-group to choose
+  p.wg = {};
+  for (int columns : {8, 20, 1040, -16}) {  // --segment: tile columns, multiples of 16 to 1024
+    p.segment = columns;
+    expect_refusal(p, "multiple of 16 from 16 to 1024", std::to_string(columns) + " columns");
+  }
 }
 
 TEST(GaussTiled, SeveralTilesMatchReference16) {
