@@ -242,7 +242,8 @@ void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h,
       // Tile widths: the best follows the CPU's caches (64 on one 2-core EPYC at R 16, 256 on a
       // Zen 4 one; kernels/NOTES.md). On GPUs tiled is far behind: its default only.
       if (!gpu)
-        for (int columns : {64, 128, 256}) add(GaussVariant::tiled, {}, columns);
+        for (int columns : {64, 128, 256})
+          if (columns != gauss_tile_width(radius)) add(GaussVariant::tiled, {}, columns);
       for (WorkGroup wg : {WorkGroup{32, 1}, WorkGroup{64, 1}, WorkGroup{128, 1}})
         add(GaussVariant::separable_local, wg);
       add(GaussVariant::separable_linear, {});

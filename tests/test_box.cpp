@@ -109,19 +109,14 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, BoxVariantTest, ::testing::ValuesIn([] {
 // (up to R = 127) and are asserted exact, so a path that lost the low 8 bits anywhere (up to 128
 // levels off) fails; rgba16f stores the row mean with 11 significant bits (on a 0..255 scale:
 // half an ulp is 1/16 of an 8-bit level, 16 16-bit levels), rgba8 with 8 (half an 8-bit level,
-// 128.5 16-bit levels), each plus the final rounding. That is where the device rounds to nearest
-// when it stores the intermediate, as PoCL does. OpenCL allows other devices more: half floats
-// rounded toward zero (CL_DEVICE_HALF_FP_CONFIG's minimum), a whole ulp, so 33; float to
-// normalized integers within 0.6 of a step (OpenCL C, "Converting floating-point values to
-// normalized integer channel data types"), 0.6 * 257 = 154.2 levels, so 155. And at 16 bits
-// the linear variants' bilinear fetches carry the sampler's precision, which OpenCL leaves to
-// the device: 1 level more there. An NVIDIA H100 measured 32, 143 and 1.
+// 128.5 16-bit levels), each plus the final rounding, where the device rounds to nearest;
+// stored_error16() gives what OpenCL allows other devices (an NVIDIA H100 measured 32 and 143).
+// The linear variants' fetches add 1 level off CPU devices (box_samples_linearly()).
 int tolerance16(BoxVariant v, Intermediate f) {
   const bool cpu = runtime().device().type & CL_DEVICE_TYPE_CPU;
-  const int sampler =
-      !cpu && (v == BoxVariant::single_linear || v == BoxVariant::double_linear) ? 1 : 0;
+  const int sampler = !cpu && box_samples_linearly(v) ? 1 : 0;
   if (!box_is_two_pass(v) || f == Intermediate::rgba32f) return sampler;
-  return sampler + (f == Intermediate::rgba16f ? (cpu ? 17 : 33) : (cpu ? 129 : 155));
+  return sampler + stored_error16(f);
 }
 
 TEST_P(BoxVariantTest, MatchesReferenceAt16Bits) {

@@ -34,6 +34,7 @@
 #include "core/gauss_reference.h"
 #include "core/image_io.h"
 #include "tests/cli_support.h"
+#include "tests/test_support.h"
 
 namespace blurtool {
 namespace {
@@ -420,9 +421,7 @@ TEST_F(Cli, EveryVariantAndEdgeModeMatchesReference) {
       SCOPED_TRACE(std::string(v.name) + " edge=" + edge.name);
       const Result r = run({"--box", "4", "--variant", v.name, "--edge", edge.name, in, out});
       ASSERT_EQ(r.status, 0) << r.err;
-      const bool linear =
-          v.value == BoxVariant::single_linear || v.value == BoxVariant::double_linear;
-      EXPECT_LE(max_diff(load_image(out), expected), linear && !cpu ? 1 : 0);
+      EXPECT_LE(max_diff(load_image(out), expected), box_samples_linearly(v.value) && !cpu ? 1 : 0);
     }
   }
 }

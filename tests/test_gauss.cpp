@@ -32,16 +32,10 @@ namespace {
 //  - rgba32f, and one-pass variants: a 24-bit significand, d under 2^-24 of v, 0.004 levels,
 //    and the float arithmetic of the passes as little: 1 level. An 8-bit step is 257 levels, so
 //    a path that quantises to 8 bits anywhere fails (see EightBitLevelsAreFarFromSixteen).
-//  - rgba16f: an 11-bit significand, d at most 2^-12 for v in [0.5, 1) where the device rounds
-//    to nearest: 16 levels, so 17 (PoCL, a CPU device, does). OpenCL's minimum half-precision
-//    capability may round toward zero instead (CL_DEVICE_HALF_FP_CONFIG: CL_FP_ROUND_TO_ZERO),
-//    d up to 2^-11: 32 levels, so 33 on other devices. An NVIDIA H100 measured 28, which only
-//    the latter allows (which rounding its image writes use was not established).
-//  - rgba8: d at most half of 1/255 where the device rounds to nearest: 65535 / 510 = 128.5
-//    levels, so 129 (PoCL does). OpenCL lets a device approximate that rounding in its float to
-//    normalized-integer conversions within 0.6 of a step (OpenCL C, "Converting floating-point
-//    values to normalized integer channel data types"): 0.6 * 257 = 154.2 levels, so 155 on
-//    other devices. An NVIDIA H100 measured 144 (radius 0: the intermediate's rounding alone).
+//  - rgba16f (an 11-bit significand) and rgba8: stored_error16(), 17 and 129 where the device
+//    rounds to nearest (PoCL does), 33 and 155 within what OpenCL allows other devices (half
+//    floats rounded toward zero; float to normalized integers within 0.6 of a step). An NVIDIA
+//    H100 measured 28 and 144 (radius 0: the intermediate's rounding alone).
 // separable-linear's fetches blend neighbours with the device's filter weights: exact enough
 // on PoCL (measured within the bounds above); GPUs keep the fraction t in 8 bits (1/256 steps,
 // rounded), so each pass may be off by 1/512 of the largest neighbour difference, 128 levels:
@@ -49,9 +43,7 @@ namespace {
 int tolerance(GaussVariant v, Intermediate f, PixelDepth depth = PixelDepth::u8) {
   const bool cpu = runtime().device().type & CL_DEVICE_TYPE_CPU;
   if (depth == PixelDepth::u16) {
-    const int stored = !gauss_is_two_pass(v) || f == Intermediate::rgba32f ? 1
-                       : f == Intermediate::rgba16f                        ? (cpu ? 17 : 33)
-                                                                           : (cpu ? 129 : 155);
+    const int stored = !gauss_is_two_pass(v) || f == Intermediate::rgba32f ? 1 : stored_error16(f);
     return v == GaussVariant::separable_linear && !cpu ? stored + 256 : stored;
   }
   if (v == GaussVariant::separable_linear && cpu) return f == Intermediate::rgba32f ? 0 : 1;

@@ -11,9 +11,11 @@
 #include <random>
 #include <string>
 
+#include "core/box_blur.h"
 #include "core/cl_runtime.h"
 #include "core/filter.h"
 #include "core/image_io.h"
+#include "core/intermediate.h"
 
 namespace blurtool {
 
@@ -30,6 +32,27 @@ inline DeviceInfo device_as(cl_device_type type, size_t local_mem = 0) {
   d.type = type;
   if (local_mem) d.local_mem = local_mem;
   return d;
+}
+
+/// Largest error, in 16-bit levels, of a value in [0, 1] stored in intermediate `f` (rgba16f or
+/// rgba8) by the test device and read back, plus the final rounding. Where the device rounds to
+/// nearest, as PoCL (a CPU device) does: half an ulp of f16's 11-bit significand at the top of
+/// the range, 16 levels, so 17; half an 8-bit step, 65535 / 510 = 128.5 levels, so 129. OpenCL
+/// allows other devices more: half floats rounded toward zero (CL_DEVICE_HALF_FP_CONFIG's
+/// minimum), a whole ulp, so 33; float to normalized integers within 0.6 of a step (OpenCL C,
+/// "Converting floating-point values to normalized integer channel data types"),
+/// 0.6 * 257 = 154.2 levels, so 155. An NVIDIA H100 measured up to 32 and 144.
+inline int stored_error16(Intermediate f) {
+  const bool cpu = runtime().device().type & CL_DEVICE_TYPE_CPU;
+  if (f == Intermediate::rgba16f) return cpu ? 17 : 33;
+  return cpu ? 129 : 155;
+}
+
+/// Whether box variant `v` reads through the sampler's bilinear filter (single-linear,
+/// double-linear): at 16 bits its fetches carry the filter's precision, which OpenCL leaves to
+/// the device (exact on PoCL, 1 level off on an NVIDIA H100).
+inline bool box_samples_linearly(BoxVariant v) {
+  return v == BoxVariant::single_linear || v == BoxVariant::double_linear;
 }
 
 /// Whether the test device has sub-groups (cl_khr_subgroups), which bright's subgroup needs.

@@ -125,8 +125,7 @@ TEST(WorkingSpace, EveryVariantInLinearLightMatchesTheReferenceChain) {
     BoxParams p;
     p.radius = 3;
     p.variant = v.value;
-    const bool linear =
-        v.value == BoxVariant::single_linear || v.value == BoxVariant::double_linear;
+    const bool linear = box_samples_linearly(v.value);
     EXPECT_LE(
         max_error(run_in_space(std::make_shared<BoxFilter>(runtime(), p, 29, 19, PixelDepth::u16)),
                   box),
