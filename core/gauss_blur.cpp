@@ -151,8 +151,9 @@ GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const Devic
                                    PixelDepth depth) {
   if (variant != GaussVariant::automatic) return variant;
   // Until `blurtool tune` measures the device: on CPUs tiled, which reads buffers instead of
-  // images and keeps its ring in the L1 cache (PoCL, 2 cores, sigma 10, R 16, 1920x1080:
-  // 8.7-8.9 ms; separable-local 67, fused-local 197, separable 515). On GPUs fused up to R 32
+  // images and keeps its ring in the cache (PoCL, 2 cores, sigma 10, R 16, 1920x1080:
+  // 8.1-9.2 ms; fused 18.8, separable-buffer 19.9, separable-local 90, fused-local 313,
+  // separable 732, measured on a Zen 4 VM). On GPUs fused up to R 32
   // (an NVIDIA H100: 0.052 ms at R 16, separable-buffer 0.063, separable-local 0.106,
   // separable-linear 0.115), separable-buffer beyond (see kGaussFusedAutoRadius), each where
   // its local memory fits; separable-local where neither does.
@@ -173,8 +174,9 @@ GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const Devic
 }
 
 int gauss_tile_width(int radius) {
-  const double columns = 32768.0 / ((2.0 * radius + 1) * 16);
-  return 16 * std::clamp(static_cast<int>(std::lround(columns / 16)), 1, 16);
+  const double ring_rows = 4.0 * ((radius + 1) / 2) + 4;
+  const double columns = 262144.0 / (ring_rows * sizeof(cl_float4)) - 4;
+  return 16 * std::clamp(static_cast<int>(columns / 16), 1, 16);
 }
 
 int gauss_fused_default_group(int radius) {
@@ -461,9 +463,10 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
     const size_t tile_w = tile_columns();
     const size_t tiles = static_cast<size_t>((width + tile_w - 1) / tile_w) *
                          ((height + kGaussTileRows - 1) / kGaussTileRows);
-    const size_t per_item =
-        sizeof(cl_float4) *
-        (4 * (4 + (tile_w + r2 + 3) / 4 * 4) + (r2 + 1) * (tile_w + 4));
+    // Four staged rows of tile_w + 2R + 8 float4 each, and the ring: 4 ceil(R/2) + 4 rows of
+    // tile_w + 4 float4 (gauss_tiled in kernels/gauss.cl lays them out).
+    const size_t ring_rows = 4 * ((static_cast<size_t>(radius_) + 1) / 2) + 4;
+    const size_t per_item = sizeof(cl_float4) * (4 * (tile_w + r2 + 8) + ring_rows * (tile_w + 4));
     constexpr size_t kMaxScratchBytes = 256 << 20;
     tile_items_ = std::max<size_t>(
         1, std::min(tile_work_items(tiles, runtime.device()), kMaxScratchBytes / per_item));

@@ -45,11 +45,12 @@ bool gauss_row_work_group(GaussVariant variant);
 /// Rows of a `tiled` tile.
 constexpr int kGaussTileRows = 256;
 
-/// Columns of a `tiled` tile for `radius` by default: the multiple of 16 (1..16 of them) nearest
-/// to where the ring of 2R+1 rows of float4 fills 32 KiB, a CPU's L1 data cache. Measured on
-/// PoCL (2 AMD EPYC cores, R 16, 1920x1080): 64 columns (a 33 KiB ring) 8.7-8.9 ms; 48:
-/// 9.6-9.9; 80: 9.2-9.3; 128: 10.4-10.7; 256: 10.4-11.4. Another CPU (Zen 4, 1 MiB of L2)
-/// measured 256 columns fastest (kernels/NOTES.md), so --segment sets the width and
+/// Columns of a `tiled` tile for `radius` by default: 256, or the multiple of 16 (at least 16)
+/// whose ring (4 ceil(R/2) + 4 rows of tile_w + 4 float4) stays within 256 KiB, a CPU's L2 or
+/// a quarter of it (240 at R 30, 112 at R 63). The ring used to be sized for a 32 KiB L1 (64
+/// columns at R 16), when each multiply-add loaded two vectors from it; with four outputs in
+/// registers it loads half a vector, and on PoCL (2 Zen 4 cores, R 16, 1920x1080) 256 columns
+/// took 8.1-9.2 ms against 10.0-17.0 with 64 (kernels/NOTES.md). --segment sets the width;
 /// `blurtool tune` tries 64, 128 and 256.
 int gauss_tile_width(int radius);
 

@@ -207,18 +207,26 @@ kernel void gauss_fused_local(read_only image2d_t src, write_only image2d_t dst,
 // where image reads are software and an intermediate image is a round trip through memory.
 // Each work-item owns tiles of tile_w x tile_h pixels in turn (work-item g takes tiles g,
 // g + items, ...: a persistent loop, so that its scratch is bounded by the number of
-// work-items, not by the image size). Down a tile it keeps the horizontal results of the last
-// 2R+1 input rows in a ring: each input row is staged once as floats (with its halo, through
-// the edge mode), filtered horizontally into the ring slot of the row that left the window, and
-// the output row whose window is now complete is filtered vertically from the ring. Four
-// pixels (16 floats) go through each multiply-add, so that the CPU's vector units are full;
-// the ring stays in the cache. A pixel costs 2 (2R+1) multiply-adds, plus 2R / tile_h
-// horizontal rows to start each tile. Values are on the 0..PIXEL_MAX scale; the output is
-// rounded to the nearest level.
-// tile_w is a multiple of 16 chosen by the host so that the ring fits the L1 cache. Ring rows
+// work-items, not by the image size). Down a tile it works on four rows at a time and keeps the
+// horizontal results of the last 4 ceil(R/2) + 4 input rows in a ring:
+//  - four input rows are staged side by side as floats (with their halo, through the edge
+//    mode): staged column k is one float16, the pixel at x0 - R + k of each of the four rows;
+//  - horizontal: four staged columns at a time; for tap k each of the four outputs needs the
+//    columns at -k and +k of its own, and stepping k by one shifts them by one column, so the
+//    eight are kept in registers and only two are loaded a tap (loading them all would make the
+//    loop wait on the cache: two loads a multiply-add, against half a load here). The four
+//    results are transposed into the four ring rows, 16 floats (four pixels) a store;
+//  - vertical: the four output rows whose windows are now complete, four pixels at a time,
+//    with the same register window down the ring rows.
+// Every multiply-add works on 16 floats (four pixels, or one pixel of four rows), so that the
+// CPU's vector units are full; the weights are symmetric, so the taps at -k and +k are added
+// first and additions and multiply-adds run on different units. A pixel costs 2 (R+1)
+// multiply-adds and 2R additions, plus 4 ceil(R/2) / tile_h horizontal rows to start each
+// tile. Values are on the 0..PIXEL_MAX scale; the output is rounded to the nearest level.
+// tile_w is a multiple of 16 chosen by the host (gauss_tile_width(), or --segment). Ring rows
 // are tile_w + 4 pixels apart (a multiple of 4 float4: rows stay 64-byte aligned): at a
-// power-of-two stride the 2R+1 rows read together would share one set of the cache and evict
-// each other (measured with tile_w 256: 7.5 ms of 14.6).
+// power-of-two stride the rows read together would share one set of the cache and evict each
+// other (measured with tile_w 256 on the earlier kernel: 7.5 ms of 14.6).
 
 // The samples of four pixels, as vload16 and vstore16 move them.
 #ifdef PIXEL16
@@ -237,147 +245,184 @@ inline pixel_sample16_t round_samples16(float16 v) {
   return convert_pixel_sample16_t(i);
 }
 
-// Pixels o .. o+3 of the staged row, from the copy shifted by o mod 4 (see below).
-inline global const float16* shifted(global const float4* line, size_t line_size, int o) {
-  return (global const float16*)(line + 4 + (o & 3) * line_size + (o & ~3));
-}
-
-// Staged pixel k (image column x through the edge mode) into the four shifted copies of the
-// row that start at c0, line_size float4 apart (see gauss_tiled).
-inline void stage_pixel(global float4* c0, size_t line_size, int k, global const pixel_t* row,
-                        int x, int w, int edge) {
+// Pixel x (through the edge mode) of a row, as floats times keep (0 for a zero row).
+inline float4 edge_pixel(global const pixel_t* row, int x, int w, int edge, float keep) {
   const int xx = edge_index(x, w, edge);
-  const float4 v = xx < 0 ? (float4)(0.0f) : convert_float4(row[xx]);
-  c0[k] = v;
-  c0[line_size - 1 + k] = v;
-  c0[2 * line_size - 2 + k] = v;
-  c0[3 * line_size - 3 + k] = v;
+  return xx < 0 ? (float4)(0.0f) : convert_float4(row[xx]) * keep;
 }
 
-// scratch, per work-item: 4 copies of the staged input row, each 4 float4 of padding (where
-// the shifted copies' first pixels fall) and tile_w + 2R float4 rounded up to a multiple of 4
-// (64 bytes), then 2R+1 rows of tile_w + 4 float4 (the ring): with the
-// buffer's base aligned (CL_DEVICE_MEM_BASE_ADDR_ALIGN is at least 1024 bits) every copy and
-// every ring row starts on 64 bytes.
+// Four pixels of a row (pixels p .. p+3) as 16 floats, times keep.
+inline float16 four_pixels(global const pixel_t* row, int p, float keep) {
+  return convert_float16(vload16(0, (global const pixel_sample_t*)(row + p))) * keep;
+}
+
+// The four window sums a_j = sum over t = -R..R of w[R + t] c(j + t), j = 0..3, of a sequence of
+// float16 c(t): AT(t) loads c(t) for t = -1..4, and NEXT_LEFT(k) and NEXT_RIGHT(k) load
+// c(-k - 1) and c(k + 4) (one column or ring row past the window after the last tap: loaded,
+// never used).
+#define WINDOW4(AT, NEXT_LEFT, NEXT_RIGHT, radius, weights, a0, a1, a2, a3)             \
+  do {                                                                                  \
+    const float w0 = weights[radius];                                                   \
+    float16 l0 = AT(-1), l1 = AT(0), l2 = AT(1), l3 = AT(2);                            \
+    float16 r0 = l2, r1 = l3, r2 = AT(3), r3 = AT(4);                                   \
+    a0 = w0 * l1;                                                                       \
+    a1 = w0 * l2;                                                                       \
+    a2 = w0 * l3;                                                                       \
+    a3 = w0 * r2;                                                                       \
+    int k = 1;                                                                          \
+    /* Four taps a round, the registers' roles rotating instead of their contents */    \
+    for (; k + 3 <= radius; k += 4) {                                                   \
+      WINDOW4_TAP(NEXT_LEFT, NEXT_RIGHT, weights[radius + k], k, l0, l1, l2, l3, r0, r1, r2, r3); \
+      WINDOW4_TAP(NEXT_LEFT, NEXT_RIGHT, weights[radius + k + 1], k + 1, l3, l0, l1, l2, r1, r2, r3, r0); \
+      WINDOW4_TAP(NEXT_LEFT, NEXT_RIGHT, weights[radius + k + 2], k + 2, l2, l3, l0, l1, r2, r3, r0, r1); \
+      WINDOW4_TAP(NEXT_LEFT, NEXT_RIGHT, weights[radius + k + 3], k + 3, l1, l2, l3, l0, r3, r0, r1, r2); \
+    }                                                                                   \
+    for (; k <= radius; ++k) {                                                          \
+      WINDOW4_TAP(NEXT_LEFT, NEXT_RIGHT, weights[radius + k], k, l0, l1, l2, l3, r0, r1, r2, r3); \
+      const float16 l = l3, r = r0;                                                     \
+      l3 = l2;                                                                          \
+      l2 = l1;                                                                          \
+      l1 = l0;                                                                          \
+      l0 = l;                                                                           \
+      r0 = r1;                                                                          \
+      r1 = r2;                                                                          \
+      r2 = r3;                                                                          \
+      r3 = r;                                                                           \
+    }                                                                                   \
+  } while (0)
+
+// One tap k of WINDOW4 with the left elements of outputs 0..3 in L0..L3 and the right ones in
+// R0..R3. For tap k + 1 output j's left element is output j - 1's at tap k and its right one
+// output j + 1's, so only two are new: the left one goes into L3 (now output 0's) and the
+// right one into R0 (now output 3's).
+#define WINDOW4_TAP(NEXT_LEFT, NEXT_RIGHT, wk, k, L0, L1, L2, L3, R0, R1, R2, R3) \
+  do {                                                                            \
+    const float w = wk;                                                           \
+    a0 = fma(w, L0 + R0, a0);                                                     \
+    a1 = fma(w, L1 + R1, a1);                                                     \
+    a2 = fma(w, L2 + R2, a2);                                                     \
+    a3 = fma(w, L3 + R3, a3);                                                     \
+    L3 = NEXT_LEFT(k);                                                            \
+    R0 = NEXT_RIGHT(k);                                                           \
+  } while (0)
+
+// scratch, per work-item (float4 units): the four staged rows, tile_w + 2R + 8 float16 (one
+// float16 of padding in front: the register window loads one column past each end), then the
+// ring, 4 ceil(R/2) + 4 rows of tile_w + 4 float4. With the buffer's base aligned
+// (CL_DEVICE_MEM_BASE_ADDR_ALIGN is at least 1024 bits) every float16 and every ring row starts
+// on 64 bytes. The host's gauss_tiled_scratch() computes the same size.
 kernel void gauss_tiled(global const pixel_t* src, global pixel_t* dst, int w, int h, int radius,
                         int edge, constant float* weights, int tile_w, int tile_h,
                         global float4* scratch) {
-  const int stride = tile_w + 4;  // of the ring's rows
-  const int items = get_global_size(0), id = get_global_id(0), taps = 2 * radius + 1;
-  const size_t line_size = 4 + (tile_w + 2 * radius + 3) / 4 * 4;
-  global float4* line = scratch + (size_t)id * (4 * line_size + (size_t)taps * stride);
-  global float4* ring = line + 4 * line_size;
+  const int stride = tile_w + 4;  // of the ring's rows, in float4
+  const int ahead = (radius + 1) / 2;  // input groups of 4 rows before the first output group
+  const int slots = 4 * ahead + 4;     // ring rows: a multiple of 4, at least 2R + 4
+  const int items = get_global_size(0), id = get_global_id(0);
+  global float4* base =
+      scratch + (size_t)id * (4 * (size_t)(tile_w + 2 * radius + 8) + (size_t)slots * stride);
+  global float16* staged = (global float16*)base + 1;
+  global float4* ring = base + 4 * (size_t)(tile_w + 2 * radius + 8);
   const int tiles_x = (w + tile_w - 1) / tile_w, tiles_y = (h + tile_h - 1) / tile_h;
   for (int t = id; t < tiles_x * tiles_y; t += items) {
     const int x0 = (t % tiles_x) * tile_w, y0 = (t / tiles_x) * tile_h;
     const int n = min(tile_w, w - x0), y1 = min(y0 + tile_h, h);
-    for (int y = y0 - radius; y < y1 + radius; ++y) {
-      // Horizontal: input row y into its ring slot.
-      global float4* slot = ring + (size_t)((y - y0 + radius) % taps) * stride;
-      const int yy = edge_index(y, h, edge);
-      if (yy < 0) {
-        for (int i = 0; i < n; ++i) slot[i] = 0.0f;
-      } else {
-        global const pixel_t* row = src + (size_t)yy * w;
-        // Staged pixel k goes to position k - j of copy j (j = 0..3): copy j is the row shifted
-        // by j pixels, so that a run of 4 pixels starting anywhere is a 64-byte aligned load
-        // from one of the four (shifted()). Pixels whose column x0 - R + k is inside need no
-        // edge mapping.
-        const int span = n + 2 * radius;
-        const int inner0 = clamp(radius - x0, 0, span);
-        const int inner1 = clamp(w + radius - x0, inner0, span);
-        global float4* c0 = line + 4;
-        for (int k = 0; k < inner0; ++k)
-          stage_pixel(c0, line_size, k, row, x0 - radius + k, w, edge);
-        // The inner run 4 pixels at a time: one 16-byte load (32 bytes for RGBA16), converted as
-        // 16 floats, and four 64-byte stores, where pixel by pixel PoCL issued sixteen 16-byte
-        // stores.
-        global const pixel_t* in = row + x0 - radius;
-        int q = inner0;
-        for (; q + 4 <= inner1; q += 4) {
-          const float16 v = convert_float16(vload16(0, (global const pixel_sample_t*)(in + q)));
-          vstore16(v, 0, (global float*)(c0 + q));
-          vstore16(v, 0, (global float*)(c0 + line_size - 1 + q));
-          vstore16(v, 0, (global float*)(c0 + 2 * line_size - 2 + q));
-          vstore16(v, 0, (global float*)(c0 + 3 * line_size - 3 + q));
-        }
-        for (; q < span; ++q) stage_pixel(c0, line_size, q, row, x0 - radius + q, w, edge);
-        int i = 0;
-        for (; i + 16 <= n; i += 16) {
-          // Four independent sums hide the multiply-add latency. The weights are symmetric, so
-          // the taps at -k and +k are added first: additions and multiply-adds then run on
-          // different units.
-          const float16 w0 = weights[radius];
-          global const float16* c = shifted(line, line_size, i + radius);
-          float16 a0 = w0 * c[0], a1 = w0 * c[1], a2 = w0 * c[2], a3 = w0 * c[3];
-          for (int k = 1; k <= radius; ++k) {
-            const float16 wk = weights[radius + k];
-            global const float16* l = shifted(line, line_size, i + radius - k);
-            global const float16* r = shifted(line, line_size, i + radius + k);
-            a0 = fma(wk, l[0] + r[0], a0);
-            a1 = fma(wk, l[1] + r[1], a1);
-            a2 = fma(wk, l[2] + r[2], a2);
-            a3 = fma(wk, l[3] + r[3], a3);
+    const int span = n + 2 * radius;  // staged columns: x0 - R .. x0 + n + R - 1
+    // Staged columns whose pixel x0 - R + k is inside the image need no edge mapping.
+    const int inner0 = clamp(radius - x0, 0, span);
+    const int inner1 = clamp(w + radius - x0, inner0, span);
+    // Input row j (0 at y0 - R) is in ring row j mod slots. Output group o (rows y0 + 4o ..
+    // y0 + 4o + 3) needs input rows 4o .. 4o + 3 + 2R, all staged after input group o + ahead.
+    const int last_row = y1 - y0 - 1 + 2 * radius;  // the last input row any output needs
+    const int groups = (y1 - y0 + 3) / 4;
+    for (int g = 0; g < groups + ahead; ++g) {
+      // Stage input rows 4g .. 4g+3 (past last_row: last_row again, never stored).
+      global const pixel_t* row[4];
+      float keep[4];
+      for (int r = 0; r < 4; ++r) {
+        const int yy = edge_index(y0 - radius + min(4 * g + r, last_row), h, edge);
+        row[r] = src + (size_t)max(yy, 0) * w;
+        keep[r] = yy < 0 ? 0.0f : 1.0f;  // a zero row (edge mode zero)
+      }
+      for (int k = 0; k < inner0; ++k) {
+        const int x = x0 - radius + k;
+        staged[k] = (float16)(edge_pixel(row[0], x, w, edge, keep[0]),
+                              edge_pixel(row[1], x, w, edge, keep[1]),
+                              edge_pixel(row[2], x, w, edge, keep[2]),
+                              edge_pixel(row[3], x, w, edge, keep[3]));
+      }
+      int q = inner0;
+      for (; q + 4 <= inner1; q += 4) {
+        // Four pixels of each row, transposed into four staged columns.
+        const int p = x0 - radius + q;
+        const float16 v0 = four_pixels(row[0], p, keep[0]), v1 = four_pixels(row[1], p, keep[1]);
+        const float16 v2 = four_pixels(row[2], p, keep[2]), v3 = four_pixels(row[3], p, keep[3]);
+        staged[q] = (float16)(v0.s0123, v1.s0123, v2.s0123, v3.s0123);
+        staged[q + 1] = (float16)(v0.s4567, v1.s4567, v2.s4567, v3.s4567);
+        staged[q + 2] = (float16)(v0.s89ab, v1.s89ab, v2.s89ab, v3.s89ab);
+        staged[q + 3] = (float16)(v0.scdef, v1.scdef, v2.scdef, v3.scdef);
+      }
+      for (; q < span; ++q) {
+        const int x = x0 - radius + q;
+        staged[q] = (float16)(edge_pixel(row[0], x, w, edge, keep[0]),
+                              edge_pixel(row[1], x, w, edge, keep[1]),
+                              edge_pixel(row[2], x, w, edge, keep[2]),
+                              edge_pixel(row[3], x, w, edge, keep[3]));
+      }
+      // Horizontal: four outputs at a time (past n: never stored) into ring rows 4g .. 4g+3.
+      global float4* slot = ring + (size_t)((4 * g) % slots) * stride;
+      for (int i = 0; i < n; i += 4) {
+        global const float16* c = staged + i + radius;
+#define STAGED_AT(t) c[t]
+#define STAGED_LEFT(k) c[-(k)-1]
+#define STAGED_RIGHT(k) c[(k) + 4]
+        float16 a0, a1, a2, a3;
+        WINDOW4(STAGED_AT, STAGED_LEFT, STAGED_RIGHT, radius, weights, a0, a1, a2, a3);
+#undef STAGED_AT
+#undef STAGED_LEFT
+#undef STAGED_RIGHT
+        // a_j holds pixel i + j of the four rows; ring row r takes pixels i .. i+3 of row r.
+        *(global float16*)(slot + i) = (float16)(a0.s0123, a1.s0123, a2.s0123, a3.s0123);
+        *(global float16*)(slot + stride + i) = (float16)(a0.s4567, a1.s4567, a2.s4567, a3.s4567);
+        *(global float16*)(slot + 2 * stride + i) =
+            (float16)(a0.s89ab, a1.s89ab, a2.s89ab, a3.s89ab);
+        *(global float16*)(slot + 3 * stride + i) =
+            (float16)(a0.scdef, a1.scdef, a2.scdef, a3.scdef);
+      }
+      // Vertical: output group o = g - ahead, centred on input rows 4o + R .. 4o + R + 3.
+      const int o = g - ahead;
+      if (o < 0) continue;
+      // Ring rows of input rows centre - 1 .. centre + 4; the window steps on from there, one
+      // row each way a tap, wrapping around the ring.
+      const int centre = 4 * o + radius;
+      int at[6];
+      for (int u = 0; u < 6; ++u) at[u] = (centre - 1 + u + slots) % slots;
+      for (int i = 0; i < n; i += 4) {
+        global const float4* column = ring + i;
+        int left = at[0], right = at[5];
+#define RING_ROW(s) (*(global const float16*)(column + (size_t)(s) * stride))
+#define RING_AT(t) RING_ROW(at[(t) + 1])
+#define RING_LEFT(k) (left = left == 0 ? slots - 1 : left - 1, RING_ROW(left))
+#define RING_RIGHT(k) (right = right + 1 == slots ? 0 : right + 1, RING_ROW(right))
+        float16 a0, a1, a2, a3;
+        WINDOW4(RING_AT, RING_LEFT, RING_RIGHT, radius, weights, a0, a1, a2, a3);
+#undef RING_ROW
+#undef RING_AT
+#undef RING_LEFT
+#undef RING_RIGHT
+        const float16 a[4] = {a0, a1, a2, a3};
+        for (int j = 0; j < 4; ++j) {
+          const int y = y0 + 4 * o + j;
+          if (y >= y1) break;
+          global pixel_t* out = dst + (size_t)y * w + x0 + i;
+          const pixel_sample16_t v = round_samples16(a[j]);
+          if (i + 4 <= n) {
+            vstore16(v, 0, (global pixel_sample_t*)out);
+          } else {
+            pixel_t px[4];
+            vstore16(v, 0, (private pixel_sample_t*)px);
+            for (int p = 0; p < n - i; ++p) out[p] = px[p];
           }
-          global float16* q = (global float16*)(slot + i);
-          q[0] = a0;
-          q[1] = a1;
-          q[2] = a2;
-          q[3] = a3;
         }
-        for (; i + 4 <= n; i += 4) {
-          float16 acc = 0.0f;
-          for (int k = 0; k < taps; ++k)
-            acc += weights[k] * vload16(0, (global const float*)(c0 + i + k));
-          vstore16(acc, 0, (global float*)(slot + i));
-        }
-        for (; i < n; ++i) {
-          float4 acc = 0.0f;
-          for (int k = 0; k < taps; ++k) acc += weights[k] * c0[i + k];
-          slot[i] = acc;
-        }
-      }
-      // Vertical: output row y - R, whose input rows y - 2R .. y are all in the ring now.
-      const int yo = y - radius;
-      if (yo < y0) continue;
-      const int first = (yo - y0) % taps;  // the slot of input row yo - R
-      global pixel_t* out = dst + (size_t)yo * w + x0;
-      int i = 0;
-      const int centre = (first + radius) % taps;  // the slot of input row yo
-      for (; i + 16 <= n; i += 16) {
-        // Four sums, as the horizontal pass. The weights are symmetric, so the rows at -k and
-        // +k are added first: the additions and the multiply-adds run on different units.
-        // Ring rows are 64-byte aligned (see the scratch layout), so 16 floats load at once.
-        global const float16* c = (global const float16*)(ring + (size_t)centre * stride + i);
-        const float16 w0 = weights[radius];
-        float16 a0 = w0 * c[0], a1 = w0 * c[1], a2 = w0 * c[2], a3 = w0 * c[3];
-        for (int k = 1, up = centre, down = centre; k <= radius; ++k) {
-          up = up == 0 ? taps - 1 : up - 1;
-          down = down + 1 == taps ? 0 : down + 1;
-          const float16 wk = weights[radius + k];
-          global const float16* l = (global const float16*)(ring + (size_t)up * stride + i);
-          global const float16* r = (global const float16*)(ring + (size_t)down * stride + i);
-          a0 = fma(wk, l[0] + r[0], a0);
-          a1 = fma(wk, l[1] + r[1], a1);
-          a2 = fma(wk, l[2] + r[2], a2);
-          a3 = fma(wk, l[3] + r[3], a3);
-        }
-        vstore16(round_samples16(a0), 0, (global pixel_sample_t*)(out + i));
-        vstore16(round_samples16(a1), 1, (global pixel_sample_t*)(out + i));
-        vstore16(round_samples16(a2), 2, (global pixel_sample_t*)(out + i));
-        vstore16(round_samples16(a3), 3, (global pixel_sample_t*)(out + i));
-      }
-      for (; i + 4 <= n; i += 4) {
-        float16 acc = 0.0f;
-        for (int k = 0, s = first; k < taps; ++k, s = s + 1 == taps ? 0 : s + 1)
-          acc += weights[k] * vload16(0, (global const float*)(ring + (size_t)s * stride + i));
-        vstore16(round_samples16(acc), 0, (global pixel_sample_t*)(out + i));
-      }
-      for (; i < n; ++i) {
-        float4 acc = 0.0f;
-        for (int k = 0, s = first; k < taps; ++k, s = s + 1 == taps ? 0 : s + 1)
-          acc += weights[k] * ring[(size_t)s * stride + i];
-        out[i] = round_samples16((float16)(acc, acc, acc, acc)).s0123;
       }
     }
   }

@@ -149,12 +149,10 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, GaussVariantTest, ::testing::ValuesIn([] {
                            return name;
                          });
 
-// tiled over several tiles across and down: tile widths 256 (R 2) and 64 (R 16), the last
-// tile short both ways, widths that leave 4-pixel and single-pixel remainders, every edge mode;
-// on T samples.
+// tiled over several tiles across and down, with its default tile width and with --segment
+// widths 16, 48 and 256: the last tile short both ways (widths that leave 1 to 3 pixels past a
+// multiple of 4, heights 2 and 3 rows past one), every edge mode; on T samples.
 template <typename T>
-// tiled with its default tile width and with --segment widths (16: the 16-pixel path never
-// runs; 48: the 4-pixel path after it; 256), the last tile short both ways.
 void expect_tiled_tiles_match_reference() {
   for (Size s : {Size{301, 530}, Size{259, 263}}) {
     const BasicImage<T> input = random_image<T>(s.w, s.h, 21);
@@ -478,9 +476,11 @@ TEST(GaussSeparableBuffer, SizesAndRefusals) {
     expect_refusal(p, "CL_DEVICE_LOCAL_MEM_SIZE", "a row tile larger than local memory");
 }
 
-TEST(GaussTiled, TileWidthFitsTheRingInL1) {
-  EXPECT_EQ(gauss_tile_width(16), 64);   // 33 rows: 32768 / 528 = 62 columns
-  EXPECT_EQ(gauss_tile_width(0), 256);   // at most 256
+TEST(GaussTiled, TileWidthKeepsTheRingWithin256KiB) {
+  EXPECT_EQ(gauss_tile_width(16), 256);   // 36 rows: 262144 / 576 - 4 = 451, at most 256
+  EXPECT_EQ(gauss_tile_width(30), 240);   // 64 rows: 256 - 4 = 252 columns
+  EXPECT_EQ(gauss_tile_width(63), 112);   // 132 rows: 124 - 4 = 120 columns
+  EXPECT_EQ(gauss_tile_width(0), 256);    // 4 rows
   EXPECT_EQ(gauss_tile_width(4000), 16);  // at least 16
 }
 
