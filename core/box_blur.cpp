@@ -427,11 +427,17 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
     const size_t tiles = static_cast<size_t>((width + kBoxTileWidth - 1) / kBoxTileWidth) *
                          ((height + params_.segment - 1) / params_.segment);
     tile_items_ = tile_work_items(tiles, runtime.device());
-    // The ring of 2R+1 row sums where it fits kMaxRingBytes, else one recomputed row.
-    constexpr size_t kMaxRingBytes = 64 << 20;
-    const size_t row_bytes = kBoxTileWidth * sizeof(cl_uint4);
-    ring_ = tile_items_ * n * row_bytes <= kMaxRingBytes;
-    const size_t per_item = kBoxTileWidth * (wide_sum_ ? 32 : 16) + (ring_ ? n : 1) * row_bytes;
+    // Per work-item (box_tiled in kernels/box.cl lays it out): V, TILE_W sums of 16 or 32
+    // bytes; four staged rows, TILE_W + 2R + 8 uint4 each; and the row sums: a ring of 2R+5
+    // rows where all fit params.tiled_ring_bytes, else 8 (the leaving rows computed again),
+    // of TILE_W + 4 uint4.
+    const size_t row_bytes = (kBoxTileWidth + 4) * sizeof(cl_uint4);
+    const size_t ring_rows = 2 * static_cast<size_t>(params_.radius) + 5;
+    ring_ = tile_items_ * ring_rows * row_bytes <= params_.tiled_ring_bytes;
+    const size_t per_item =
+        kBoxTileWidth * (wide_sum_ ? 32 : 16) +
+        4 * (kBoxTileWidth + 2 * static_cast<size_t>(params_.radius) + 8) * sizeof(cl_uint4) +
+        (ring_ ? ring_rows : 8) * row_bytes;
     scratch_ = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE, tile_items_ * per_item);
   }
   if (v == BoxVariant::fused) {

@@ -88,6 +88,11 @@ struct BoxParams {
   /// Lx1: L work-items share a row (0x0: 128); for `fused`, CxB (0x0:
   /// box_fused_default_group()). The ring column pass always takes 16x8 (kBoxRing*).
   WorkGroup wg;
+  /// `tiled`: the most bytes its rings of 2R+5 rows of row sums may take, all work-items
+  /// together; past it each work-item keeps 8 rows and computes the leaving rows' sums again
+  /// (twice the row steps). Not an option: the default suits every image, tests lower it to
+  /// reach the second path at radii where its errors would still show.
+  size_t tiled_ring_bytes = size_t{64} << 20;
 };
 
 /// The segment `variant` uses when BoxParams::segment is 0: 128 pixels for segmented (its row

@@ -462,49 +462,31 @@ kernel void box_cols_ring(read_only image2d_t tmp, write_only image2d_t dst, int
 // where image reads are software and an intermediate image is a round trip through memory.
 // Each work-item owns tiles of TILE_W x tile_h pixels in turn (work-item g takes tiles g,
 // g + items, ...: a persistent loop, so that its scratch is bounded by the number of
-// work-items, not by the image size). For a tile it keeps the vertical running sums V of its
-// TILE_W columns, and the row window sums of the 2R+1 input rows in V's window in a ring. For
-// each output row y one loop along the row does everything: the running sum along input row
-// y + R (two pixel reads), its row window sum replacing that of row y - R - 1 in the ring
-// (the same slot, 2R+1 rows later), V += entering - leaving, and the mean written out. A pixel
-// therefore costs one row step and one column step whatever R is, plus (2R+1) / tile_h row
-// windows to start each tile and (2R+1) / TILE_W reads to start each row. Where the ring would
-// not fit the scratch (ring == 0, large R), the leaving row's sums are recomputed instead.
-// Sums are exact integers, as above.
+// work-items, not by the image size). Input row j of a tile is image row y0 - R - 1 + j; its
+// row window sums S_j (the window of each of the tile's columns) are computed four rows at a
+// time (row_sums4): the four rows are staged side by side (staged column k: pixel
+// x0 - R - 1 + k of each row, one uint16), and one running sum of 16 lanes slides along them,
+// so that a step (add the entering column, subtract the leaving one) serves four rows. The
+// vertical running sums V of the tile's columns start as S_0 + ... + S_2R; output row p then
+// takes V += S_{p+2R+1} - S_p, four pixels (16 lanes) at a time, and its mean is written out.
+// The S rows live in a ring of 2R+5 rows, so that the leaving row's sums are the ones computed
+// 2R+1 rows earlier; where the ring would not fit the scratch (ring == 0, large R), the leaving
+// rows' sums are computed again instead. A pixel therefore costs one row step and one column
+// step whatever R is (two row steps without the ring), plus (2R+1) / tile_h row steps to start
+// each tile and (2R+1) / TILE_W to start each row window. Sums are exact integers, as above.
 #ifndef TILE_W
 #define TILE_W 256  // columns per tile
 #endif
+#define TILE_STRIDE (TILE_W + 4)  // uint4 between ring rows: not a power of two (cache sets)
 
-// Input row y (any integer), through the edge mode: its pixels, or 0 where the zero mode
-// reads zeros.
-inline global const pixel_t* edge_row(global const pixel_t* src, int y, int w, int h, int edge) {
-  const int yy = edge_index(y, h, edge);
-  return yy < 0 ? 0 : src + (size_t)yy * w;
-}
+#ifdef WIDE_SUM
+typedef ulong16 sum16;
+#define convert_sum16 convert_ulong16
+#else
+typedef uint16 sum16;
+#define convert_sum16 convert_uint16
+#endif
 
-// Sample values of pixel x (any integer) of `row` (0: all zero), through the edge mode.
-inline uint4 edge_pixel(global const pixel_t* row, int x, int w, int edge) {
-  const int xx = edge_index(x, w, edge);
-  return row == 0 || xx < 0 ? (uint4)(0) : convert_uint4(row[xx]);
-}
-
-// Row window sum of `row` for the window of column x0 - 1: [x0 - R - 1, x0 + R - 1].
-inline uint4 first_row_window(global const pixel_t* row, int x0, int w, int radius, int edge) {
-  uint4 sum = 0;
-  if (row != 0)
-    for (int k = x0 - radius - 1; k < x0 + radius; ++k) sum += edge_pixel(row, k, w, edge);
-  return sum;
-}
-
-// Row window sums of `row` for the n columns x0 .. x0+n-1, into out[0 .. n).
-inline void row_window_sums(global const pixel_t* row, int x0, int n, int w, int radius,
-                            int edge, global uint4* out) {
-  uint4 sum = first_row_window(row, x0, w, radius, edge);
-  for (int i = 0; i < n; ++i) {
-    sum += edge_pixel(row, x0 + i + radius, w, edge) - edge_pixel(row, x0 + i - radius - 1, w, edge);
-    out[i] = sum;
-  }
-}
 
 // The mean sum / divisor rounded half up, as a pixel. With ROUND_BY_FLOAT (the host sets it for
 // an odd divisor d < 2^14, 8-bit pixels only) the nearest integer to sum * inverse (1/d rounded to float,
@@ -521,61 +503,169 @@ inline pixel_t mean_u8(sum4 sum, sum_t divisor, float inverse) {
 #endif
 }
 
-// One pixel of the fused loop: row sum `sum` of column i moves by the entering and leaving
-// pixels, replaces the leaving row's sum in `slot`, and moves V; the mean goes to out[i].
-inline void slide(uint4 entering, uint4 leaving, uint4* sum, int i, global uint4* slot,
-                  global sum4* column, global pixel_t* out, sum_t divisor, float inverse) {
-  *sum += entering - leaving;
-  const sum4 v = column[i] + convert_sum4(*sum) - convert_sum4(slot[i]);
-  slot[i] = *sum;
-  column[i] = v;
-  out[i] = mean_u8(v, divisor, inverse);
+// The means of four pixels (16 sums) as their samples; as mean_u8() and exact_mean().
+inline pixel_sample16_t means16(sum16 sum, sum_t divisor, float inverse) {
+#ifdef ROUND_BY_FLOAT
+  const float16 rounded = convert_float16(as_int16(sum)) * inverse + 12582912.0f;
+  return convert_pixel_sample16_t(as_int16(rounded) - 0x4B400000);
+#else
+  return (pixel_sample16_t)(pixel_from_uint4(convert_uint4(exact_mean(sum.s0123, divisor))),
+                            pixel_from_uint4(convert_uint4(exact_mean(sum.s4567, divisor))),
+                            pixel_from_uint4(convert_uint4(exact_mean(sum.s89ab, divisor))),
+                            pixel_from_uint4(convert_uint4(exact_mean(sum.scdef, divisor))));
+#endif
 }
 
-// scratch, per work-item: TILE_W sum4 (V), then TILE_W uint4 for each of the 2R+1 ring rows
-// (ring != 0) or for the recomputed leaving row (ring == 0).
+// Pixel x (any integer) of a row through the edge mode, times keep (0 for a zero row).
+inline uint4 tile_pixel(global const pixel_t* row, int x, int w, int edge, uint keep) {
+  const int xx = edge_index(x, w, edge);
+  return xx < 0 ? (uint4)(0) : convert_uint4(row[xx]) * keep;
+}
+
+// Pixels p .. p+3 of a row (all inside) as 16 samples, times keep.
+inline uint16 tile_pixels4(global const pixel_t* row, int p, uint keep) {
+  return convert_uint16(vload16(0, (global const pixel_sample_t*)(row + p))) * keep;
+}
+
+// Row window sums S_j of input rows j = j0 .. j0+3 (image rows ytop + j, j past jlast read as
+// jlast) for the tile's columns x0 .. x0+n-1 (and on to the next multiple of 4: never used), into
+// ring rows slot[0] .. slot[3].
+inline void row_sums4(global const pixel_t* src, int w, int h, int edge, int radius, int ytop,
+                      int j0, int jlast, int x0, int n, global uint16* staged,
+                      global uint4* ring, const int* slot) {
+  global const pixel_t* row[4];
+  uint keep[4];
+  for (int r = 0; r < 4; ++r) {
+    const int yy = edge_index(ytop + min(j0 + r, jlast), h, edge);
+    row[r] = src + (size_t)max(yy, 0) * w;
+    keep[r] = yy < 0 ? 0 : 1;  // a zero row (edge mode zero)
+  }
+  // Staged column k is pixel x0 - R - 1 + k of each row; columns inside the image need no edge
+  // mapping and go 4 at a time (four 16-sample loads transposed into four staged columns).
+  const int span = n + 2 * radius + 1, xs = x0 - radius - 1;
+  const int inner0 = clamp(-xs, 0, span), inner1 = clamp(w - xs, inner0, span);
+  for (int k = 0; k < inner0; ++k)
+    staged[k] = (uint16)(tile_pixel(row[0], xs + k, w, edge, keep[0]),
+                         tile_pixel(row[1], xs + k, w, edge, keep[1]),
+                         tile_pixel(row[2], xs + k, w, edge, keep[2]),
+                         tile_pixel(row[3], xs + k, w, edge, keep[3]));
+  int k = inner0;
+  for (; k + 4 <= inner1; k += 4) {
+    const uint16 v0 = tile_pixels4(row[0], xs + k, keep[0]);
+    const uint16 v1 = tile_pixels4(row[1], xs + k, keep[1]);
+    const uint16 v2 = tile_pixels4(row[2], xs + k, keep[2]);
+    const uint16 v3 = tile_pixels4(row[3], xs + k, keep[3]);
+    staged[k] = (uint16)(v0.s0123, v1.s0123, v2.s0123, v3.s0123);
+    staged[k + 1] = (uint16)(v0.s4567, v1.s4567, v2.s4567, v3.s4567);
+    staged[k + 2] = (uint16)(v0.s89ab, v1.s89ab, v2.s89ab, v3.s89ab);
+    staged[k + 3] = (uint16)(v0.scdef, v1.scdef, v2.scdef, v3.scdef);
+  }
+  for (; k < span; ++k)
+    staged[k] = (uint16)(tile_pixel(row[0], xs + k, w, edge, keep[0]),
+                         tile_pixel(row[1], xs + k, w, edge, keep[1]),
+                         tile_pixel(row[2], xs + k, w, edge, keep[2]),
+                         tile_pixel(row[3], xs + k, w, edge, keep[3]));
+  // The window of column x0 - 1 (staged 0 .. 2R), then one step a column.
+  uint16 sum = 0;
+  for (int t = 0; t <= 2 * radius; ++t) sum += staged[t];
+  global uint4* out0 = ring + (size_t)slot[0] * TILE_STRIDE;
+  global uint4* out1 = ring + (size_t)slot[1] * TILE_STRIDE;
+  global uint4* out2 = ring + (size_t)slot[2] * TILE_STRIDE;
+  global uint4* out3 = ring + (size_t)slot[3] * TILE_STRIDE;
+  global const uint16* enter = staged + 2 * radius + 1;
+  for (int i = 0; i < n; i += 4) {
+    const uint16 a0 = (sum += enter[i] - staged[i]);
+    const uint16 a1 = (sum += enter[i + 1] - staged[i + 1]);
+    const uint16 a2 = (sum += enter[i + 2] - staged[i + 2]);
+    const uint16 a3 = (sum += enter[i + 3] - staged[i + 3]);
+    // a_c holds column i + c of the four rows; ring row r takes columns i .. i+3 of row r.
+    *(global uint16*)(out0 + i) = (uint16)(a0.s0123, a1.s0123, a2.s0123, a3.s0123);
+    *(global uint16*)(out1 + i) = (uint16)(a0.s4567, a1.s4567, a2.s4567, a3.s4567);
+    *(global uint16*)(out2 + i) = (uint16)(a0.s89ab, a1.s89ab, a2.s89ab, a3.s89ab);
+    *(global uint16*)(out3 + i) = (uint16)(a0.scdef, a1.scdef, a2.scdef, a3.scdef);
+  }
+}
+
+// The ring rows of S rows j .. j+3: j mod slots .. with the ring (`slots` rows), else rows
+// first .. first+3.
+inline void ring_slots(int* slot, int j, int slots, int ring, int first) {
+  for (int r = 0; r < 4; ++r) slot[r] = ring ? (j + r) % slots : first + r;
+}
+
+// scratch, per work-item (uint4 units): V, TILE_W sum4 (as many uint4, twice as many with
+// WIDE_SUM); the staged rows, TILE_W + 2R + 8 uint16; the ring, 2R + 5 rows (ring != 0) or 8
+// (four entering and four leaving rows) of TILE_STRIDE uint4. The host's tiled_scratch_bytes()
+// computes the same size; with the buffer's base aligned (CL_DEVICE_MEM_BASE_ADDR_ALIGN is at
+// least 1024 bits) every uint16 and every ring row starts on 64 bytes.
 kernel void box_tiled(global const pixel_t* src, global pixel_t* dst, int w, int h, int radius,
                       int edge, sum_t divisor, float inverse, int tile_h, int ring,
                       global uint4* scratch) {
-  const int items = get_global_size(0), id = get_global_id(0), taps = 2 * radius + 1;
-  const size_t rows = ring ? taps : 1;
-  global sum4* column =
-      (global sum4*)(scratch + (size_t)id * (sizeof(sum4) / sizeof(uint4) + rows) * TILE_W);
-  global uint4* sums = (global uint4*)(column + TILE_W);
+  const int items = get_global_size(0), id = get_global_id(0);
+  const int slots = ring ? 2 * radius + 5 : 8;
+  const size_t v_size = TILE_W * (sizeof(sum4) / sizeof(uint4));
+  const size_t staged_size = 4 * (size_t)(TILE_W + 2 * radius + 8);
+  global uint4* base =
+      scratch + (size_t)id * (v_size + staged_size + (size_t)slots * TILE_STRIDE);
+  global sum16* column = (global sum16*)base;  // V, four pixels an element
+  global uint16* staged = (global uint16*)(base + v_size);
+  global uint4* rows = base + v_size + staged_size;
   const int tiles_x = (w + TILE_W - 1) / TILE_W, tiles_y = (h + tile_h - 1) / tile_h;
+  // Where rows are a multiple of 4 pixels, every run of 4 output pixels is (16-byte) aligned.
+  const bool aligned = w % 4 == 0;
   for (int t = id; t < tiles_x * tiles_y; t += items) {
     const int x0 = (t % tiles_x) * TILE_W, y0 = (t / tiles_x) * tile_h;
-    const int n = min(TILE_W, w - x0), y1 = min(y0 + tile_h, h);
-    // Columns whose row window [x - R - 1, x + R] is inside the image need no edge mapping.
-    const int inner0 = clamp(radius + 1 - x0, 0, n), inner1 = clamp(w - radius - x0, inner0, n);
-    for (int i = 0; i < n; ++i) column[i] = 0;
-    for (int k = 0; k < taps; ++k) {  // V of row y0 - 1: input rows y0 - R - 1 .. y0 + R - 1
-      global uint4* slot = sums + (ring ? k : 0) * TILE_W;
-      row_window_sums(edge_row(src, y0 - radius - 1 + k, w, h, edge), x0, n, w, radius, edge, slot);
-      for (int i = 0; i < n; ++i) column[i] += convert_sum4(slot[i]);
+    const int n = min(TILE_W, w - x0), m = min(tile_h, h - y0);
+    const int ytop = y0 - radius - 1, jlast = m + 2 * radius;  // the last row any output needs
+    const int quads = (n + 3) / 4;
+    // V of output row -1: S_0 + ... + S_2R, four rows at a time (the rows past 2R of the last
+    // four are computed, and kept in the ring, but not added).
+    for (int q = 0; q < quads; ++q) column[q] = 0;
+    for (int j0 = 0; j0 <= 2 * radius; j0 += 4) {
+      int slot[4];
+      ring_slots(slot, j0, slots, ring, 0);
+      row_sums4(src, w, h, edge, radius, ytop, j0, jlast, x0, n, staged, rows, slot);
+      for (int r = 0; r < min(4, 2 * radius + 1 - j0); ++r) {
+        global const uint16* s = (global const uint16*)(rows + (size_t)slot[r] * TILE_STRIDE);
+        for (int q = 0; q < quads; ++q) column[q] += convert_sum16(s[q]);
+      }
     }
-    for (int y = y0; y < y1; ++y) {
-      global uint4* slot = sums + (ring ? (y - y0) % taps : 0) * TILE_W;
-      if (!ring)
-        row_window_sums(edge_row(src, y - radius - 1, w, h, edge), x0, n, w, radius, edge, slot);
-      global const pixel_t* row = edge_row(src, y + radius, w, h, edge);
-      global pixel_t* out = dst + (size_t)y * w + x0;
-      uint4 sum = first_row_window(row, x0, w, radius, edge);
-      int i = 0;
-      for (; i < (row == 0 ? n : inner0); ++i)
-        slide(edge_pixel(row, x0 + i + radius, w, edge),
-              edge_pixel(row, x0 + i - radius - 1, w, edge), &sum, i, slot, column, out, divisor,
-              inverse);
-      if (row != 0) {
-        global const pixel_t* enter = row + x0 + radius;
-        global const pixel_t* leave = row + x0 - radius - 1;
-        for (; i < inner1; ++i)
-          slide(convert_uint4(enter[i]), convert_uint4(leave[i]), &sum, i, slot, column, out,
-                divisor, inverse);
-        for (; i < n; ++i)
-          slide(edge_pixel(row, x0 + i + radius, w, edge),
-                edge_pixel(row, x0 + i - radius - 1, w, edge), &sum, i, slot, column, out,
-                divisor, inverse);
+    for (int p0 = 0; p0 < m; p0 += 4) {
+      // Output rows p0 .. p0+3: entering S rows p0 + 2R + 1 .., leaving S rows p0 ...
+      int enter_slot[4], leave_slot[4];
+      ring_slots(enter_slot, p0 + 2 * radius + 1, slots, ring, 0);
+      ring_slots(leave_slot, p0, slots, ring, 4);
+      row_sums4(src, w, h, edge, radius, ytop, p0 + 2 * radius + 1, jlast, x0, n, staged, rows,
+                enter_slot);
+      if (!ring) row_sums4(src, w, h, edge, radius, ytop, p0, jlast, x0, n, staged, rows, leave_slot);
+      global const uint16* enter[4];
+      global const uint16* leave[4];
+      for (int r = 0; r < 4; ++r) {
+        enter[r] = (global const uint16*)(rows + (size_t)enter_slot[r] * TILE_STRIDE);
+        leave[r] = (global const uint16*)(rows + (size_t)leave_slot[r] * TILE_STRIDE);
+      }
+      const int outputs = min(4, m - p0);
+      global pixel_t* out = dst + (size_t)(y0 + p0) * w + x0;
+      // Whole quads of four output rows: nothing to test in the loop.
+      int q = 0;
+      if (outputs == 4) {
+        for (; q < n / 4; ++q) {
+          sum16 v = column[q];
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            v += convert_sum16(enter[r][q]) - convert_sum16(leave[r][q]);
+            store_pixels4(means16(v, divisor, inverse), out + r * (size_t)w + 4 * q, aligned);
+          }
+          column[q] = v;
+        }
+      }
+      // The rest: the last rows of the tile, or its last 1-3 columns.
+      for (; q < quads; ++q) {
+        sum16 v = column[q];
+        for (int r = 0; r < outputs; ++r) {
+          v += convert_sum16(enter[r][q]) - convert_sum16(leave[r][q]);
+          store_pixels_first(means16(v, divisor, inverse), out + r * (size_t)w + 4 * q, n - 4 * q);
+        }
+        column[q] = v;
       }
     }
   }

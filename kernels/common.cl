@@ -26,6 +26,33 @@ typedef uint pixel_word_t;
 #define convert_pixel_t convert_uchar4_sat_rte
 #endif
 
+// The samples of four pixels (16), as vload16 and vstore16 move them.
+#ifdef PIXEL16
+typedef ushort16 pixel_sample16_t;
+#define convert_pixel_sample16_t convert_ushort16
+#else
+typedef uchar16 pixel_sample16_t;
+#define convert_pixel_sample16_t convert_uchar16
+#endif
+
+// Stores four pixels' samples at `out`. Where `aligned` (out is a multiple of 4 pixels from the
+// buffer's start, as in rows of a multiple of 4 pixels) as one vector store: PoCL compiles
+// vstore16 of 8- and 16-bit samples into one store a sample, 16 of them (measured in the
+// disassembly of its kernels), which took a good part of the CPU schedules' time.
+inline void store_pixels4(pixel_sample16_t v, global pixel_t* out, bool aligned) {
+  if (aligned)
+    *(global pixel_sample16_t*)out = v;
+  else
+    vstore16(v, 0, (global pixel_sample_t*)out);
+}
+
+// Stores the first `count` (0..4) of four pixels' samples at `out`, one pixel at a time.
+inline void store_pixels_first(pixel_sample16_t v, global pixel_t* out, int count) {
+  pixel_t px[4];
+  vstore16(v, 0, (private pixel_sample_t*)px);
+  for (int p = 0; p < min(count, 4); ++p) out[p] = px[p];
+}
+
 // The samples of a buffer pixel's word(s) (little-endian: R in the low bits) as uint4, and back.
 #ifdef PIXEL16
 inline uint4 pixel_samples(uint2 u) { return (uint4)(u.x, u.x >> 16, u.y, u.y >> 16) & 0xFFFFu; }

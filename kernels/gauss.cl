@@ -228,14 +228,6 @@ kernel void gauss_fused_local(read_only image2d_t src, write_only image2d_t dst,
 // power-of-two stride the rows read together would share one set of the cache and evict each
 // other (measured with tile_w 256 on the earlier kernel: 7.5 ms of 14.6).
 
-// The samples of four pixels, as vload16 and vstore16 move them.
-#ifdef PIXEL16
-typedef ushort16 pixel_sample16_t;
-#define convert_pixel_sample16_t convert_ushort16
-#else
-typedef uchar16 pixel_sample16_t;
-#define convert_pixel_sample16_t convert_uchar16
-#endif
 
 // 0..PIXEL_MAX values (slightly outside is clamped) rounded to the nearest integer, as samples:
 // adding 1.5 * 2^23 rounds and leaves the integer in the low mantissa bits (exact for values
@@ -323,6 +315,8 @@ kernel void gauss_tiled(global const pixel_t* src, global pixel_t* dst, int w, i
   global float16* staged = (global float16*)base + 1;
   global float4* ring = base + 4 * (size_t)(tile_w + 2 * radius + 8);
   const int tiles_x = (w + tile_w - 1) / tile_w, tiles_y = (h + tile_h - 1) / tile_h;
+  // Where rows are a multiple of 4 pixels, every run of 4 output pixels is (16-byte) aligned.
+  const bool aligned = w % 4 == 0;
   for (int t = id; t < tiles_x * tiles_y; t += items) {
     const int x0 = (t % tiles_x) * tile_w, y0 = (t / tiles_x) * tile_h;
     const int n = min(tile_w, w - x0), y1 = min(y0 + tile_h, h);
@@ -409,19 +403,19 @@ kernel void gauss_tiled(global const pixel_t* src, global pixel_t* dst, int w, i
 #undef RING_AT
 #undef RING_LEFT
 #undef RING_RIGHT
-        const float16 a[4] = {a0, a1, a2, a3};
-        for (int j = 0; j < 4; ++j) {
-          const int y = y0 + 4 * o + j;
-          if (y >= y1) break;
-          global pixel_t* out = dst + (size_t)y * w + x0 + i;
-          const pixel_sample16_t v = round_samples16(a[j]);
-          if (i + 4 <= n) {
-            vstore16(v, 0, (global pixel_sample_t*)out);
-          } else {
-            pixel_t px[4];
-            vstore16(v, 0, (private pixel_sample_t*)px);
-            for (int p = 0; p < n - i; ++p) out[p] = px[p];
-          }
+        global pixel_t* out = dst + (size_t)(y0 + 4 * o) * w + x0 + i;
+        const int rows = y1 - (y0 + 4 * o);  // output rows left in the tile
+        if (i + 4 <= n && rows >= 4) {
+          store_pixels4(round_samples16(a0), out, aligned);
+          store_pixels4(round_samples16(a1), out + w, aligned);
+          store_pixels4(round_samples16(a2), out + 2 * (size_t)w, aligned);
+          store_pixels4(round_samples16(a3), out + 3 * (size_t)w, aligned);
+        } else {  // the tile's last rows or last 1-3 columns
+          const int count = n - i;
+          if (rows > 0) store_pixels_first(round_samples16(a0), out, count);
+          if (rows > 1) store_pixels_first(round_samples16(a1), out + w, count);
+          if (rows > 2) store_pixels_first(round_samples16(a2), out + 2 * (size_t)w, count);
+          if (rows > 3) store_pixels_first(round_samples16(a3), out + 3 * (size_t)w, count);
         }
       }
     }

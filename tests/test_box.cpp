@@ -347,34 +347,51 @@ TEST(BoxSegmentedLocal, ColumnPassWithoutTheRingWhereItDoesNotFit) {
   }
 }
 
-// tiled over several tiles across and down (256-column tiles, the last one short), tile heights
-// that do not divide the image, radii whose windows span several tiles, both ways of rounding the
-// mean (ROUND_BY_FLOAT below 2R+1 = 128, integers from there), and a radius large enough that
-// the leaving rows are recomputed instead of kept in the ring: exact everywhere.
-TEST(BoxTiled, EveryTileShapeMatchesTheReference) {
-  const Image input = random_rgba(601, 77, 5);
-  for (int radius : {0, 2, 63, 64, 300}) {
-    for (const auto& edge : edge_mode_table()) {
-      const Image expected = box_blur_reference(input, radius, edge.value);
-      for (int rows : {1, 7, 256}) {
-        BoxParams p;
-        p.radius = radius;
-        p.variant = BoxVariant::tiled;
-        p.edge = edge.value;
-        p.segment = rows;
-        EXPECT_EQ(max_error(box_blur(runtime(), input, p), expected), 0)
-            << "r=" << radius << " edge=" << edge.name << " tile rows=" << rows;
+// The one-pass tile schedules' cases: images 600 and 601 pixels wide (rows of a multiple of 4
+// pixels: whole-vector stores; and not) by 77 rows, every edge mode, each of `radii`; f gets the
+// input, radius, edge mode, reference output and a description.
+template <typename F>
+void for_each_tile_case(std::initializer_list<int> radii, unsigned seed, F f) {
+  for (int width : {600, 601}) {
+    const Image input = random_rgba(width, 77, seed);
+    for (int radius : radii) {
+      for (const auto& edge : edge_mode_table()) {
+        f(input, radius, edge.value, box_blur_reference(input, radius, edge.value),
+          std::to_string(width) + "x77 r=" + std::to_string(radius) + " edge=" + edge.name);
       }
     }
   }
-  // A ring of (2R+1) rows beyond the scratch bound: R = 1100 (2201 rows of 4 KiB a work-item).
-  const Image small = random_rgba(300, 9, 6);
+}
+
+// Parameters of `variant` at `radius` and `edge` with tiles of `rows` rows.
+BoxParams tile_params(BoxVariant variant, int radius, EdgeMode edge, int rows) {
   BoxParams p;
-  p.radius = 1100;
-  p.variant = BoxVariant::tiled;
-  p.segment = 4;
-  EXPECT_EQ(max_error(box_blur(runtime(), small, p), box_blur_reference(small, 1100, EdgeMode::clamp)),
-            0);
+  p.radius = radius;
+  p.variant = variant;
+  p.edge = edge;
+  p.segment = rows;
+  return p;
+}
+
+// tiled over several tiles across and down (256-column tiles, the last one short), tile heights
+// that do not divide the image (1 to 3 rows in the last group of four), radii whose windows span
+// several tiles, both ways of rounding the mean (ROUND_BY_FLOAT below 2R+1 = 128, integers from
+// there), with the ring of row sums and with rings past their bound
+// (BoxParams::tiled_ring_bytes 0: the leaving rows' sums computed again): exact everywhere.
+TEST(BoxTiled, EveryTileShapeMatchesTheReference) {
+  for_each_tile_case({0, 2, 63, 64, 300}, 5,
+                     [](const Image& input, int radius, EdgeMode edge, const Image& expected,
+                        const std::string& what) {
+                       for (int rows : {1, 7, 256}) {
+                         for (size_t ring_bytes : {BoxParams{}.tiled_ring_bytes, size_t{0}}) {
+                           BoxParams p = tile_params(BoxVariant::tiled, radius, edge, rows);
+                           p.tiled_ring_bytes = ring_bytes;
+                           EXPECT_EQ(max_error(box_blur(runtime(), input, p), expected), 0)
+                               << what << " tile rows=" << rows
+                               << (ring_bytes ? " ring" : " recomputed");
+                         }
+                       }
+                     });
 }
 
 // fused at 16 bits: its GPU default groups there (16x4, 8x4) and an odd one, rows of an even
@@ -404,31 +421,23 @@ TEST(BoxFused, SixteenBitTileShapesMatchTheReference) {
 // up to 2R+1 = 127), 32-bit column sums in local memory (FUSED_WIDE, R > 128), and rows of a
 // multiple of 4 pixels (16-byte stores) or not: exact everywhere.
 TEST(BoxFused, EveryTileShapeMatchesTheReference) {
-  for (int width : {600, 601}) {
-    const Image input = random_rgba(width, 77, 8);
-    for (int radius : {0, 2, 63, 64, 129}) {
-      for (const auto& edge : edge_mode_table()) {
-        const Image expected = box_blur_reference(input, radius, edge.value);
+  for_each_tile_case(
+      {0, 2, 63, 64, 129}, 8,
+      [](const Image& input, int radius, EdgeMode edge, const Image& expected,
+         const std::string& what) {
         for (WorkGroup wg : {WorkGroup{}, WorkGroup{4, 2}, WorkGroup{3, 5}}) {
           for (int rows : {1, 7, 64}) {
-            BoxParams p;
-            p.radius = radius;
-            p.variant = BoxVariant::fused;
-            p.edge = edge.value;
-            p.segment = rows;
+            BoxParams p = tile_params(BoxVariant::fused, radius, edge, rows);
             p.wg = wg;
             const WorkGroup used =
                 wg.is_default() ? box_fused_default_group(radius, runtime().device().local_mem)
                                 : wg;
-            expect_blur_or_refusal(input, p, box_fused_local_bytes(radius, used), expected, 0,
-                                   std::to_string(width) + "x77 r=" + std::to_string(radius) +
-                                       " edge=" + edge.name + " wg=" + wg.text() +
-                                       " tile rows=" + std::to_string(rows));
+            expect_blur_or_refusal(
+                input, p, box_fused_local_bytes(radius, used), expected, 0,
+                what + " wg=" + wg.text() + " tile rows=" + std::to_string(rows));
           }
         }
-      }
-    }
-  }
+      });
 }
 
 // fused's first row window adds FUSED_PACK column sums at a time in their 16-bit lanes
