@@ -139,6 +139,19 @@ bool gauss_has_tensor_cores(const DeviceInfo& device) {
   return device.nv_compute_major >= 8;
 }
 
+namespace {
+
+// Refuses a radius over kMaxGaussUnrolledRadius for `variant` (fused or separable-buffer).
+void check_unrolled_radius(int radius, const char* variant) {
+  if (radius > kMaxGaussUnrolledRadius)
+    throw UsageError("--radius " + std::to_string(radius) + ": variant " + variant +
+                     " is built with its loops unrolled for the radius and takes radii up to " +
+                     std::to_string(kMaxGaussUnrolledRadius) +
+                     "; use tiled on CPUs, separable-local on GPUs");
+}
+
+}  // namespace
+
 bool gauss_variant_runs(GaussVariant v, const DeviceInfo& device, PixelDepth depth, int radius) {
   if (!gauss_is_mma(v)) return true;
   return gauss_has_tensor_cores(device) && depth == PixelDepth::u8 &&
@@ -168,7 +181,8 @@ GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const Devic
       gauss_fused_local_bytes(radius, gauss_fused_default_group(radius), kGaussFusedRows) <=
           device.local_mem)
     return GaussVariant::fused;
-  if (gauss_sep_local_bytes(radius, kGaussSepGroup) <= device.local_mem)
+  if (radius <= kMaxGaussUnrolledRadius &&
+      gauss_sep_local_bytes(radius, kGaussSepGroup) <= device.local_mem)
     return GaussVariant::separable_buffer;
   return GaussVariant::separable_local;
 }
@@ -386,6 +400,7 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
     case GaussVariant::fused: {
       // Checked before the build: the program is unrolled for the radius, and a radius too
       // large for local memory would take long to build only to be refused.
+      check_unrolled_radius(radius_, "fused");
       const int g = static_cast<int>(wx);
       local_bytes_ = {gauss_fused_local_bytes(radius_, g, fused_rows())};
       if (local_bytes_[0] > runtime.device().local_mem) {
@@ -403,6 +418,7 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
       break;
     }
     case GaussVariant::separable_buffer: {
+      check_unrolled_radius(radius_, "separable-buffer");
       local_bytes_ = {gauss_sep_local_bytes(radius_, static_cast<int>(wx))};
       if (local_bytes_[0] > runtime.device().local_mem) {
         throw UsageError("--radius " + std::to_string(radius_) +

@@ -147,6 +147,13 @@ bool gauss_variant_runs(GaussVariant v, const DeviceInfo& device, PixelDepth dep
 /// 0.761 / 0.265 (separable-local 0.071 ... 0.534, never the fastest).
 constexpr int kGaussFusedAutoRadius = 32;
 
+/// Largest radius of `fused` and `separable-buffer`: they are built for the radius with their
+/// loops unrolled, so the build grows with it (PoCL on 2 cores, cache off, with another build
+/// running: 67 s for fused at R 128, 133 s at R 256, over 15 minutes at R 4000, where its
+/// 1 MiB of local memory held the tile). A GPU with 48 KiB of local memory holds
+/// separable-buffer's default row tile up to R 127, fused's less.
+constexpr int kMaxGaussUnrolledRadius = 128;
+
 /// Output rows of a `fused` tile (FUSED_ROWS in kernels/gauss.cl, --segment) by default, and
 /// the most accepted.
 constexpr int kGaussFusedRows = 8;

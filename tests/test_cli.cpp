@@ -488,11 +488,13 @@ TEST_F(Cli, GaussUsageErrorsNameTheOptionAtFault) {
        {"--segment 33", "from 1 to 32"}},
       {{"--gauss", "2", "--variant", "separable-buffer", "--wg", "100x1", in, out},
        {"--wg 100x1", "multiple of 8"}},
-      // 64 rows of 8 + 2 * 4000 + 1 float4, 8.2 MB: more local memory than any device has
-      // (PoCL gives 1 MiB on a CPU with 1 MiB of L2, where the default 8 rows fit and the
-      // unrolled program took over 15 minutes); refused before the program is built.
-      {{"--gauss", "1000", "--radius", "4000", "--variant", "fused", "--segment", "64", in, out},
-       {"--radius 4000", "fused", "CL_DEVICE_LOCAL_MEM_SIZE"}},
+      // fused and separable-buffer are unrolled for the radius: refused before the build above
+      // R 128 (PoCL, whose 1 MiB of local memory held fused's tile at R 4000, took over 15
+      // minutes to build it).
+      {{"--gauss", "1000", "--radius", "4000", "--variant", "fused", in, out},
+       {"--radius 4000", "fused", "up to 128", "tiled"}},
+      {{"--gauss", "50", "--radius", "129", "--variant", "separable-buffer", in, out},
+       {"--radius 129", "separable-buffer", "up to 128"}},
       // ceil(3 SIGMA) overflowed an int once and was reported as a negative --radius.
       {{"--gauss", "1e9", in, out}, {"--gauss 1e+09", "give --radius"}},
       {{"--box", "3", "--radius", "4", in, out}, {"--radius", "--gauss", "--box R"}},

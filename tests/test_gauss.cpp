@@ -275,9 +275,15 @@ TEST(GaussFused, RefusesWhatItCannotRun) {
   p.wg = {8, 4};  // takes Gx1
   EXPECT_THROW(GaussFilter(runtime(), p, 64, 64), UsageError);
   p.wg = {};
-  p.radius = 4000;  // 64 rows of 8 + 8000 + 1 float4, 8.2 MB (8 rows fit PoCL's 1 MiB)
+  p.radius = kMaxGaussUnrolledRadius + 1;  // built unrolled: refused before any build
+  expect_refusal(p, "takes radii up to 128", "a radius over its cap");
+  // 64 rows of 8 + 256 + 1 float4 at R 128: 271 KB, refused where local memory is smaller
+  // (a GPU's 48 KiB); PoCL's 512 KiB or 1 MiB hold it.
+  p.radius = kMaxGaussUnrolledRadius;
   p.segment = 64;
-  expect_refusal(p, "CL_DEVICE_LOCAL_MEM_SIZE", "a tile larger than local memory");
+  if (gauss_fused_local_bytes(p.radius, gauss_fused_default_group(p.radius), 64) >
+      runtime().device().local_mem)
+    expect_refusal(p, "CL_DEVICE_LOCAL_MEM_SIZE", "a tile larger than local memory");
   p.radius = 2;
   p.segment = 65;
   EXPECT_THROW(GaussFilter(runtime(), p, 64, 64), UsageError);
@@ -301,6 +307,9 @@ TEST(GaussAuto, DefaultsByDeviceClassAndRadius) {
   EXPECT_EQ(pick(33), GaussVariant::separable_buffer);
   EXPECT_EQ(pick(127), GaussVariant::separable_buffer);  // 8 x (128 + 255) float4 = 47.9 KiB
   EXPECT_EQ(pick(128), GaussVariant::separable_local);
+  gpu.local_mem = 64 * 1024;  // separable-buffer's tile fits to R 191, but it stops at R 128
+  EXPECT_EQ(pick(kMaxGaussUnrolledRadius), GaussVariant::separable_buffer);
+  EXPECT_EQ(pick(kMaxGaussUnrolledRadius + 1), GaussVariant::separable_local);
   gpu.local_mem = 24 * 1024;  // fused's 8 x 257 float4 do not fit, separable-buffer's 8 x 161 do
   EXPECT_EQ(pick(16), GaussVariant::separable_buffer);
   gpu.local_mem = 16 * 1024;  // neither
@@ -468,9 +477,11 @@ TEST(GaussSeparableBuffer, SizesAndRefusals) {
   p.segment = 33;
   expect_refusal(p, "from 1 to 32", "33 outputs a work-item");
   p.segment = 0;
-  // 8 rows of G + 2R + 1 float4: at R 4000 and G 128 1.04 MB, which PoCL's 1 MiB (on a CPU with
-  // 1 MiB of L2) holds; the largest radius and work-group the device takes exceed it.
-  p.radius = kMaxGaussRadius;
+  p.radius = kMaxGaussUnrolledRadius + 1;  // built unrolled: refused before any build
+  expect_refusal(p, "takes radii up to 128", "a radius over its cap");
+  // 8 rows of G + 2R + 1 float4: at R 128 and G 4096 (the largest work-group PoCL takes) 541
+  // KB, which PoCL's 1 MiB (on a CPU with 1 MiB of L2) holds; a GPU's 48 KiB does not.
+  p.radius = kMaxGaussUnrolledRadius;
   p.wg = {static_cast<int>(std::min<size_t>(runtime().device().max_work_group, 4096) / 8 * 8), 1};
   if (gauss_sep_local_bytes(p.radius, p.wg.x) > runtime().device().local_mem)
     expect_refusal(p, "CL_DEVICE_LOCAL_MEM_SIZE", "a row tile larger than local memory");
