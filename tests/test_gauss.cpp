@@ -416,7 +416,7 @@ TEST(GaussMma, RunsWhereTheTensorCoresAreAndIsRefusedElsewhere) {
       const std::string m = e.what();
       EXPECT_NE(m.find(name), std::string::npos) << m;
       EXPECT_TRUE(m.find("compute capability") != std::string::npos ||
-                  m.find("8-bit images only") != std::string::npos)
+                  m.find("8-bit samples only") != std::string::npos)
           << m;
     }
     if (gauss_has_tensor_cores(runtime().device())) {
