@@ -167,6 +167,16 @@ int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned comp
   return 32;
 }
 
+int box_tiled_default_segment(int radius, int width, int height, unsigned compute_units) {
+  const size_t items = 4 * static_cast<size_t>(std::max(1u, compute_units));  // tile_work_items
+  const size_t tiles_x = (static_cast<size_t>(width) + kBoxTileWidth - 1) / kBoxTileWidth;
+  int rows = static_cast<int>(
+      std::clamp(16LL * (2LL * radius + 1), 256LL, static_cast<long long>(kMaxBoxSegment)));
+  while (rows > 256 && tiles_x * ((height + rows - 1) / rows) < items)
+    rows = std::max(256, rows / 2);
+  return rows;
+}
+
 WorkGroup box_fused_default_group(int radius, size_t local_mem, PixelDepth depth) {
   std::vector<WorkGroup> candidates = {kBoxFusedWorkGroup, kBoxFusedWideGroup};
   if (depth == PixelDepth::u16) candidates.insert(candidates.end(), {{16, 4}, {8, 4}});
@@ -330,6 +340,9 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
   if (v == BoxVariant::fused && params_.segment == 0)
     params_.segment =
         box_fused_default_segment(width, height, params_.wg, runtime.device().compute_units);
+  if (v == BoxVariant::tiled && params_.segment == 0)
+    params_.segment =
+        box_tiled_default_segment(params_.radius, width, height, runtime.device().compute_units);
   if (params_.segment == 0) params_.segment = box_default_segment(v);
   if (params_.unroll == 0) params_.unroll = box_default_unroll(v);
   const bool two_pass = box_is_two_pass(v);

@@ -99,7 +99,8 @@ struct BoxParams {
 /// pass: flatter in R than 64 and faster from r = 8 up on an H100, kernels/NOTES.md), 8 for
 /// segmented-local (its first windows are summed in local memory, so short segments cost
 /// little), as measured best at r = 30 on 3024x4032 on an NVIDIA H100; tile rows 256 for
-/// tiled and 128 for fused (whose filter picks by image size: box_fused_default_segment).
+/// tiled and 128 for fused (their filters pick by radius and image size:
+/// box_tiled_default_segment, box_fused_default_segment).
 int box_default_segment(BoxVariant variant);
 
 /// The unroll factor `variant` uses when BoxParams::unroll is 0: 2 for segmented's row pass
@@ -129,6 +130,15 @@ BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo&
 /// radii) then 16x4 and 8x4 (a 200-column tile). The last tried where none fits (the filter
 /// then refuses it by name).
 WorkGroup box_fused_default_group(int radius, size_t local_mem, PixelDepth depth = PixelDepth::u8);
+
+/// The default tile rows (--segment) of `tiled` at `radius` on a `width` x `height` image and a
+/// device of `compute_units` compute units: 16 (2R+1) rows, at least 256 and at most
+/// kMaxBoxSegment, halved (down to 256) while the image would have fewer tiles than the
+/// work-items (4 a compute unit). Each tile starts with 2R+1 rows of row sums, so the tile rows
+/// make that start 1/16 of the tile at any radius. PoCL on 2 Zen 4 cores, 3024x4032, ms: R 30
+/// 256 rows 20.2-25.2, 1008 rows 17.2-18.1; R 63 256 rows 24.6-32.2, 2016 rows 18.3-18.7; R 1
+/// level (14-15).
+int box_tiled_default_segment(int radius, int width, int height, unsigned compute_units);
 
 /// The default tile rows (--segment) of `fused` with work-group `wg` on a `width` x `height`
 /// image and a device of `compute_units` compute units: the tallest of 128, 64 and 32 rows that

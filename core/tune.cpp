@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "core/gauss_blur.h"
 #include "core/intermediate.h"
+#include "core/kernel_sources.h"
 
 namespace blurtool {
 
@@ -71,6 +72,9 @@ std::vector<TunedSchedule> read_table(const std::string& path) {
   if (!in) throw Error(path + ": cannot read the tuning table");
   try {
     const nlohmann::json j = nlohmann::json::parse(in);
+    // Tuned on other kernels (an earlier or later blurtool): its winners are stale.
+    if (!j.is_object() || !j.contains("kernels") || j["kernels"] != tune_kernels_fingerprint())
+      return {};
     std::vector<TunedSchedule> entries;
     for (const auto& e : j.at("entries")) entries.push_back(from_json(e));
     return entries;
@@ -96,6 +100,21 @@ std::string describe_candidate(const TunedSchedule& t) {
 }
 
 }  // namespace
+
+std::string tune_kernels_fingerprint() {
+  std::uint64_t hash = 14695981039346656037ULL;  // FNV-1a offset basis
+  auto add = [&hash](const std::string& text) {
+    for (const char c : text) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    hash = (hash ^ 0) * 1099511628211ULL;  // a separator, so that names and texts cannot shift
+  };
+  for (const auto& [name, source] : kernel_sources()) {
+    add(name);
+    add(source);
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
 
 std::string tune_table_path(const DeviceInfo& d) {
   return cache_directory() + "/tune-" + file_name_safe(d.platform) + "-" + file_name_safe(d.name) +
@@ -228,7 +247,8 @@ void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h,
       };
       for (WorkGroup wg : {WorkGroup{16, 8}, WorkGroup{32, 4}, WorkGroup{16, 4}})
         for (int segment : {32, 64, 128}) add(BoxVariant::fused, segment, 0, wg);
-      for (int segment : {64, 256}) add(BoxVariant::tiled, segment, 0, {});
+      // tiled: its default rows for the radius (box_tiled_default_segment), 256 and 1024.
+      for (int segment : {0, 256, 1024}) add(BoxVariant::tiled, segment, 0, {});
       for (int unroll : {2, 4}) add(BoxVariant::segmented, 0, unroll, {});
       add(BoxVariant::segmented_local, 0, 0, {});
       if (!gpu) add(BoxVariant::unrolled, 0, 8, {});  // images: slow on CPUs, but try one
@@ -322,11 +342,9 @@ std::vector<TunedSchedule> tune(Runtime& runtime, const TuneOptions& o, std::ost
   }
 
   const DeviceInfo& d = runtime.device();
-  nlohmann::ordered_json j = {{"device", d.name},
-                              {"platform", d.platform},
-                              {"driver", d.driver},
-                              {"runs", o.runs},
-                              {"entries", nlohmann::ordered_json::array()}};
+  nlohmann::ordered_json j = {{"device", d.name},   {"platform", d.platform},
+                              {"driver", d.driver}, {"kernels", tune_kernels_fingerprint()},
+                              {"runs", o.runs},     {"entries", nlohmann::ordered_json::array()}};
   for (const TunedSchedule& t : table) j["entries"].push_back(to_json(t));
   const std::string path = tune_table_path(d);
   std::error_code ec;

@@ -36,12 +36,18 @@ struct TunedSchedule {
 /// (unsafe characters replaced by '_'), so that a new driver starts without a table.
 std::string tune_table_path(const DeviceInfo& device);
 
+/// A fingerprint of the embedded kernel sources (FNV-1a, 64 bits, as 16 hex digits). `blurtool
+/// tune` stores it in the table; a table with another (or none) was measured on other kernels,
+/// whose winners may no longer be the fastest, and is ignored until tune runs again.
+std::string tune_kernels_fingerprint();
+
 /// The tuned schedule `auto` uses for `op` at `radius` with `intermediate` on an image of
 /// `pixels` pixels on `device`: among the image sizes the table was tuned on (1920x1080, and on
 /// GPUs 3024x4032), the one nearest to `pixels` by ratio (the largest when `pixels` is 0); in
 /// it, the entry tuned at the smallest radius at or above `radius` (tables hold radii 1..63
 /// for the box, 4..30 for the Gaussian, blocks 8 and 16 for bright points); none above the
-/// largest tuned radius, without a table, or when $BLURTOOL_TUNE is "off". The table is read
+/// largest tuned radius, without a table, with a table tuned on other kernels
+/// (tune_kernels_fingerprint), or when $BLURTOOL_TUNE is "off". The table is read
 /// once per process and again when the file changes. Throws blurtool::Error naming the file
 /// when it is not a tuning table.
 std::optional<TunedSchedule> tuned_schedule(const DeviceInfo& device, const std::string& op,

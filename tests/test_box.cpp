@@ -512,6 +512,14 @@ TEST(BoxAuto, DefaultsByDeviceClassAndRadius) {
   EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 128, gpu), BoxVariant::fused);
   EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 129, gpu), BoxVariant::segmented);
   EXPECT_EQ(resolve_box_variant(BoxVariant::unrolled, 30, gpu), BoxVariant::unrolled);
+  // tiled: 16 (2R+1) rows from 256 up, fewer where the tiles would not cover the work-items.
+  EXPECT_EQ(box_tiled_default_segment(1, 3024, 4032, 2), 256);
+  EXPECT_EQ(box_tiled_default_segment(30, 3024, 4032, 2), 976);
+  EXPECT_EQ(box_tiled_default_segment(63, 3024, 4032, 2), 2032);    // 12 x 2 tiles, 8 work-items
+  EXPECT_EQ(box_tiled_default_segment(63, 1920, 1080, 2), 2032);    // 8 x 1 tiles
+  EXPECT_EQ(box_tiled_default_segment(63, 1920, 1080, 4), 1016);    // 8 x 2 tiles for 16
+  EXPECT_EQ(box_tiled_default_segment(63, 3024, 4032, 64), 256);    // 12 x 16 tiles for 256
+  EXPECT_EQ(box_tiled_default_segment(5000, 3024, 4032, 2), 4096);  // kMaxBoxSegment
   // Tile rows: the tallest that gives 132 compute units 1.5 work-groups each (8 x 32 tiles of
   // 400 x 128; 8 x 32 of 400 x 64; 5 x 34 of 400 x 32 fall short of 198, so the floor), and
   // 128 wherever there are few compute units.

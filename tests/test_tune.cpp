@@ -43,10 +43,14 @@ class Tune : public ::testing::Test {
     fs::remove_all(dir_, ec);
   }
   void save(const std::string& name, const char* value) { env_.set(name, value); }
-  void write_table(const std::string& text) {
+  // Writes `text`, a JSON object, as this device's table, tuned on these kernels unless
+  // `current` is false (then as it is).
+  void write_table(const std::string& text, bool current = true) {
     const std::string path = tune_table_path(runtime().device());
     EXPECT_EQ(fs::path(path).parent_path(), dir_);
-    std::ofstream(path) << text;
+    std::ofstream(path) << (current ? "{\"kernels\": \"" + tune_kernels_fingerprint() + "\", " +
+                                          text.substr(text.find('{') + 1)
+                                    : text);
   }
   fs::path dir_;
   ScopedEnv env_;
@@ -154,6 +158,22 @@ TEST_F(Tune, AutoFollowsTheNearestImageSize) {
   EXPECT_EQ(variant_for(40, 3024 * 4032), "none");  // the large size has no radius above 30
   // A filter passes its own size: a 40x30 box blur takes the small size's pick.
   EXPECT_EQ(auto_box(30).params().variant, BoxVariant::segmented);
+}
+
+// A table tuned on other kernels (or written before tables named theirs) is not used: auto
+// falls back to the device-class default until tune runs again.
+TEST_F(Tune, IgnoresATableTunedOnOtherKernels) {
+  const BoxVariant plain = auto_box(8).params().variant;
+  write_table(kTable);
+  ASSERT_EQ(auto_box(8).params().variant, BoxVariant::unrolled);  // the table is used
+  const std::string table(kTable);
+  const std::string other = "{\"kernels\": \"0123456789abcdef\", " + table.substr(1);
+  for (const std::string& text : {other, table}) {
+    write_table(text, false);
+    EXPECT_EQ(auto_box(8).params().variant, plain) << text.substr(0, 40);
+    EXPECT_FALSE(tuned_schedule(runtime().device(), "box", "rgba32f", 8, 0)) << text.substr(0, 40);
+  }
+  EXPECT_EQ(tune_kernels_fingerprint().size(), 16u);
 }
 
 TEST_F(Tune, RefusesACorruptTableByName) {
