@@ -187,9 +187,19 @@ GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const Devic
   return GaussVariant::separable_local;
 }
 
+namespace {
+
+// Rows of gauss_tiled's ring at `radius`: 4 ceil(R/2) + 4, whole groups of four input rows
+// covering the 2R + 4 rows a group of four outputs needs (kernels/gauss.cl, `slots`).
+size_t gauss_tiled_ring_rows(int radius) {
+  return 4 * ((static_cast<size_t>(radius) + 1) / 2) + 4;
+}
+
+}  // namespace
+
 int gauss_tile_width(int radius) {
-  const double ring_rows = 4.0 * ((radius + 1) / 2) + 4;
-  const double columns = 262144.0 / (ring_rows * sizeof(cl_float4)) - 4;
+  const double columns =
+      262144.0 / (static_cast<double>(gauss_tiled_ring_rows(radius)) * sizeof(cl_float4)) - 4;
   return 16 * std::clamp(static_cast<int>(columns / 16), 1, 16);
 }
 
@@ -481,8 +491,8 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
                          ((height + kGaussTileRows - 1) / kGaussTileRows);
     // Four staged rows of tile_w + 2R + 8 float4 each, and the ring: 4 ceil(R/2) + 4 rows of
     // tile_w + 4 float4 (gauss_tiled in kernels/gauss.cl lays them out).
-    const size_t ring_rows = 4 * ((static_cast<size_t>(radius_) + 1) / 2) + 4;
-    const size_t per_item = sizeof(cl_float4) * (4 * (tile_w + r2 + 8) + ring_rows * (tile_w + 4));
+    const size_t per_item =
+        sizeof(cl_float4) * (4 * (tile_w + r2 + 8) + gauss_tiled_ring_rows(radius_) * (tile_w + 4));
     constexpr size_t kMaxScratchBytes = 256 << 20;
     tile_items_ = std::max<size_t>(
         1, std::min(tile_work_items(tiles, runtime.device()), kMaxScratchBytes / per_item));

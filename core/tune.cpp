@@ -185,9 +185,12 @@ void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h,
       }
     };
     for (Candidate& c : candidates) {
-      const std::string key = c.schedule.op + " r=" + std::to_string(c.schedule.radius) + " " +
-                              describe_candidate(c.schedule);
-      if (!c.uses_intermediate) {
+      // The one-pass time's key; empty where the schedule uses the intermediate.
+      const std::string key = c.uses_intermediate
+                                  ? std::string()
+                                  : c.schedule.op + " r=" + std::to_string(c.schedule.radius) +
+                                        " " + describe_candidate(c.schedule);
+      if (!key.empty()) {
         if (auto it = one_pass_ms.find(key); it != one_pass_ms.end()) {
           c.schedule.ms = it->second;
           consider(c);
@@ -205,7 +208,7 @@ void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h,
         continue;
       }
       c.schedule.ms = time_filter(runtime, *filter, image, o.runs).median;
-      if (!c.uses_intermediate) one_pass_ms[key] = c.schedule.ms;
+      if (!key.empty()) one_pass_ms[key] = c.schedule.ms;
       consider(c);
     }
     if (!best) throw Error("tune: no schedule of " + label + " runs on this device");

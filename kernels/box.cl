@@ -516,16 +516,7 @@ inline pixel_sample16_t means16(sum16 sum, sum_t divisor, float inverse) {
 #endif
 }
 
-// Pixel x (any integer) of a row through the edge mode, times keep (0 for a zero row).
-inline uint4 tile_pixel(global const pixel_t* row, int x, int w, int edge, uint keep) {
-  const int xx = edge_index(x, w, edge);
-  return xx < 0 ? (uint4)(0) : convert_uint4(row[xx]) * keep;
-}
-
-// Pixels p .. p+3 of a row (all inside) as 16 samples, times keep.
-inline uint16 tile_pixels4(global const pixel_t* row, int p, uint keep) {
-  return convert_uint16(vload16(0, (global const pixel_sample_t*)(row + p))) * keep;
-}
+DEFINE_STAGE_ROWS4(uint16, uint4, uint)
 
 // Row window sums S_j of input rows j = j0 .. j0+3 (image rows ytop + j, j past jlast read as
 // jlast) for the tile's columns x0 .. x0+n-1 (and on to the next multiple of 4: never used), into
@@ -533,38 +524,9 @@ inline uint16 tile_pixels4(global const pixel_t* row, int p, uint keep) {
 inline void row_sums4(global const pixel_t* src, int w, int h, int edge, int radius, int ytop,
                       int j0, int jlast, int x0, int n, global uint16* staged,
                       global uint4* ring, const int* slot) {
-  global const pixel_t* row[4];
-  uint keep[4];
-  for (int r = 0; r < 4; ++r) {
-    const int yy = edge_index(ytop + min(j0 + r, jlast), h, edge);
-    row[r] = src + (size_t)max(yy, 0) * w;
-    keep[r] = yy < 0 ? 0 : 1;  // a zero row (edge mode zero)
-  }
-  // Staged column k is pixel x0 - R - 1 + k of each row; columns inside the image need no edge
-  // mapping and go 4 at a time (four 16-sample loads transposed into four staged columns).
-  const int span = n + 2 * radius + 1, xs = x0 - radius - 1;
-  const int inner0 = clamp(-xs, 0, span), inner1 = clamp(w - xs, inner0, span);
-  for (int k = 0; k < inner0; ++k)
-    staged[k] = (uint16)(tile_pixel(row[0], xs + k, w, edge, keep[0]),
-                         tile_pixel(row[1], xs + k, w, edge, keep[1]),
-                         tile_pixel(row[2], xs + k, w, edge, keep[2]),
-                         tile_pixel(row[3], xs + k, w, edge, keep[3]));
-  int k = inner0;
-  for (; k + 4 <= inner1; k += 4) {
-    const uint16 v0 = tile_pixels4(row[0], xs + k, keep[0]);
-    const uint16 v1 = tile_pixels4(row[1], xs + k, keep[1]);
-    const uint16 v2 = tile_pixels4(row[2], xs + k, keep[2]);
-    const uint16 v3 = tile_pixels4(row[3], xs + k, keep[3]);
-    staged[k] = (uint16)(v0.s0123, v1.s0123, v2.s0123, v3.s0123);
-    staged[k + 1] = (uint16)(v0.s4567, v1.s4567, v2.s4567, v3.s4567);
-    staged[k + 2] = (uint16)(v0.s89ab, v1.s89ab, v2.s89ab, v3.s89ab);
-    staged[k + 3] = (uint16)(v0.scdef, v1.scdef, v2.scdef, v3.scdef);
-  }
-  for (; k < span; ++k)
-    staged[k] = (uint16)(tile_pixel(row[0], xs + k, w, edge, keep[0]),
-                         tile_pixel(row[1], xs + k, w, edge, keep[1]),
-                         tile_pixel(row[2], xs + k, w, edge, keep[2]),
-                         tile_pixel(row[3], xs + k, w, edge, keep[3]));
+  // Staged column k is pixel x0 - R - 1 + k of each row.
+  stage_rows4_uint16(src, w, h, edge, ytop, j0, jlast, x0 - radius - 1, n + 2 * radius + 1,
+                     staged);
   // The window of column x0 - 1 (staged 0 .. 2R), then one step a column.
   uint16 sum = 0;
   for (int t = 0; t <= 2 * radius; ++t) sum += staged[t];
@@ -579,10 +541,8 @@ inline void row_sums4(global const pixel_t* src, int w, int h, int edge, int rad
     const uint16 a2 = (sum += enter[i + 2] - staged[i + 2]);
     const uint16 a3 = (sum += enter[i + 3] - staged[i + 3]);
     // a_c holds column i + c of the four rows; ring row r takes columns i .. i+3 of row r.
-    *(global uint16*)(out0 + i) = (uint16)(a0.s0123, a1.s0123, a2.s0123, a3.s0123);
-    *(global uint16*)(out1 + i) = (uint16)(a0.s4567, a1.s4567, a2.s4567, a3.s4567);
-    *(global uint16*)(out2 + i) = (uint16)(a0.s89ab, a1.s89ab, a2.s89ab, a3.s89ab);
-    *(global uint16*)(out3 + i) = (uint16)(a0.scdef, a1.scdef, a2.scdef, a3.scdef);
+    STORE_TRANSPOSED4(uint16, (global uint16*)(out0 + i), (global uint16*)(out1 + i),
+                      (global uint16*)(out2 + i), (global uint16*)(out3 + i), a0, a1, a2, a3);
   }
 }
 

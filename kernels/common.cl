@@ -53,6 +53,61 @@ inline void store_pixels_first(pixel_sample16_t v, global pixel_t* out, int coun
   for (int p = 0; p < min(count, 4); ++p) out[p] = px[p];
 }
 
+// Stores four 16-lane vectors a0..a3, each four quads of 4 lanes, transposed: *d_j gets quad j
+// of a0, a1, a2 and a3 side by side (T: the 16-lane type). The CPU tile schedules use it to
+// turn four pixels of four rows into four columns of four rows, and back.
+#define STORE_TRANSPOSED4(T, d0, d1, d2, d3, a0, a1, a2, a3)           \
+  do {                                                                 \
+    *(d0) = (T)((a0).s0123, (a1).s0123, (a2).s0123, (a3).s0123);       \
+    *(d1) = (T)((a0).s4567, (a1).s4567, (a2).s4567, (a3).s4567);       \
+    *(d2) = (T)((a0).s89ab, (a1).s89ab, (a2).s89ab, (a3).s89ab);       \
+    *(d3) = (T)((a0).scdef, (a1).scdef, (a2).scdef, (a3).scdef);       \
+  } while (0)
+
+// Defines stage_rows4_T16(): four image rows staged side by side for the CPU tile schedules
+// (gauss_tiled with T16 float16, box_tiled with uint16; T4 and S the 4-lane and scalar types).
+// Rows ybase + min(j0 + r, jlast), r = 0..3, through the edge mode (a row the zero mode reads
+// as zeros is multiplied by 0); staged[k], k = 0 .. span-1, is pixel xs + k of each of the four
+// rows as one T16. Pixels inside the image go 4 at a time (four 16-sample loads, transposed),
+// the others one at a time through the edge mode.
+#define DEFINE_STAGE_ROWS4(T16, T4, S)                                                        \
+  inline T4 edge_pixel_##T4(global const pixel_t* row, int x, int w, int edge, S keep) {     \
+    const int xx = edge_index(x, w, edge);                                                   \
+    return xx < 0 ? (T4)(0) : convert_##T4(row[xx]) * keep;                                  \
+  }                                                                                          \
+  inline T16 edge_column_##T16(global const pixel_t* const* row, const S* keep, int x, int w, \
+                               int edge) {                                                   \
+    return (T16)(edge_pixel_##T4(row[0], x, w, edge, keep[0]),                               \
+                 edge_pixel_##T4(row[1], x, w, edge, keep[1]),                               \
+                 edge_pixel_##T4(row[2], x, w, edge, keep[2]),                               \
+                 edge_pixel_##T4(row[3], x, w, edge, keep[3]));                              \
+  }                                                                                          \
+  inline T16 four_pixels_##T16(global const pixel_t* row, int p, S keep) {                   \
+    return convert_##T16(vload16(0, (global const pixel_sample_t*)(row + p))) * keep;        \
+  }                                                                                          \
+  inline void stage_rows4_##T16(global const pixel_t* src, int w, int h, int edge, int ybase, \
+                                int j0, int jlast, int xs, int span, global T16* staged) {   \
+    global const pixel_t* row[4];                                                            \
+    S keep[4];                                                                               \
+    for (int r = 0; r < 4; ++r) {                                                            \
+      const int yy = edge_index(ybase + min(j0 + r, jlast), h, edge);                        \
+      row[r] = src + (size_t)max(yy, 0) * w;                                                 \
+      keep[r] = yy < 0 ? 0 : 1;                                                              \
+    }                                                                                        \
+    const int inner0 = clamp(-xs, 0, span), inner1 = clamp(w - xs, inner0, span);           \
+    for (int k = 0; k < inner0; ++k) staged[k] = edge_column_##T16(row, keep, xs + k, w, edge); \
+    int k = inner0;                                                                          \
+    for (; k + 4 <= inner1; k += 4) {                                                        \
+      const T16 v0 = four_pixels_##T16(row[0], xs + k, keep[0]);                             \
+      const T16 v1 = four_pixels_##T16(row[1], xs + k, keep[1]);                             \
+      const T16 v2 = four_pixels_##T16(row[2], xs + k, keep[2]);                             \
+      const T16 v3 = four_pixels_##T16(row[3], xs + k, keep[3]);                             \
+      STORE_TRANSPOSED4(T16, staged + k, staged + k + 1, staged + k + 2, staged + k + 3, v0, \
+                        v1, v2, v3);                                                         \
+    }                                                                                        \
+    for (; k < span; ++k) staged[k] = edge_column_##T16(row, keep, xs + k, w, edge);         \
+  }
+
 // The samples of a buffer pixel's word(s) (little-endian: R in the low bits) as uint4, and back.
 #ifdef PIXEL16
 inline uint4 pixel_samples(uint2 u) { return (uint4)(u.x, u.x >> 16, u.y, u.y >> 16) & 0xFFFFu; }

@@ -237,16 +237,7 @@ inline pixel_sample16_t round_samples16(float16 v) {
   return convert_pixel_sample16_t(i);
 }
 
-// Pixel x (through the edge mode) of a row, as floats times keep (0 for a zero row).
-inline float4 edge_pixel(global const pixel_t* row, int x, int w, int edge, float keep) {
-  const int xx = edge_index(x, w, edge);
-  return xx < 0 ? (float4)(0.0f) : convert_float4(row[xx]) * keep;
-}
-
-// Four pixels of a row (pixels p .. p+3) as 16 floats, times keep.
-inline float16 four_pixels(global const pixel_t* row, int p, float keep) {
-  return convert_float16(vload16(0, (global const pixel_sample_t*)(row + p))) * keep;
-}
+DEFINE_STAGE_ROWS4(float16, float4, float)
 
 // The four window sums a_j = sum over t = -R..R of w[R + t] c(j + t), j = 0..3, of a sequence of
 // float16 c(t): AT(t) loads c(t) for t = -1..4, and NEXT_LEFT(k) and NEXT_RIGHT(k) load
@@ -320,48 +311,15 @@ kernel void gauss_tiled(global const pixel_t* src, global pixel_t* dst, int w, i
   for (int t = id; t < tiles_x * tiles_y; t += items) {
     const int x0 = (t % tiles_x) * tile_w, y0 = (t / tiles_x) * tile_h;
     const int n = min(tile_w, w - x0), y1 = min(y0 + tile_h, h);
-    const int span = n + 2 * radius;  // staged columns: x0 - R .. x0 + n + R - 1
-    // Staged columns whose pixel x0 - R + k is inside the image need no edge mapping.
-    const int inner0 = clamp(radius - x0, 0, span);
-    const int inner1 = clamp(w + radius - x0, inner0, span);
     // Input row j (0 at y0 - R) is in ring row j mod slots. Output group o (rows y0 + 4o ..
     // y0 + 4o + 3) needs input rows 4o .. 4o + 3 + 2R, all staged after input group o + ahead.
     const int last_row = y1 - y0 - 1 + 2 * radius;  // the last input row any output needs
     const int groups = (y1 - y0 + 3) / 4;
     for (int g = 0; g < groups + ahead; ++g) {
-      // Stage input rows 4g .. 4g+3 (past last_row: last_row again, never stored).
-      global const pixel_t* row[4];
-      float keep[4];
-      for (int r = 0; r < 4; ++r) {
-        const int yy = edge_index(y0 - radius + min(4 * g + r, last_row), h, edge);
-        row[r] = src + (size_t)max(yy, 0) * w;
-        keep[r] = yy < 0 ? 0.0f : 1.0f;  // a zero row (edge mode zero)
-      }
-      for (int k = 0; k < inner0; ++k) {
-        const int x = x0 - radius + k;
-        staged[k] = (float16)(edge_pixel(row[0], x, w, edge, keep[0]),
-                              edge_pixel(row[1], x, w, edge, keep[1]),
-                              edge_pixel(row[2], x, w, edge, keep[2]),
-                              edge_pixel(row[3], x, w, edge, keep[3]));
-      }
-      int q = inner0;
-      for (; q + 4 <= inner1; q += 4) {
-        // Four pixels of each row, transposed into four staged columns.
-        const int p = x0 - radius + q;
-        const float16 v0 = four_pixels(row[0], p, keep[0]), v1 = four_pixels(row[1], p, keep[1]);
-        const float16 v2 = four_pixels(row[2], p, keep[2]), v3 = four_pixels(row[3], p, keep[3]);
-        staged[q] = (float16)(v0.s0123, v1.s0123, v2.s0123, v3.s0123);
-        staged[q + 1] = (float16)(v0.s4567, v1.s4567, v2.s4567, v3.s4567);
-        staged[q + 2] = (float16)(v0.s89ab, v1.s89ab, v2.s89ab, v3.s89ab);
-        staged[q + 3] = (float16)(v0.scdef, v1.scdef, v2.scdef, v3.scdef);
-      }
-      for (; q < span; ++q) {
-        const int x = x0 - radius + q;
-        staged[q] = (float16)(edge_pixel(row[0], x, w, edge, keep[0]),
-                              edge_pixel(row[1], x, w, edge, keep[1]),
-                              edge_pixel(row[2], x, w, edge, keep[2]),
-                              edge_pixel(row[3], x, w, edge, keep[3]));
-      }
+      // Stage input rows 4g .. 4g+3 (past last_row: last_row again, never stored), columns
+      // x0 - R .. x0 + n + R - 1.
+      stage_rows4_float16(src, w, h, edge, y0 - radius, 4 * g, last_row, x0 - radius,
+                          n + 2 * radius, staged);
       // Horizontal: four outputs at a time (past n: never stored) into ring rows 4g .. 4g+3.
       global float4* slot = ring + (size_t)((4 * g) % slots) * stride;
       for (int i = 0; i < n; i += 4) {
@@ -375,12 +333,10 @@ kernel void gauss_tiled(global const pixel_t* src, global pixel_t* dst, int w, i
 #undef STAGED_LEFT
 #undef STAGED_RIGHT
         // a_j holds pixel i + j of the four rows; ring row r takes pixels i .. i+3 of row r.
-        *(global float16*)(slot + i) = (float16)(a0.s0123, a1.s0123, a2.s0123, a3.s0123);
-        *(global float16*)(slot + stride + i) = (float16)(a0.s4567, a1.s4567, a2.s4567, a3.s4567);
-        *(global float16*)(slot + 2 * stride + i) =
-            (float16)(a0.s89ab, a1.s89ab, a2.s89ab, a3.s89ab);
-        *(global float16*)(slot + 3 * stride + i) =
-            (float16)(a0.scdef, a1.scdef, a2.scdef, a3.scdef);
+        STORE_TRANSPOSED4(float16, (global float16*)(slot + i),
+                          (global float16*)(slot + stride + i),
+                          (global float16*)(slot + 2 * stride + i),
+                          (global float16*)(slot + 3 * stride + i), a0, a1, a2, a3);
       }
       // Vertical: output group o = g - ahead, centred on input rows 4o + R .. 4o + R + 3.
       const int o = g - ahead;
