@@ -122,15 +122,43 @@ bool fused_wide(int radius, PixelDepth depth) {
   return radius > 128 || depth == PixelDepth::u16;
 }
 
-// box_fused_local_bytes, as its two local arguments: the column sums and the output tile.
-std::pair<size_t, size_t> fused_local_parts(int radius, WorkGroup wg, PixelDepth depth) {
+// The most chunk sums of other work-items that a `fused` work-item's first row window can use
+// (kernels/box.cl FUSED_NC): with Q = (2R+1) / K whole chunks of K columns in the window and F
+// = (2R+1) % K columns past them, Q - 1, or Q where the window is Q + 1 chunks less their last
+// K - F columns (F > K / 2); 0 where Q is 0.
+int fused_chunk_exchange_max(int radius) {
+  const int q = (2 * radius + 1) / kBoxFusedOutputs, f = (2 * radius + 1) % kBoxFusedOutputs;
+  if (q == 0) return 0;
+  return f > kBoxFusedOutputs / 2 ? q : q - 1;
+}
+
+// The local arguments of box_fused: the column sums, the output tile and the chunk sums of
+// `exchange` chunks past each row's own (FUSED_EXCHANGE; none where 0).
+struct FusedLocal {
+  size_t cols, out, chunk_sums;
+};
+FusedLocal fused_local_parts(int radius, WorkGroup wg, PixelDepth depth, int exchange) {
   if (wg.is_default()) wg = kBoxFusedWorkGroup;
   const size_t tile_w = fused_tile_width(wg);
   const size_t n = tile_w + 2 * static_cast<size_t>(radius);
   const size_t entry = fused_wide(radius, depth) ? sizeof(cl_uint4) : sizeof(cl_uint2);
-  // kernels/box.cl FUSED_OUT_STRIDE
-  const size_t out_stride = (tile_w + 31) / 32 * 32 + ((wg.x % 32) + 3) / 4 * 4;
-  return {wg.y * n * entry, wg.y * out_stride * pixel_bytes(depth)};
+  // kernels/box.cl FUSED_OUT_STRIDE: at least the tile width, a multiple of 4, and congruent
+  // to FUSED_CHUNKS (rounded up to 4) modulo 32.
+  const size_t w4 = (tile_w + 3) / 4 * 4, bank = ((wg.x % 32) + 3) / 4 * 4;
+  const size_t out_stride = w4 + (bank + 32 - w4 % 32) % 32;
+  const size_t sum = box_wide_sum(radius, depth) ? 32 : 16;
+  return {wg.y * n * entry, wg.y * out_stride * pixel_bytes(depth),
+          exchange == 0 ? 0 : wg.y * (wg.x + static_cast<size_t>(exchange)) * sum};
+}
+
+// The chunk sums `fused` exchanges (FUSED_EXCHANGE): as many as its first windows use, or as
+// many as fit `local_mem` beside the column sums and the output tile.
+int fused_chunk_exchange(int radius, WorkGroup wg, PixelDepth depth, size_t local_mem) {
+  for (int e = fused_chunk_exchange_max(radius); e > 0; --e) {
+    const FusedLocal parts = fused_local_parts(radius, wg, depth, e);
+    if (parts.cols + parts.out + parts.chunk_sums <= local_mem) return e;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -146,8 +174,8 @@ size_t box_segmented_local_bytes(int radius, int segment, int items) {
 }
 
 size_t box_fused_local_bytes(int radius, WorkGroup wg, PixelDepth depth) {
-  const auto [cols, out] = fused_local_parts(radius, wg, depth);
-  return cols + out;
+  const FusedLocal parts = fused_local_parts(radius, wg, depth, 0);
+  return parts.cols + parts.out;
 }
 
 int box_ring_segment(int width, int height, unsigned compute_units) {
@@ -399,8 +427,15 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
     case BoxVariant::fused: {
       names = {"box_fused"};
       const WorkGroup wg = params_.wg;
-      options += " -DFUSED_CHUNKS=" + std::to_string(wg.x) + " -DFUSED_ROWS=" +
-                 std::to_string(wg.y) + " -DFUSED_K=" + std::to_string(kBoxFusedOutputs);
+      options += " -DFUSED_CHUNKS=" + std::to_string(wg.x) +
+                 " -DFUSED_ROWS=" + std::to_string(wg.y) +
+                 " -DFUSED_K=" + std::to_string(kBoxFusedOutputs) +
+                 " -DFUSED_RADIUS=" + std::to_string(params_.radius);
+      const size_t local_mem = runtime.device().local_mem;
+      fused_exchange_ = fused_chunk_exchange(
+          params_.radius, wg, depth,
+          params_.fused_local_limit ? std::min(params_.fused_local_limit, local_mem) : local_mem);
+      options += " -DFUSED_EXCHANGE=" + std::to_string(fused_exchange_);
       // Every input column of the tile read at once in phase 1, up to kBoxFusedMaxColumns a
       // work-item (kernels/NOTES.md: more reads in flight).
       const size_t items = static_cast<size_t>(wg.x) * wg.y;
@@ -477,7 +512,8 @@ std::string BoxFilter::describe() const {
     text += " tile=" + std::to_string(kBoxTileWidth) + "x" + std::to_string(params_.segment);
   if (params_.variant == BoxVariant::fused) {
     text += " tile=" + std::to_string(fused_tile_width(params_.wg)) + "x" +
-            std::to_string(params_.segment) + " wg=" + params_.wg.text();
+            std::to_string(params_.segment) + " wg=" + params_.wg.text() +
+            " chunk-sums=" + std::to_string(fused_exchange_);
   }
   if (box_is_two_pass(params_.variant))
     text += std::string(" ") + name_of(intermediate_table(), params_.intermediate);
@@ -501,9 +537,10 @@ std::vector<cl::Event> BoxFilter::enqueue_buffers(const cl::Buffer& src, const c
   std::vector<cl::Event> events(1);
   if (params_.variant == BoxVariant::fused) {
     const WorkGroup wg = params_.wg;
-    const auto [cols, out] = fused_local_parts(params_.radius, wg, depth_);
-    k.setArg(9, cl::Local(cols));
-    k.setArg(10, cl::Local(out));
+    const FusedLocal parts = fused_local_parts(params_.radius, wg, depth_, fused_exchange_);
+    k.setArg(9, cl::Local(parts.cols));
+    k.setArg(10, cl::Local(parts.out));
+    k.setArg(11, cl::Local(std::max<size_t>(parts.chunk_sums, 16)));  // 0 is not a valid size
     const size_t tile_w = fused_tile_width(wg);
     const size_t tiles_x = (width_ + tile_w - 1) / tile_w;
     const size_t tiles_y = (height_ + params_.segment - 1) / params_.segment;

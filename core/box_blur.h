@@ -46,17 +46,18 @@ constexpr int kBoxTileWidth = 256;
 
 /// Work-group of `fused` (--wg CxB): C work-items along a row, B rows per batch; the tile is
 /// C * kBoxFusedOutputs columns wide. With 128-row tiles 16x8 was the fastest on an NVIDIA H100
-/// (0.099 ms at r = 30 on 3024x4032, against 0.103-0.110 for 32x4 and 8x8 and tiles of 48, 64
-/// and 96 rows; kernels/NOTES.md). Where its local memory does not fit the device,
+/// (0.090 ms at r = 30 on 3024x4032, against 0.094 for 32x4 and 0.117 for 16x4, and 0.103 with
+/// 96-row tiles; kernels/NOTES.md). Where its local memory does not fit the device,
 /// box_fused_default_group() takes kBoxFusedWideGroup.
 constexpr WorkGroup kBoxFusedWorkGroup = {16, 8};
-/// The default for radii whose 16x8 tile does not fit local memory (R > 76 with 48 KiB).
+/// The default for radii whose 16x8 tile does not fit local memory (R > 180 with 48 KiB).
 constexpr WorkGroup kBoxFusedWideGroup = {32, 4};
 
-/// Outputs per work-item along a row in `fused` (kernels/box.cl FUSED_K): odd (see there); 25
-/// took 0.099 ms at r = 30 on 3024x4032 on an NVIDIA H100 against 0.103 for 17 (16x8, 128-row
-/// tiles), and 33 makes the 16x8 and 32x4 tiles too large for 48 KiB of local memory.
-constexpr int kBoxFusedOutputs = 25;
+/// Outputs per work-item along a row in `fused` (kernels/box.cl FUSED_K): odd (see there). On
+/// an NVIDIA H100 (16x8, 128-row tiles, 3024x4032) 17 took 0.090 ms at r = 30 against 0.092 for
+/// 19, 0.096 for 25 and 0.113-0.146 for 13, 15, 21 and 23; 17 is also the fastest at r = 1 and
+/// level at r = 63, and on 1920x1080 (kernels/NOTES.md, 11th session).
+constexpr int kBoxFusedOutputs = 17;
 /// Most input columns a `fused` work-item reads at once (registers: twice this times its rows).
 constexpr size_t kBoxFusedMaxColumns = 8;
 
@@ -93,6 +94,11 @@ struct BoxParams {
   /// (twice the row steps). Not an option: the default suits every image, tests lower it to
   /// reach the second path at radii where its errors would still show.
   size_t tiled_ring_bytes = size_t{64} << 20;
+  /// `fused`: the local memory, in bytes, that its column sums, output tile and exchanged chunk
+  /// sums may take together (0: the device's); with less, fewer chunk sums are exchanged and
+  /// each first row window reads more single columns. Not an option: tests lower it to reach
+  /// every number of exchanged sums on a device with room for all.
+  size_t fused_local_limit = 0;
 };
 
 /// The segment `variant` uses when BoxParams::segment is 0: 128 pixels for segmented (its row
@@ -148,9 +154,11 @@ int box_tiled_default_segment(int radius, int width, int height, unsigned comput
 /// on 1920x1080 (170).
 int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned compute_units);
 
-/// Bytes of local memory a `fused` work-group needs at `radius` with work-group `wg` (0x0:
-/// kBoxFusedWorkGroup) on pixels of `depth`: FUSED_ROWS rows of 2R + tile-width column sums (8
-/// bytes each up to R = 128 at 8 bits, else 16) and the output tile (4 or 8 bytes a pixel).
+/// Bytes of local memory a `fused` work-group needs at least at `radius` with work-group `wg`
+/// (0x0: kBoxFusedWorkGroup) on pixels of `depth`: FUSED_ROWS rows of 2R + tile-width column
+/// sums (8 bytes each up to R = 128 at 8 bits, else 16) and the output tile (4 or 8 bytes a
+/// pixel). Where the device has more, the work-group also exchanges chunk sums for its first
+/// row windows (16 or 32 bytes each, FUSED_ROWS rows of C + up to (2R+1) / 25 of them).
 size_t box_fused_local_bytes(int radius, WorkGroup wg, PixelDepth depth = PixelDepth::u8);
 
 /// Local memory, in bytes, of `segmented-local`'s column pass (box_cols_ring) for `radius`
@@ -224,6 +232,7 @@ class BoxFilter : public Filter {
   size_t tile_items_ = 0;  // tiled: work-items
   bool ring_ = false;      // tiled: row sums kept in a ring (else recomputed)
   bool col_ring_ = false;  // segmented-local: the column pass is box_cols_ring
+  int fused_exchange_ = 0;  // fused: chunk sums exchanged for the first row windows
 };
 
 /// Box-filters RGBA8 host image `rgba` on the runtime's device; returns RGBA8.

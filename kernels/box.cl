@@ -643,8 +643,8 @@ kernel void box_tiled(global const pixel_t* src, global pixel_t* dst, int w, int
 //      to local memory. V of the batch's last row is the next batch's start. The next batch's
 //      reads are issued before this batch's barrier, so that they load during phases 2 and 3.
 //   2. rows: work-item (i, b) slides the row window along FUSED_K outputs of batch row b over
-//      the V in local memory (2R reads for its first window, added FUSED_PACK at a time in
-//      their 16-bit lanes, then 2 an output) and writes the 8-bit means to a local output
+//      the V in local memory (its first window from chunk sums, see below; then 2 columns an
+//      output, the leaving one from registers) and writes the 8-bit means to a local output
 //      tile;
 //   3. stores: the output tile goes out with neighbouring work-items writing neighbouring
 //      pixels, 16 bytes each (FUSED_VEC pixels) where rows are a multiple of FUSED_VEC pixels.
@@ -672,10 +672,12 @@ kernel void box_tiled(global const pixel_t* src, global pixel_t* dst, int w, int
 // Pixels in a 16-byte store: 4 RGBA8 or 2 RGBA16.
 #define FUSED_VEC (16 / (int)sizeof(pixel_t))
 // Row stride of the output tile in local memory: a multiple of 4 pixels (16-byte rows for
-// phase 3), and FUSED_CHUNKS banks past a multiple of 32, so that the rows that share a
-// sub-group in phase 2 write different banks.
-#define FUSED_OUT_STRIDE \
-  (((FUSED_W + 31) / 32) * 32 + (((FUSED_CHUNKS % 32) + 3) / 4) * 4)
+// phase 3) at least FUSED_W, and FUSED_CHUNKS banks past a multiple of 32 (rounded up to 4), so
+// that the rows that share a sub-group in phase 2 write different banks (16x8 with K 17: 272,
+// no padding).
+#define FUSED_W4 ((FUSED_W + 3) / 4 * 4)
+#define FUSED_OUT_BANK ((((FUSED_CHUNKS % 32) + 3) / 4) * 4)
+#define FUSED_OUT_STRIDE (FUSED_W4 + ((FUSED_OUT_BANK - FUSED_W4 % 32 + 32) % 32))
 
 // V of one column is at most 255 (2R+1) at 8 bits. Up to R = 128 that fits 16 bits a channel,
 // so V is kept as two words of two 16-bit lanes (channels 0 and 2, 1 and 3) and moved with two
@@ -716,6 +718,47 @@ inline int fused_column(int c, int n, int x0, int radius, int w, int edge, uint*
   return max(xi, 0);
 }
 
+#ifdef FUSED_RADIUS  // box_fused is built for one radius
+// Phase 2's first window, from chunk sums. Work-item (i, b) owns the FUSED_K columns
+// o0 = i K .. o0 + K - 1 of batch row b (its chunk) and their outputs; the first output's window
+// is columns o0 .. o0 + 2R. With Q = (2R+1) / K whole chunks in it and F = (2R+1) % K columns
+// past them, the window is built from chunk sums (each work-item sums its own chunk once, from
+// the registers that also give the slide its leaving columns; FUSED_EXCHANGE more are passed
+// through local memory) and single columns:
+//   Q = 0:      the first F columns of the own chunk (registers only);
+//   otherwise:  chunks i .. i + E (E = FUSED_EXCHANGE) and the columns after them up to o0 + 2R
+//               (F of them where E = Q - 1), or, where E = Q and F > K / 2 (FUSED_LESS), chunks
+//               i .. i + Q less their last K - F columns (the slide's first entering columns).
+// FUSED_NC is the most a window can use: Q - 1, or Q where F > K / 2. The host passes the
+// largest E <= FUSED_NC whose sums fit local memory (all of them up to R 128 with 16x8 in 48
+// KiB; E = 0 needs no local memory and no barrier). The chunks past the tile's last (halo
+// columns) are summed by work-items 0 .. E - 1.
+// Against one column read at a time (2R reads a window, then 2 an output), phase 2's local
+// reads a work-item (K 17) go from 94 to about 61 at R 30, from 160 to about 65 at R 63, and
+// from 36 to 34 at R 1 (kernels/NOTES.md, 11th session). The radius is a build constant
+// (FUSED_RADIUS).
+#define FUSED_FQ ((2 * FUSED_RADIUS + 1) / FUSED_K)
+#define FUSED_FR ((2 * FUSED_RADIUS + 1) % FUSED_K)
+#define FUSED_NC (FUSED_FQ > 0 && FUSED_FR > FUSED_K / 2 ? FUSED_FQ : FUSED_FQ - 1)
+#ifndef FUSED_EXCHANGE
+#define FUSED_EXCHANGE 0
+#endif
+#if FUSED_EXCHANGE > FUSED_NC && FUSED_EXCHANGE > 0
+#error "FUSED_EXCHANGE is more than a window uses"
+#endif
+#define FUSED_LESS (FUSED_FQ > 0 && FUSED_FR > FUSED_K / 2 && FUSED_EXCHANGE == FUSED_FQ)
+
+// The sum of columns v[0 .. count - 1], FUSED_PACK at a time in their 16-bit lanes.
+#define FUSED_SUM_COLUMNS(s, v, count)                                    \
+  do {                                                                    \
+    _Pragma("unroll") for (int c_ = 0; c_ < (count); c_ += FUSED_PACK) {  \
+      column_t a_ = (v)[c_];                                              \
+      _Pragma("unroll") for (int q_ = 1; q_ < FUSED_PACK; ++q_) if (c_ + q_ < (count)) a_ += \
+          (v)[c_ + q_];                                                   \
+      (s) += convert_sum4(column_value(a_));                              \
+    }                                                                     \
+  } while (0)
+
 // Phase 1's reads for the batch of output rows yb .. yb + FUSED_ROWS - 1: the entering and
 // leaving pixel of each row in tile columns c0, c0 + items, ... (FUSED_COLS of them), unmasked,
 // all in flight at once.
@@ -743,10 +786,13 @@ inline void fused_reads(global const pixel_t* src, int w, int h, int edge, int r
 }
 
 // cols: FUSED_ROWS rows of n column_t; out: FUSED_ROWS rows of FUSED_OUT_STRIDE pixels,
-// declared as uint4 so that it is 16-byte aligned for phase 3.
-kernel void box_fused(global const pixel_t* src, global pixel_t* dst, int w, int h, int radius,
+// declared as uint4 so that it is 16-byte aligned for phase 3; chunk_sums: FUSED_ROWS rows of
+// FUSED_CHUNKS + FUSED_EXCHANGE sums (unused where FUSED_EXCHANGE is 0). The radius argument
+// is FUSED_RADIUS, with which the program is built.
+kernel void box_fused(global const pixel_t* src, global pixel_t* dst, int w, int h, int radius_arg,
                       int edge, sum_t divisor, float inverse, int tile_h, local column_t* cols,
-                      local uint4* out_tile) {
+                      local uint4* out_tile, local sum4* chunk_sums) {
+  const int radius = FUSED_RADIUS;
   local pixel_t* out = (local pixel_t*)out_tile;
   const int lx = get_local_id(0), ly = get_local_id(1);
   const int t = ly * FUSED_CHUNKS + lx, items = FUSED_CHUNKS * FUSED_ROWS;
@@ -830,36 +876,47 @@ kernel void box_fused(global const pixel_t* src, global pixel_t* dst, int w, int
     // The next batch's first round (past the tile: rows that can be read, never used).
     fused_reads(src, w, h, edge, radius, x0, n, yb + FUSED_ROWS, t, items, enter, leave);
     barrier(CLK_LOCAL_MEM_FENCE);
-    {  // phase 2: outputs o0 .. o0 + FUSED_K - 1 of batch row ly read columns o .. o + 2R
+    {  // phase 2: outputs o0 .. o0 + FUSED_K - 1 of batch row ly read columns o0 .. o0 + K + 2R
       local const column_t* row = cols + ly * n + lx * FUSED_K;
       local pixel_t* means = out + ly * FUSED_OUT_STRIDE + lx * FUSED_K;
-      sum4 s = 0, s1 = 0;  // two chains of additions over the first 2R columns
-      int c = 0;
-#if FUSED_PACK > 1 && !defined(FUSED_WIDE)
-      // FUSED_PACK column sums at a time added in their 16-bit lanes, then unpacked once: the
-      // host sets FUSED_PACK so that FUSED_PACK * 255 (2R+1) <= 65535.
-      for (; c + 2 * FUSED_PACK <= 2 * radius; c += 2 * FUSED_PACK) {
-        column_t a = row[c], b = row[c + FUSED_PACK];
+      column_t own[FUSED_K];  // the chunk: the slide's leaving columns
 #pragma unroll
-        for (int q = 1; q < FUSED_PACK; ++q) {
-          a += row[c + q];
-          b += row[c + FUSED_PACK + q];
-        }
-        s += convert_sum4(column_value(a));
-        s1 += convert_sum4(column_value(b));
+      for (int i = 0; i < FUSED_K; ++i) own[i] = row[i];
+      sum4 s = 0;
+#if FUSED_FQ == 0
+      FUSED_SUM_COLUMNS(s, own, FUSED_FR);
+#else
+      FUSED_SUM_COLUMNS(s, own, FUSED_K);
+#if FUSED_EXCHANGE > 0
+      local sum4* sums = chunk_sums + ly * (FUSED_CHUNKS + FUSED_EXCHANGE);
+      sums[lx] = s;
+      for (int c = lx; c < FUSED_EXCHANGE; c += FUSED_CHUNKS) {  // the halo's chunks
+        local const column_t* halo = row + (FUSED_CHUNKS + c - lx) * FUSED_K;
+        sum4 hs = 0;
+        FUSED_SUM_COLUMNS(hs, halo, FUSED_K);
+        sums[FUSED_CHUNKS + c] = hs;
       }
+      barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+      for (int j = 1; j <= FUSED_EXCHANGE; ++j) s += sums[lx + j];
 #endif
-      for (; c + 2 <= 2 * radius; c += 2) {
-        s += convert_sum4(column_value(row[c]));
-        s1 += convert_sum4(column_value(row[c + 1]));
+#if FUSED_LESS
+      {
+        sum4 less = 0;
+        FUSED_SUM_COLUMNS(less, row + 2 * FUSED_RADIUS + 1, FUSED_K - FUSED_FR);
+        s -= less;
       }
-      if (c < 2 * radius) s += convert_sum4(column_value(row[c]));
-      s += s1;
+#else
+      FUSED_SUM_COLUMNS(s, row + (FUSED_EXCHANGE + 1) * FUSED_K,
+                        2 * FUSED_RADIUS + 1 - (FUSED_EXCHANGE + 1) * FUSED_K);
+#endif
+#endif
 #pragma unroll
       for (int i = 0; i < FUSED_K; ++i) {
-        s += convert_sum4(column_value(row[i + 2 * radius]));
         means[i] = mean_u8(s, divisor, inverse);
-        s -= convert_sum4(column_value(row[i]));
+        if (i + 1 < FUSED_K)
+          s += convert_sum4(column_value(row[i + 2 * FUSED_RADIUS + 1])) -
+               convert_sum4(column_value(own[i]));
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -878,6 +935,9 @@ kernel void box_fused(global const pixel_t* src, global pixel_t* dst, int w, int
       }
     }
     // The next batch's phase 1 writes `cols`, which phase 2 has finished reading; its phase 2
-    // writes `out` only after the next barrier, when every phase 3 here is done.
+    // writes `out` (and the chunk sums) only after the next barrier, when every phase 3 here
+    // (and every read of the chunk sums) is done.
   }
 }
+
+#endif  // FUSED_RADIUS

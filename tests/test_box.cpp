@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <random>
+#include <set>
 
 #include "core/box_blur.h"
 #include "core/box_reference.h"
@@ -402,11 +403,7 @@ TEST(BoxFused, SixteenBitTileShapesMatchTheReference) {
     for (int radius : {2, 64}) {
       const Image16 expected = box_blur_reference(input, radius, EdgeMode::mirror);
       for (WorkGroup wg : {WorkGroup{16, 4}, WorkGroup{8, 4}, WorkGroup{3, 5}}) {
-        BoxParams p;
-        p.radius = radius;
-        p.variant = BoxVariant::fused;
-        p.edge = EdgeMode::mirror;
-        p.segment = 7;
+        BoxParams p = tile_params(BoxVariant::fused, radius, EdgeMode::mirror, 7);
         p.wg = wg;
         EXPECT_EQ(max_error(box_blur(runtime(), input, p), expected), 0)
             << width << " r=" << radius << " wg=" << wg.text();
@@ -415,8 +412,8 @@ TEST(BoxFused, SixteenBitTileShapesMatchTheReference) {
   }
 }
 
-// fused over several tiles across and down, work-group shapes that give tiles of 400, 100 and
-// 75 columns (the last one short), tile heights that do not divide the image or the batch of
+// fused over several tiles across and down, work-group shapes that give tiles of 272, 68 and
+// 51 columns (the last one short), tile heights that do not divide the image or the batch of
 // rows, radii whose windows span several tiles, both ways of rounding the mean (ROUND_BY_FLOAT
 // up to 2R+1 = 127), 32-bit column sums in local memory (FUSED_WIDE, R > 128), and rows of a
 // multiple of 4 pixels (16-byte stores) or not: exact everywhere.
@@ -461,12 +458,46 @@ TEST(BoxFused, PackedFirstWindowIsExact) {
   }
 }
 
+// fused starts each work-item's row window from chunk sums: its own chunk's (17 columns) and up
+// to (2R+1) / 17 more exchanged through local memory, plus single columns (the ones after the
+// chunks, or the ones past the window taken off). Radii reach each case (Q = (2R+1) / 17 whole
+// chunks, F columns past them): Q 0 (R 0, 5), F 0 (R 8, 25), F <= 8 (R 12, 20, 63), F > 8
+// (R 13, 30, 100); and none, one or all of the sums a window can use, fewer through
+// fused_local_limit as on a GPU with 48 KiB (3x5 work-groups at R 100: a work-item sums several
+// halo chunks). (PackedFirstWindowIsExact has the white images, where the 16-bit lanes come closest
+// to overflowing.)
+TEST(BoxFused, FirstWindowsFromEveryNumberOfChunkSums) {
+  const Image noise = random_rgba(450, 23, 5);
+  const std::vector<std::pair<int, int>> cases = {{0, 0},  {5, 0},  {8, 0},  {12, 0}, {13, 1},
+                                                  {20, 1}, {25, 2}, {30, 3}, {63, 6}, {100, 11}};
+  for (const auto& [radius, most] : cases) {
+    for (WorkGroup wg : {kBoxFusedWorkGroup, WorkGroup{3, 5}}) {
+      if (wg.x == 3 && radius != 100) continue;
+      for (int exchanged : std::set<int>{0, std::min(1, most), most}) {
+        BoxParams p = tile_params(BoxVariant::fused, radius, EdgeMode::mirror, 9);
+        p.wg = wg;
+        // The least bytes, and the chunk sums' rows (16 bytes each) for `exchanged` of them.
+        p.fused_local_limit = box_fused_local_bytes(radius, wg) +
+                              (exchanged ? size_t{16} * wg.y * (wg.x + exchanged) : 0);
+        BoxFilter filter(runtime(), p, noise.width, noise.height);
+        const std::string what = filter.describe();
+        EXPECT_NE(what.find(" chunk-sums=" + std::to_string(exchanged) + " "), std::string::npos)
+            << what;
+        EXPECT_EQ(max_error(box_blur(runtime(), noise, p),
+                            box_blur_reference(noise, radius, EdgeMode::mirror)),
+                  0)
+            << what;
+      }
+    }
+  }
+}
+
 // fused keeps a row of column sums per batch row in local memory, 2R + tile width entries: a
 // radius whose rows cannot fit is refused with the sizes and what to use instead. R 4000 takes
-// 576000 bytes with 32x4 work-groups (more than a GPU's 48 KiB and PoCL's 512 KiB), R 16383
+// 555520 bytes with 32x4 work-groups (more than a GPU's 48 KiB and PoCL's 512 KiB), R 16383
 // about 2.2 MB (more than the 1 MiB PoCL gives on a CPU with 1 MiB of L2).
 TEST(BoxFused, RefusesWhatLocalMemoryCannotHold) {
-  EXPECT_EQ(box_fused_local_bytes(4000, kBoxFusedWideGroup), 576000u);
+  EXPECT_EQ(box_fused_local_bytes(4000, kBoxFusedWideGroup), 555520u);
   BoxParams p;
   p.variant = BoxVariant::fused;
   for (int r : {4000, kMaxBoxRadius})
@@ -489,22 +520,23 @@ TEST(BoxFused, RefusesWhatLocalMemoryCannotHold) {
 }
 
 // auto without a table: tiled on CPUs; on GPUs fused with 16x8 work-groups while their tile
-// fits 48 KiB (R <= 76: 8 rows of 400 + 2R eight-byte sums and a 432-pixel output row each),
-// then 32x4 (R <= 128, where the sums widen to 16 bytes), then segmented.
+// fits 48 KiB (up to R = 128: 8 rows of 272 + 2R eight-byte sums and a 272-pixel output row
+// each; above, the sums widen to 16 bytes and neither 16x8 nor 32x4 fits), then segmented.
 TEST(BoxAuto, DefaultsByDeviceClassAndRadius) {
   const DeviceInfo gpu = device_as(CL_DEVICE_TYPE_GPU, 48 * 1024);
   const DeviceInfo cpu = device_as(CL_DEVICE_TYPE_CPU);
   EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 30, cpu), BoxVariant::tiled);
   EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 30, gpu), BoxVariant::fused);
-  EXPECT_EQ(box_fused_local_bytes(76, kBoxFusedWorkGroup), 8 * (400 + 152) * 8 + 8 * 432 * 4);
-  EXPECT_EQ(box_fused_default_group(76, gpu.local_mem).text(), "16x8");
-  EXPECT_EQ(box_fused_default_group(77, gpu.local_mem).text(), "32x4");
+  EXPECT_EQ(box_fused_local_bytes(128, kBoxFusedWorkGroup), 8 * (272 + 256) * 8 + 8 * 272 * 4);
+  EXPECT_EQ(box_fused_default_group(128, gpu.local_mem).text(), "16x8");
+  EXPECT_GT(box_fused_local_bytes(129, kBoxFusedWideGroup), gpu.local_mem);
+  EXPECT_EQ(box_fused_default_group(129, gpu.local_mem).text(), "32x4");  // the last candidate
   // At 16 bits (32-bit column sums, 8-byte output pixels) 16x8 and 32x4 need more than 48 KiB
-  // even at small radii: 16x4 up to R = 76, then 8x4 up to R = 226; fused stays the default.
+  // even at small radii: 16x4 up to R = 180, then 8x4 up to R = 282; fused stays the default.
   EXPECT_EQ(box_fused_default_group(7, gpu.local_mem, PixelDepth::u16).text(), "16x4");
   EXPECT_EQ(box_fused_default_group(30, gpu.local_mem, PixelDepth::u16).text(), "16x4");
-  EXPECT_EQ(box_fused_default_group(76, gpu.local_mem, PixelDepth::u16).text(), "16x4");
-  EXPECT_EQ(box_fused_default_group(77, gpu.local_mem, PixelDepth::u16).text(), "8x4");
+  EXPECT_EQ(box_fused_default_group(180, gpu.local_mem, PixelDepth::u16).text(), "16x4");
+  EXPECT_EQ(box_fused_default_group(181, gpu.local_mem, PixelDepth::u16).text(), "8x4");
   EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 30, gpu, PixelDepth::u16),
             BoxVariant::fused);
   EXPECT_LE(box_fused_local_bytes(30, {16, 4}, PixelDepth::u16), gpu.local_mem);
@@ -520,8 +552,8 @@ TEST(BoxAuto, DefaultsByDeviceClassAndRadius) {
   EXPECT_EQ(box_tiled_default_segment(63, 1920, 1080, 4), 1016);    // 8 x 2 tiles for 16
   EXPECT_EQ(box_tiled_default_segment(63, 3024, 4032, 64), 256);    // 12 x 16 tiles for 256
   EXPECT_EQ(box_tiled_default_segment(5000, 3024, 4032, 2), 4096);  // kMaxBoxSegment
-  // Tile rows: the tallest that gives 132 compute units 1.5 work-groups each (8 x 32 tiles of
-  // 400 x 128; 8 x 32 of 400 x 64; 5 x 34 of 400 x 32 fall short of 198, so the floor), and
+  // Tile rows: the tallest that gives 132 compute units 1.5 work-groups each (12 x 32 tiles of
+  // 272 x 128; 12 x 32 of 272 x 64; 8 x 34 of 272 x 32 fall short of 198, so the floor), and
   // 128 wherever there are few compute units.
   EXPECT_EQ(box_fused_default_segment(3024, 4032, kBoxFusedWorkGroup, 132), 128);
   EXPECT_EQ(box_fused_default_segment(3024, 2016, kBoxFusedWorkGroup, 132), 64);
