@@ -216,7 +216,7 @@ WorkGroup box_fused_default_group(int radius, size_t local_mem, PixelDepth depth
 BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo& device,
                                PixelDepth depth) {
   if (variant != BoxVariant::automatic) return variant;
-  // Without a tuning table, at r=30 on 3024x4032: on an NVIDIA H100 fused (0.099 ms) against
+  // Without a tuning table, at r=30 on 3024x4032: on an NVIDIA H100 fused (0.090 ms) against
   // segmented-local (0.194, rgba8) and segmented (0.223 rgba8, 0.277 rgba32f), the others 1.1 ms
   // and up; fused is exact with any intermediate. Where neither of its default work-groups
   // fits local memory (R above 128 with 48 KiB), segmented, which needs none. On CPUs (PoCL, 2
