@@ -50,7 +50,8 @@ constexpr int kBoxTileWidth = 256;
 /// 96-row tiles; kernels/NOTES.md). Where its local memory does not fit the device,
 /// box_fused_default_group() takes kBoxFusedWideGroup.
 constexpr WorkGroup kBoxFusedWorkGroup = {16, 8};
-/// The default for radii whose 16x8 tile does not fit local memory (R > 180 with 48 KiB).
+/// The default for radii whose 16x8 tile does not fit local memory (with 48 KiB, 16x8 fits every
+/// radius up to 128 at 8 bits, where `fused` is the default).
 constexpr WorkGroup kBoxFusedWideGroup = {32, 4};
 
 /// Outputs per work-item along a row in `fused` (kernels/box.cl FUSED_K): odd (see there). On
@@ -158,7 +159,8 @@ int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned comp
 /// (0x0: kBoxFusedWorkGroup) on pixels of `depth`: FUSED_ROWS rows of 2R + tile-width column
 /// sums (8 bytes each up to R = 128 at 8 bits, else 16) and the output tile (4 or 8 bytes a
 /// pixel). Where the device has more, the work-group also exchanges chunk sums for its first
-/// row windows (16 or 32 bytes each, FUSED_ROWS rows of C + up to (2R+1) / 25 of them).
+/// row windows (16 or 32 bytes each, FUSED_ROWS rows of C + up to (2R+1) / kBoxFusedOutputs of
+/// them).
 size_t box_fused_local_bytes(int radius, WorkGroup wg, PixelDepth depth = PixelDepth::u8);
 
 /// Local memory, in bytes, of `segmented-local`'s column pass (box_cols_ring) for `radius`

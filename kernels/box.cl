@@ -749,14 +749,15 @@ inline int fused_column(int c, int n, int x0, int radius, int w, int edge, uint*
 #define FUSED_LESS (FUSED_FQ > 0 && FUSED_FR > FUSED_K / 2 && FUSED_EXCHANGE == FUSED_FQ)
 
 // The sum of columns v[0 .. count - 1], FUSED_PACK at a time in their 16-bit lanes.
-#define FUSED_SUM_COLUMNS(s, v, count)                                    \
-  do {                                                                    \
-    _Pragma("unroll") for (int c_ = 0; c_ < (count); c_ += FUSED_PACK) {  \
-      column_t a_ = (v)[c_];                                              \
-      _Pragma("unroll") for (int q_ = 1; q_ < FUSED_PACK; ++q_) if (c_ + q_ < (count)) a_ += \
-          (v)[c_ + q_];                                                   \
-      (s) += convert_sum4(column_value(a_));                              \
-    }                                                                     \
+#define FUSED_SUM_COLUMNS(s, v, count)                                   \
+  do {                                                                   \
+    _Pragma("unroll") for (int c_ = 0; c_ < (count); c_ += FUSED_PACK) { \
+      column_t a_ = (v)[c_];                                             \
+      _Pragma("unroll") for (int q_ = 1; q_ < FUSED_PACK; ++q_) {        \
+        if (c_ + q_ < (count)) a_ += (v)[c_ + q_];                       \
+      }                                                                  \
+      (s) += convert_sum4(column_value(a_));                             \
+    }                                                                    \
   } while (0)
 
 // Phase 1's reads for the batch of output rows yb .. yb + FUSED_ROWS - 1: the entering and
