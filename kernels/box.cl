@@ -554,9 +554,10 @@ inline void ring_slots(int* slot, int j, int slots, int ring, int first) {
 
 // scratch, per work-item (uint4 units): V, TILE_W sum4 (as many uint4, twice as many with
 // WIDE_SUM); the staged rows, TILE_W + 2R + 8 uint16; the ring, 2R + 5 rows (ring != 0) or 8
-// (four entering and four leaving rows) of TILE_STRIDE uint4. The host's tiled_scratch_bytes()
-// computes the same size; with the buffer's base aligned (CL_DEVICE_MEM_BASE_ADDR_ALIGN is at
-// least 1024 bits) every uint16 and every ring row starts on 64 bytes.
+// (four entering and four leaving rows) of TILE_STRIDE uint4. The host computes the same size
+// (per_item in BoxFilter's constructor, core/box_blur.cpp); with the buffer's base aligned
+// (CL_DEVICE_MEM_BASE_ADDR_ALIGN is at least 1024 bits) every uint16 and every ring row starts
+// on 64 bytes.
 kernel void box_tiled(global const pixel_t* src, global pixel_t* dst, int w, int h, int radius,
                       int edge, sum_t divisor, float inverse, int tile_h, int ring,
                       global uint4* scratch) {
@@ -665,7 +666,7 @@ kernel void box_tiled(global const pixel_t* src, global pixel_t* dst, int w, int
 #define FUSED_COLS 1  // input columns a work-item reads at once (the host: n / items, up to 8)
 #endif
 #ifndef FUSED_PACK
-#define FUSED_PACK 1  // column sums added packed in phase 2's first window (see there)
+#define FUSED_PACK 1  // column sums added at a time in their 16-bit lanes (FUSED_SUM_COLUMNS)
 #endif
 #define FUSED_W (FUSED_CHUNKS * FUSED_K)  // output columns of a tile
 #define FUSED_STEP (FUSED_COLS * FUSED_CHUNKS * FUSED_ROWS)
