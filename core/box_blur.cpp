@@ -189,10 +189,10 @@ int box_ring_segment(int width, int height, unsigned compute_units) {
 
 int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned compute_units) {
   const size_t tile_w = fused_tile_width(wg), tiles_x = (width + tile_w - 1) / tile_w;
-  for (int rows : {128, 64}) {
-    if (2 * tiles_x * ((height + rows - 1) / rows) >= 3ULL * compute_units) return rows;
-  }
-  return 32;
+  const size_t wave = static_cast<size_t>(kBoxFusedGroupsPerUnit) * compute_units;
+  for (int rows = 32; rows <= 128; rows += 8)
+    if (tiles_x * ((height + rows - 1) / rows) <= wave) return rows;
+  return 128;
 }
 
 int box_tiled_default_segment(int radius, int width, int height, unsigned compute_units) {
@@ -216,7 +216,7 @@ WorkGroup box_fused_default_group(int radius, size_t local_mem, PixelDepth depth
 BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo& device,
                                PixelDepth depth) {
   if (variant != BoxVariant::automatic) return variant;
-  // Without a tuning table, at r=30 on 3024x4032: on an NVIDIA H100 fused (0.090 ms) against
+  // Without a tuning table, at r=30 on 3024x4032: on an NVIDIA H100 fused (0.082 ms) against
   // segmented-local (0.194, rgba8) and segmented (0.223 rgba8, 0.277 rgba32f), the others 1.1 ms
   // and up; fused is exact with any intermediate. Where neither of its default work-groups
   // fits local memory (R above 128 with 48 KiB), segmented, which needs none. On CPUs (PoCL, 2
@@ -436,12 +436,24 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
           params_.radius, wg, depth,
           params_.fused_local_limit ? std::min(params_.fused_local_limit, local_mem) : local_mem);
       options += " -DFUSED_EXCHANGE=" + std::to_string(fused_exchange_);
+      // The edge mode as a constant: the masks of clamp and mirror compile away.
+      options += " -DFUSED_EDGE=" + std::to_string(static_cast<int>(params_.edge));
+      if (fused_alternate()) options += " -DFUSED_FLIP";
       // Every input column of the tile read at once in phase 1, up to kBoxFusedMaxColumns a
       // work-item (kernels/NOTES.md: more reads in flight).
       const size_t items = static_cast<size_t>(wg.x) * wg.y;
       const size_t columns = fused_tile_width(wg) + 2 * params_.radius;
-      options += " -DFUSED_COLS=" + std::to_string(std::min<size_t>((columns + items - 1) / items,
-                                                                    kBoxFusedMaxColumns));
+      const size_t reads = std::min<size_t>((columns + items - 1) / items, kBoxFusedMaxColumns);
+      options += " -DFUSED_COLS=" + std::to_string(reads);
+      // From 4 columns a work-item NVIDIA's compiler takes more than the 168 registers that let
+      // kBoxFusedGroupsPerUnit groups of 128 share a compute unit's 65536 (178 at R 63 with the
+      // alternating walk: 0.13 ms on the H100 against 0.106 capped, with 12 bytes spilled).
+      // Below 4 columns the cap costs (R 1: 0.058 against 0.055), so it is not set there.
+      const size_t registers = 65536 / (kBoxFusedGroupsPerUnit * items) / 8 * 8;
+      if (reads >= 4 && registers < 255 &&
+          runtime.device().device.getInfo<CL_DEVICE_EXTENSIONS>().find("cl_nv_compiler_options") !=
+              std::string::npos)
+        options += " -cl-nv-maxrregcount=" + std::to_string(registers);
       // Column sums (at most 255 (2R+1)) added this many at a time in their 16-bit lanes.
       const int pack = std::clamp(65535 / (255 * (2 * params_.radius + 1)), 1, 8);
       if (pack > 1 && u8) options += " -DFUSED_PACK=" + std::to_string(pack);
@@ -514,6 +526,7 @@ std::string BoxFilter::describe() const {
     text += " tile=" + std::to_string(fused_tile_width(params_.wg)) + "x" +
             std::to_string(params_.segment) + " wg=" + params_.wg.text() +
             " chunk-sums=" + std::to_string(fused_exchange_);
+    if (fused_alternate()) text += " walk=alternating";
   }
   if (box_is_two_pass(params_.variant))
     text += std::string(" ") + name_of(intermediate_table(), params_.intermediate);

@@ -45,9 +45,9 @@ constexpr int kMaxBoxRadius = 16383;
 constexpr int kBoxTileWidth = 256;
 
 /// Work-group of `fused` (--wg CxB): C work-items along a row, B rows per batch; the tile is
-/// C * kBoxFusedOutputs columns wide. With 128-row tiles 16x8 was the fastest on an NVIDIA H100
-/// (0.090 ms at r = 30 on 3024x4032, against 0.094 for 32x4 and 0.117 for 16x4, and 0.103 with
-/// 96-row tiles; kernels/NOTES.md). Where its local memory does not fit the device,
+/// C * kBoxFusedOutputs columns wide. With 128-row tiles and 17 outputs a work-item 16x8 was the
+/// fastest on an NVIDIA H100 (0.090 ms at r = 30 on 3024x4032, against 0.094 for 32x4 and 0.117
+/// for 16x4; kernels/NOTES.md, 11th session). Where its local memory does not fit the device,
 /// box_fused_default_group() takes kBoxFusedWideGroup.
 constexpr WorkGroup kBoxFusedWorkGroup = {16, 8};
 /// The default for radii whose 16x8 tile does not fit local memory (with 48 KiB, 16x8 fits every
@@ -55,10 +55,17 @@ constexpr WorkGroup kBoxFusedWorkGroup = {16, 8};
 constexpr WorkGroup kBoxFusedWideGroup = {32, 4};
 
 /// Outputs per work-item along a row in `fused` (kernels/box.cl FUSED_K): odd (see there). On
-/// an NVIDIA H100 (16x8, 128-row tiles, 3024x4032) 17 took 0.090 ms at r = 30 against 0.092 for
-/// 19, 0.096 for 25 and 0.113-0.146 for 13, 15, 21 and 23; 17 is also the fastest at r = 1 and
-/// level at r = 63, and on 1920x1080 (kernels/NOTES.md, 11th session).
-constexpr int kBoxFusedOutputs = 17;
+/// an NVIDIA H100 (16x8, 3024x4032, tile heights from box_fused_default_segment()) 19 took
+/// 0.080 ms at r = 30 against 0.087 for 17, 0.086 for 21 and 0.091 for 23, and is the fastest
+/// at r = 1 and 63 and on 1920x1080 too (kernels/NOTES.md, 12th session). Its 304-column tiles
+/// cover 3024 columns in 10 (17: 12 tiles of 272, the last one mostly idle).
+constexpr int kBoxFusedOutputs = 19;
+/// `fused` work-groups of 16x8 a compute unit that the default tile height plans for: on the
+/// H100 the kernel takes up to 168 registers a work-item, so 3 groups of 128 fill the 65536
+/// registers of a compute unit, and the tiles are made as short as one wave of them allows.
+constexpr int kBoxFusedGroupsPerUnit = 3;
+/// From this radius on, `fused` tiles of odd tile rows walk up (kernels/box.cl FUSED_FLIP).
+constexpr int kBoxFusedAlternateRadius = 40;
 /// Most input columns a `fused` work-item reads at once (registers: twice this times its rows).
 constexpr size_t kBoxFusedMaxColumns = 8;
 
@@ -106,7 +113,7 @@ struct BoxParams {
 /// pass: flatter in R than 64 and faster from r = 8 up on an H100, kernels/NOTES.md), 8 for
 /// segmented-local (its first windows are summed in local memory, so short segments cost
 /// little), as measured best at r = 30 on 3024x4032 on an NVIDIA H100; tile rows 256 for
-/// tiled and 128 for fused (their filters pick by radius and image size:
+/// tiled and 128 for fused (their filters pick by radius, image size and device:
 /// box_tiled_default_segment, box_fused_default_segment).
 int box_default_segment(BoxVariant variant);
 
@@ -148,11 +155,13 @@ WorkGroup box_fused_default_group(int radius, size_t local_mem, PixelDepth depth
 int box_tiled_default_segment(int radius, int width, int height, unsigned compute_units);
 
 /// The default tile rows (--segment) of `fused` with work-group `wg` on a `width` x `height`
-/// image and a device of `compute_units` compute units: the tallest of 128, 64 and 32 rows that
-/// still gives every compute unit 1.5 work-groups or more (each tile's first window is 2R+1
-/// rows, so taller is cheaper, but a work-group at a time leaves a compute unit waiting on its
-/// reads); 32 where none does. 128 on 3024x4032 with 16x8 on 132 compute units (256 tiles), 32
-/// on 1920x1080 (170).
+/// image and a device of `compute_units` compute units: the fewest rows, a multiple of 8 from 32
+/// to 128, whose tiles all run at once, kBoxFusedGroupsPerUnit work-groups a compute unit (each
+/// work-group walks its tile a batch of rows at a time, so shorter tiles finish sooner while
+/// they do not queue for a second wave); 128 where no height fits one wave. 104 on 3024x4032
+/// with 16x8 on 132 compute units (10 x 39 tiles of 304 x 104 for 396 places), 32 on 1920x1080
+/// (32 rows gave 0.027 ms at r = 30 on the H100, 24 rows 0.029: each tile's first window is
+/// 2R+1 rows).
 int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned compute_units);
 
 /// Bytes of local memory a `fused` work-group needs at least at `radius` with work-group `wg`
@@ -222,6 +231,8 @@ class BoxFilter : public Filter {
   // Throws blurtool::UsageError when fused's local memory exceeds the device's, or `items`
   // work-items exceed `limit` (the kernel's CL_KERNEL_WORK_GROUP_SIZE; 0: not yet known).
   void check_fused_fits(size_t items, size_t limit) const;
+  // Whether fused's odd tile rows walk up (kernels/box.cl FUSED_FLIP).
+  bool fused_alternate() const { return params_.radius >= kBoxFusedAlternateRadius; }
 
   Runtime& runtime_;
   BoxParams params_;

@@ -248,6 +248,9 @@ void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h,
                       [&runtime, p, w, h] { return std::make_unique<BoxFilter>(runtime, p, w, h); },
                       box_is_two_pass(v)});
       };
+      // fused: its default (16x8, tile rows fitted to one wave: box_fused_default_segment),
+      // and three work-groups with 32-, 64- and 128-row tiles.
+      add(BoxVariant::fused, 0, 0, kBoxFusedWorkGroup);
       for (WorkGroup wg : {WorkGroup{16, 8}, WorkGroup{32, 4}, WorkGroup{16, 4}})
         for (int segment : {32, 64, 128}) add(BoxVariant::fused, segment, 0, wg);
       // tiled: its default rows for the radius (box_tiled_default_segment), 256 and 1024.

@@ -660,7 +660,7 @@ kernel void box_tiled(global const pixel_t* src, global pixel_t* dst, int w, int
 #define FUSED_ROWS 8  // output rows per batch (local size y)
 #endif
 #ifndef FUSED_K
-#define FUSED_K 17  // outputs per work-item in phase 2
+#define FUSED_K 19  // outputs per work-item in phase 2
 #endif
 #ifndef FUSED_COLS
 #define FUSED_COLS 1  // input columns a work-item reads at once (the host: n / items, up to 8)
@@ -674,7 +674,7 @@ kernel void box_tiled(global const pixel_t* src, global pixel_t* dst, int w, int
 #define FUSED_VEC (16 / (int)sizeof(pixel_t))
 // Row stride of the output tile in local memory: a multiple of 4 pixels (16-byte rows for
 // phase 3) at least FUSED_W, and FUSED_CHUNKS banks past a multiple of 32 (rounded up to 4), so
-// that the rows that share a sub-group in phase 2 write different banks (16x8 with K 17: 272,
+// that the rows that share a sub-group in phase 2 write different banks (16x8 with K 19: 304,
 // no padding).
 #define FUSED_W4 ((FUSED_W + 3) / 4 * 4)
 #define FUSED_OUT_BANK ((((FUSED_CHUNKS % 32) + 3) / 4) * 4)
@@ -700,15 +700,25 @@ inline uint4 column_value(column_t v) {
 }
 #endif
 
+// FUSED_FLIP: the tiles of odd tile rows walk up, as a tile of the image turned upside down
+// (the last row first, a row pitch of -w; every edge mode is symmetric, so the box sums are the
+// same). Two neighbouring tiles then start at their shared edge, at the same time, and read the
+// 2R+1 rows of their first windows once from DRAM between them. The host sets it from R 40,
+// where it measured 2-8% faster on the H100 (kernels/NOTES.md, 12th session).
+#ifdef FUSED_FLIP
+#define FUSED_ROW_OFFSET(y, pitch) ((long)(y) * (pitch))
+#else
+#define FUSED_ROW_OFFSET(y, pitch) ((size_t)(y) * (pitch))
+#endif
 // Row y (any integer) through the edge mode as a pointer that can always be read (the zero
 // mode's rows outside the image point at row 0) and a mask that zeroes what it reads there.
 // Loads stay unconditional, so that a work-item can have many in flight: a load under a
 // condition is a branch, and the GPU waits for it before going on.
-inline global const pixel_word_t* masked_row(global const pixel_t* src, int y, int w, int h,
+inline global const pixel_word_t* masked_row(global const pixel_t* src, int y, int pitch, int h,
                                              int edge, uint* mask) {
   const int yy = edge_index(y, h, edge);
   *mask = yy < 0 ? 0u : ~0u;
-  return (global const pixel_word_t*)(src + (size_t)max(yy, 0) * w);
+  return (global const pixel_word_t*)(src + FUSED_ROW_OFFSET(max(yy, 0), pitch));
 }
 
 // Image column of tile column c (from x0 - R) through the edge mode, always readable, and the
@@ -731,11 +741,11 @@ inline int fused_column(int c, int n, int x0, int radius, int w, int edge, uint*
 //               (F of them where E = Q - 1), or, where E = Q and F > K / 2 (FUSED_LESS), chunks
 //               i .. i + Q less their last K - F columns (the slide's first entering columns).
 // FUSED_NC is the most a window can use: Q - 1, or Q where F > K / 2. The host passes the
-// largest E <= FUSED_NC whose sums fit local memory (all of them up to R 128 with 16x8 in 48
+// largest E <= FUSED_NC whose sums fit local memory (all of them up to R 127 with 16x8 in 48
 // KiB; E = 0 needs no local memory and no barrier). The chunks past the tile's last (halo
 // columns) are summed by work-items 0 .. E - 1.
 // Against one column read at a time (2R reads a window, then 2 an output), phase 2's local
-// reads a work-item (K 17) go from 94 to about 61 at R 30, from 160 to about 65 at R 63, and
+// reads a work-item (K 17 then) go from 94 to about 61 at R 30, from 160 to about 65 at R 63, and
 // from 36 to 34 at R 1 (kernels/NOTES.md, 11th session). The radius is a build constant
 // (FUSED_RADIUS).
 #define FUSED_FQ ((2 * FUSED_RADIUS + 1) / FUSED_K)
@@ -764,8 +774,8 @@ inline int fused_column(int c, int n, int x0, int radius, int w, int edge, uint*
 // Phase 1's reads for the batch of output rows yb .. yb + FUSED_ROWS - 1: the entering and
 // leaving pixel of each row in tile columns c0, c0 + items, ... (FUSED_COLS of them), unmasked,
 // all in flight at once.
-inline void fused_reads(global const pixel_t* src, int w, int h, int edge, int radius, int x0,
-                        int n, int yb, int c0, int items,
+inline void fused_reads(global const pixel_t* src, int w, int pitch, int h, int edge, int radius,
+                        int x0, int n, int yb, int c0, int items,
                         pixel_word_t enter[FUSED_ROWS][FUSED_COLS],
                         pixel_word_t leave[FUSED_ROWS][FUSED_COLS]) {
   int x[FUSED_COLS];
@@ -777,8 +787,9 @@ inline void fused_reads(global const pixel_t* src, int w, int h, int edge, int r
 #pragma unroll
   for (int b = 0; b < FUSED_ROWS; ++b) {
     uint mask;
-    global const pixel_word_t* enter_row = masked_row(src, yb + b + radius, w, h, edge, &mask);
-    global const pixel_word_t* leave_row = masked_row(src, yb + b - radius - 1, w, h, edge, &mask);
+    global const pixel_word_t* enter_row = masked_row(src, yb + b + radius, pitch, h, edge, &mask);
+    global const pixel_word_t* leave_row =
+        masked_row(src, yb + b - radius - 1, pitch, h, edge, &mask);
 #pragma unroll
     for (int j = 0; j < FUSED_COLS; ++j) {
       enter[b][j] = enter_row[x[j]];
@@ -787,22 +798,72 @@ inline void fused_reads(global const pixel_t* src, int w, int h, int edge, int r
   }
 }
 
+// Adds rows k .. k + rows - 1 (rows <= FUSED_START_ROWS, a constant at each call) of tile
+// columns x[] to the column sums v[], every read in flight at once. 16 rows a block, and the
+// last (2R+1) % 16 rows as one block instead of one row at a time: 1-3% faster than 8 rows and
+// single rows on the H100 (kernels/NOTES.md, 12th session).
+#ifndef FUSED_START_ROWS
+#define FUSED_START_ROWS 16
+#endif
+#define FUSED_START_REST ((2 * FUSED_RADIUS + 1) % FUSED_START_ROWS)
+inline void fused_start_block(global const pixel_t* src, int pitch, int h, int edge, int k,
+                              int rows, const int x[FUSED_COLS],
+                              const uint column_mask[FUSED_COLS], column_t v[FUSED_COLS]) {
+  pixel_word_t p[FUSED_START_ROWS][FUSED_COLS];
+  uint mask[FUSED_START_ROWS];
+#pragma unroll
+  for (int r = 0; r < FUSED_START_ROWS; ++r) {
+    if (r < rows) {
+      global const pixel_word_t* row = masked_row(src, k + r, pitch, h, edge, &mask[r]);
+#pragma unroll
+      for (int j = 0; j < FUSED_COLS; ++j) p[r][j] = row[x[j]];
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < FUSED_START_ROWS; ++r)
+    if (r < rows) {
+#pragma unroll
+      for (int j = 0; j < FUSED_COLS; ++j) v[j] += column_of(p[r][j] & mask[r] & column_mask[j]);
+    }
+}
+
 // cols: FUSED_ROWS rows of n column_t; out: FUSED_ROWS rows of FUSED_OUT_STRIDE pixels,
 // declared as uint4 so that it is 16-byte aligned for phase 3; chunk_sums: FUSED_ROWS rows of
 // FUSED_CHUNKS + FUSED_EXCHANGE sums (unused where FUSED_EXCHANGE is 0). The radius argument
-// is FUSED_RADIUS, with which the program is built.
-kernel void box_fused(global const pixel_t* src, global pixel_t* dst, int w, int h, int radius_arg,
-                      int edge, sum_t divisor, float inverse, int tile_h, local column_t* cols,
-                      local uint4* out_tile, local sum4* chunk_sums) {
+// is FUSED_RADIUS, and the edge mode FUSED_EDGE where the host sets it (it does: the masks of the
+// clamp and mirror modes then compile away, 1-6% faster on the H100).
+kernel void box_fused(global const pixel_t* src_arg, global pixel_t* dst_arg, int w, int h,
+                      int radius_arg, int edge_arg, sum_t divisor, float inverse, int tile_h,
+                      local column_t* cols, local uint4* out_tile, local sum4* chunk_sums) {
   const int radius = FUSED_RADIUS;
+#ifdef FUSED_EDGE
+  const int edge = FUSED_EDGE;
+#else
+  const int edge = edge_arg;
+#endif
   local pixel_t* out = (local pixel_t*)out_tile;
   const int lx = get_local_id(0), ly = get_local_id(1);
   const int t = ly * FUSED_CHUNKS + lx, items = FUSED_CHUNKS * FUSED_ROWS;
-  const int x0 = get_group_id(0) * FUSED_W, y0 = get_group_id(1) * tile_h;
-  const int y1 = min(y0 + tile_h, h), n = FUSED_W + 2 * radius;
+  const int x0 = get_group_id(0) * FUSED_W, n = FUSED_W + 2 * radius;
+  int y0 = get_group_id(1) * tile_h, y1 = min(y0 + tile_h, h);
+#ifdef FUSED_FLIP
+  const bool flip = get_group_id(1) & 1;
+  global const pixel_t* src = flip ? src_arg + (size_t)(h - 1) * w : src_arg;
+  global pixel_t* dst = flip ? dst_arg + (size_t)(h - 1) * w : dst_arg;
+  const int pitch = flip ? -w : w;
+  if (flip) {
+    const int f0 = h - y1;
+    y1 = h - y0;
+    y0 = f0;
+  }
+#else
+  global const pixel_t* src = src_arg;
+  global pixel_t* dst = dst_arg;
+  const int pitch = w;
+#endif
   local column_t* last = cols + (FUSED_ROWS - 1) * n;
   // V of row y0 - 1 (input rows y0 - R - 1 .. y0 + R - 1), where phase 1 expects the last
-  // batch's; 8 rows of FUSED_COLS columns' reads in flight at a time.
+  // batch's; FUSED_START_ROWS rows of FUSED_COLS columns' reads in flight at a time.
   for (int c0 = t; c0 < n; c0 += FUSED_STEP) {
     int x[FUSED_COLS];
     uint column_mask[FUSED_COLS];
@@ -812,30 +873,14 @@ kernel void box_fused(global const pixel_t* src, global pixel_t* dst, int w, int
       x[j] = fused_column(c0 + j * items, n, x0, radius, w, edge, &column_mask[j]);
       v[j] = 0;
     }
+    // 2R + 1 rows: whole blocks of FUSED_START_ROWS, then the rest as one block (every read of
+    // a block in flight at once).
     int k = y0 - radius - 1;
-    for (; k + 8 <= y0 + radius; k += 8) {
-      pixel_word_t p[8][FUSED_COLS];
-      uint mask[8];
-#pragma unroll
-      for (int r = 0; r < 8; ++r) {
-        global const pixel_word_t* row = masked_row(src, k + r, w, h, edge, &mask[r]);
-#pragma unroll
-        for (int j = 0; j < FUSED_COLS; ++j) p[r][j] = row[x[j]];
-      }
-#pragma unroll
-      for (int r = 0; r < 8; ++r)
-#pragma unroll
-        for (int j = 0; j < FUSED_COLS; ++j) v[j] += column_of(p[r][j] & mask[r] & column_mask[j]);
-    }
-    for (; k < y0 + radius; ++k) {
-      uint mask;
-      pixel_word_t p[FUSED_COLS];
-      global const pixel_word_t* row = masked_row(src, k, w, h, edge, &mask);
-#pragma unroll
-      for (int j = 0; j < FUSED_COLS; ++j) p[j] = row[x[j]];
-#pragma unroll
-      for (int j = 0; j < FUSED_COLS; ++j) v[j] += column_of(p[j] & mask & column_mask[j]);
-    }
+    for (; k + FUSED_START_ROWS <= y0 + radius; k += FUSED_START_ROWS)
+      fused_start_block(src, pitch, h, edge, k, FUSED_START_ROWS, x, column_mask, v);
+#if FUSED_START_REST > 0
+    fused_start_block(src, pitch, h, edge, k, FUSED_START_REST, x, column_mask, v);
+#endif
 #pragma unroll
     for (int j = 0; j < FUSED_COLS; ++j)
       if (c0 + j * items < n) last[c0 + j * items] = v[j];
@@ -850,16 +895,16 @@ kernel void box_fused(global const pixel_t* src, global pixel_t* dst, int w, int
   // Phase 1's reads of a batch's first round of columns are issued one batch ahead, so that
   // they are in flight during the previous batch's phases 2 and 3.
   pixel_word_t enter[FUSED_ROWS][FUSED_COLS], leave[FUSED_ROWS][FUSED_COLS];
-  fused_reads(src, w, h, edge, radius, x0, n, y0, t, items, enter, leave);
+  fused_reads(src, w, pitch, h, edge, radius, x0, n, y0, t, items, enter, leave);
   for (int yb = y0; yb < y1; yb += FUSED_ROWS) {
     uint enter_mask[FUSED_ROWS], leave_mask[FUSED_ROWS];
 #pragma unroll
     for (int b = 0; b < FUSED_ROWS; ++b) {
-      masked_row(src, yb + b + radius, w, h, edge, &enter_mask[b]);
-      masked_row(src, yb + b - radius - 1, w, h, edge, &leave_mask[b]);
+      masked_row(src, yb + b + radius, pitch, h, edge, &enter_mask[b]);
+      masked_row(src, yb + b - radius - 1, pitch, h, edge, &leave_mask[b]);
     }
     for (int c0 = t; c0 < n; c0 += FUSED_STEP) {  // phase 1
-      if (c0 != t) fused_reads(src, w, h, edge, radius, x0, n, yb, c0, items, enter, leave);
+      if (c0 != t) fused_reads(src, w, pitch, h, edge, radius, x0, n, yb, c0, items, enter, leave);
 #pragma unroll
       for (int j = 0; j < FUSED_COLS; ++j) {
         const int c = c0 + j * items;
@@ -876,7 +921,7 @@ kernel void box_fused(global const pixel_t* src, global pixel_t* dst, int w, int
       }
     }
     // The next batch's first round (past the tile: rows that can be read, never used).
-    fused_reads(src, w, h, edge, radius, x0, n, yb + FUSED_ROWS, t, items, enter, leave);
+    fused_reads(src, w, pitch, h, edge, radius, x0, n, yb + FUSED_ROWS, t, items, enter, leave);
     barrier(CLK_LOCAL_MEM_FENCE);
     {  // phase 2: outputs o0 .. o0 + FUSED_K - 1 of batch row ly read columns o0 .. o0 + K + 2R
       local const column_t* row = cols + ly * n + lx * FUSED_K;
@@ -927,13 +972,13 @@ kernel void box_fused(global const pixel_t* src, global pixel_t* dst, int w, int
         const int b = k / (FUSED_W / FUSED_VEC), q = k % (FUSED_W / FUSED_VEC), y = yb + b,
                   x = x0 + FUSED_VEC * q;
         if (y < y1 && x < w)
-          *(global uint4*)(dst + (size_t)y * w + x) =
+          *(global uint4*)(dst + FUSED_ROW_OFFSET(y, pitch) + x) =
               ((local const uint4*)(out + b * FUSED_OUT_STRIDE))[q];
       }
     } else {
       for (int k = t; k < FUSED_ROWS * FUSED_W; k += items) {
         const int b = k / FUSED_W, o = k % FUSED_W, y = yb + b, x = x0 + o;
-        if (y < y1 && x < w) dst[(size_t)y * w + x] = out[b * FUSED_OUT_STRIDE + o];
+        if (y < y1 && x < w) dst[FUSED_ROW_OFFSET(y, pitch) + x] = out[b * FUSED_OUT_STRIDE + o];
       }
     }
     // The next batch's phase 1 writes `cols`, which phase 2 has finished reading; its phase 2

@@ -412,11 +412,12 @@ TEST(BoxFused, SixteenBitTileShapesMatchTheReference) {
   }
 }
 
-// fused over several tiles across and down, work-group shapes that give tiles of 272, 68 and
-// 51 columns (the last one short), tile heights that do not divide the image or the batch of
-// rows, radii whose windows span several tiles, both ways of rounding the mean (ROUND_BY_FLOAT
-// up to 2R+1 = 127), 32-bit column sums in local memory (FUSED_WIDE, R > 128), and rows of a
-// multiple of 4 pixels (16-byte stores) or not: exact everywhere.
+// fused over several tiles across and down, work-group shapes that give tiles of 304, 76 and
+// 57 columns (the last one short), tile heights that do not divide the image or the batch of
+// rows, radii whose windows span several tiles, odd tile rows walking up (from R 40),
+// both ways of rounding the mean (ROUND_BY_FLOAT up to 2R+1 = 127), 32-bit column sums in local
+// memory (FUSED_WIDE, R > 128), and rows of a multiple of 4 pixels (16-byte stores) or not: exact
+// everywhere.
 TEST(BoxFused, EveryTileShapeMatchesTheReference) {
   for_each_tile_case(
       {0, 2, 63, 64, 129}, 8,
@@ -458,18 +459,19 @@ TEST(BoxFused, PackedFirstWindowIsExact) {
   }
 }
 
-// fused starts each work-item's row window from chunk sums: its own chunk's (17 columns) and up
-// to (2R+1) / 17 more exchanged through local memory, plus single columns (the ones after the
-// chunks, or the ones past the window taken off). Radii reach each case (Q = (2R+1) / 17 whole
-// chunks, F columns past them): Q 0 (R 0, 5), F 0 (R 8, 25), F <= 8 (R 12, 20, 63), F > 8
-// (R 13, 30, 100); and none, one or all of the sums a window can use, fewer through
+// fused starts each work-item's row window from chunk sums: its own chunk's (19 columns) and up
+// to (2R+1) / 19 more exchanged through local memory, plus single columns (the ones after the
+// chunks, or the ones past the window taken off). Radii reach each case (Q = (2R+1) / 19 whole
+// chunks, F columns past them): Q 0 (R 0, 5), F 0 (R 9, 28), F <= 9 (R 12, 20, 30), F > 9
+// (R 14, 33, 63, 100); and none, one or all of the sums a window can use, fewer through
 // fused_local_limit as on a GPU with 48 KiB (3x5 work-groups at R 100: a work-item sums several
 // halo chunks). (PackedFirstWindowIsExact has the white images, where the 16-bit lanes come closest
 // to overflowing.)
 TEST(BoxFused, FirstWindowsFromEveryNumberOfChunkSums) {
   const Image noise = random_rgba(450, 23, 5);
-  const std::vector<std::pair<int, int>> cases = {{0, 0},  {5, 0},  {8, 0},  {12, 0}, {13, 1},
-                                                  {20, 1}, {25, 2}, {30, 3}, {63, 6}, {100, 11}};
+  const std::vector<std::pair<int, int>> cases = {{0, 0},  {5, 0},  {9, 0},   {12, 0},
+                                                  {14, 1}, {20, 1}, {28, 2},  {30, 2},
+                                                  {33, 3}, {63, 6}, {100, 10}};
   for (const auto& [radius, most] : cases) {
     for (WorkGroup wg : {kBoxFusedWorkGroup, WorkGroup{3, 5}}) {
       if (wg.x == 3 && radius != 100) continue;
@@ -492,12 +494,30 @@ TEST(BoxFused, FirstWindowsFromEveryNumberOfChunkSums) {
   }
 }
 
+// From R 40 fused's tiles of odd tile rows walk up, as tiles of the image turned upside down:
+// below it they do not; either way exact in every edge mode, with an odd number of tile rows,
+// the last one short (75 rows in tiles of 16), and two tiles across.
+TEST(BoxFused, OddTileRowsWalkingUpMatchTheReference) {
+  const Image input = random_rgba(330, 75, 17);
+  for (EdgeMode edge : {EdgeMode::clamp, EdgeMode::mirror, EdgeMode::zero}) {
+    for (int radius : {39, 40, 41, 70}) {
+      const BoxParams p = tile_params(BoxVariant::fused, radius, edge, 16);
+      const std::string what = BoxFilter(runtime(), p, input.width, input.height).describe();
+      EXPECT_EQ(what.find(" walk=alternating") != std::string::npos, radius >= 40) << what;
+      EXPECT_EQ(max_error(box_blur(runtime(), input, p), box_blur_reference(input, radius, edge)),
+                0)
+          << what;
+    }
+  }
+}
+
 // fused keeps a row of column sums per batch row in local memory, 2R + tile width entries: a
 // radius whose rows cannot fit is refused with the sizes and what to use instead. R 4000 takes
-// 555520 bytes with 32x4 work-groups (more than a GPU's 48 KiB and PoCL's 512 KiB), R 16383
+// 560640 bytes with 32x4 work-groups (4 rows of 608 + 8000 sixteen-byte sums, and 4 rows of 608
+// pixels) (more than a GPU's 48 KiB and PoCL's 512 KiB), R 16383
 // about 2.2 MB (more than the 1 MiB PoCL gives on a CPU with 1 MiB of L2).
 TEST(BoxFused, RefusesWhatLocalMemoryCannotHold) {
-  EXPECT_EQ(box_fused_local_bytes(4000, kBoxFusedWideGroup), 555520u);
+  EXPECT_EQ(box_fused_local_bytes(4000, kBoxFusedWideGroup), 560640u);
   BoxParams p;
   p.variant = BoxVariant::fused;
   for (int r : {4000, kMaxBoxRadius})
@@ -520,23 +540,26 @@ TEST(BoxFused, RefusesWhatLocalMemoryCannotHold) {
 }
 
 // auto without a table: tiled on CPUs; on GPUs fused with 16x8 work-groups while their tile
-// fits 48 KiB (up to R = 128: 8 rows of 272 + 2R eight-byte sums and a 272-pixel output row
+// fits 48 KiB (up to R = 128: 8 rows of 304 + 2R eight-byte sums and a 304-pixel output row
 // each; above, the sums widen to 16 bytes and neither 16x8 nor 32x4 fits), then segmented.
 TEST(BoxAuto, DefaultsByDeviceClassAndRadius) {
   const DeviceInfo gpu = device_as(CL_DEVICE_TYPE_GPU, 48 * 1024);
   const DeviceInfo cpu = device_as(CL_DEVICE_TYPE_CPU);
   EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 30, cpu), BoxVariant::tiled);
   EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 30, gpu), BoxVariant::fused);
-  EXPECT_EQ(box_fused_local_bytes(128, kBoxFusedWorkGroup), 8 * (272 + 256) * 8 + 8 * 272 * 4);
+  EXPECT_EQ(box_fused_local_bytes(128, kBoxFusedWorkGroup), 8 * (304 + 256) * 8 + 8 * 304 * 4);
   EXPECT_EQ(box_fused_default_group(128, gpu.local_mem).text(), "16x8");
   EXPECT_GT(box_fused_local_bytes(129, kBoxFusedWideGroup), gpu.local_mem);
   EXPECT_EQ(box_fused_default_group(129, gpu.local_mem).text(), "32x4");  // the last candidate
   // At 16 bits (32-bit column sums, 8-byte output pixels) 16x8 and 32x4 need more than 48 KiB
-  // even at small radii: 16x4 up to R = 180, then 8x4 up to R = 282; fused stays the default.
+  // even at small radii: 16x4 up to R = 156 (4 rows of 304 + 2R sixteen-byte sums and 304
+  // eight-byte pixels: 49152 bytes), then 8x4 up to R = 266; fused stays the default.
   EXPECT_EQ(box_fused_default_group(7, gpu.local_mem, PixelDepth::u16).text(), "16x4");
   EXPECT_EQ(box_fused_default_group(30, gpu.local_mem, PixelDepth::u16).text(), "16x4");
-  EXPECT_EQ(box_fused_default_group(180, gpu.local_mem, PixelDepth::u16).text(), "16x4");
-  EXPECT_EQ(box_fused_default_group(181, gpu.local_mem, PixelDepth::u16).text(), "8x4");
+  EXPECT_EQ(box_fused_default_group(156, gpu.local_mem, PixelDepth::u16).text(), "16x4");
+  EXPECT_EQ(box_fused_default_group(157, gpu.local_mem, PixelDepth::u16).text(), "8x4");
+  EXPECT_LE(box_fused_local_bytes(266, {8, 4}, PixelDepth::u16), gpu.local_mem);
+  EXPECT_GT(box_fused_local_bytes(267, {8, 4}, PixelDepth::u16), gpu.local_mem);
   EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 30, gpu, PixelDepth::u16),
             BoxVariant::fused);
   EXPECT_LE(box_fused_local_bytes(30, {16, 4}, PixelDepth::u16), gpu.local_mem);
@@ -552,13 +575,14 @@ TEST(BoxAuto, DefaultsByDeviceClassAndRadius) {
   EXPECT_EQ(box_tiled_default_segment(63, 1920, 1080, 4), 1016);    // 8 x 2 tiles for 16
   EXPECT_EQ(box_tiled_default_segment(63, 3024, 4032, 64), 256);    // 12 x 16 tiles for 256
   EXPECT_EQ(box_tiled_default_segment(5000, 3024, 4032, 2), 4096);  // kMaxBoxSegment
-  // Tile rows: the tallest that gives 132 compute units 1.5 work-groups each (12 x 32 tiles of
-  // 272 x 128; 12 x 32 of 272 x 64; 8 x 34 of 272 x 32 fall short of 198, so the floor), and
-  // 128 wherever there are few compute units.
-  EXPECT_EQ(box_fused_default_segment(3024, 4032, kBoxFusedWorkGroup, 132), 128);
-  EXPECT_EQ(box_fused_default_segment(3024, 2016, kBoxFusedWorkGroup, 132), 64);
+  // Tile rows: the fewest (a multiple of 8, 32 to 128) whose tiles all fit one wave of 3
+  // work-groups on each of 132 compute units (396): 10 x 39 tiles of 304 x 104 (96 rows: 420),
+  // 10 x 36 of 304 x 56, 7 x 34 of 304 x 32 (the floor); 128 where no height fits.
+  EXPECT_EQ(box_fused_default_segment(3024, 4032, kBoxFusedWorkGroup, 132), 104);
+  EXPECT_EQ(box_fused_default_segment(3024, 2016, kBoxFusedWorkGroup, 132), 56);
   EXPECT_EQ(box_fused_default_segment(1920, 1080, kBoxFusedWorkGroup, 132), 32);
   EXPECT_EQ(box_fused_default_segment(1920, 1080, kBoxFusedWorkGroup, 2), 128);
+  EXPECT_EQ(box_fused_default_segment(8000, 8000, kBoxFusedWorkGroup, 132), 128);
 }
 
 TEST(BoxReference, KnownValues) {
