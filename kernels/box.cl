@@ -702,9 +702,10 @@ inline uint4 column_value(column_t v) {
 
 // FUSED_FLIP: the tiles of odd tile rows walk up, as a tile of the image turned upside down
 // (the last row first, a row pitch of -w; every edge mode is symmetric, so the box sums are the
-// same). Two neighbouring tiles then start at their shared edge, at the same time, and read the
-// 2R+1 rows of their first windows once from DRAM between them. The host sets it from R 40,
-// where it measured 2-8% faster on the H100 (kernels/NOTES.md, 12th session).
+// same). Two neighbouring tiles then start at their shared edge at the same time, reading the
+// same 2R+1 rows for their first windows (one of them mostly from the cache). The host sets it
+// from R 40, where it measured 2-5% faster on the H100 (4% at R 63 with a register cap; no gain
+// below: kernels/NOTES.md, 12th session).
 #ifdef FUSED_FLIP
 #define FUSED_ROW_OFFSET(y, pitch) ((long)(y) * (pitch))
 #else
