@@ -446,13 +446,12 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
       const size_t reads = std::min<size_t>((columns + items - 1) / items, kBoxFusedMaxColumns);
       options += " -DFUSED_COLS=" + std::to_string(reads);
       // From 4 columns a work-item NVIDIA's compiler takes more than the 168 registers that let
-      // kBoxFusedGroupsPerUnit groups of 128 share a compute unit's 65536 (178 at R 63 with the
-      // alternating walk: 0.13 ms on the H100 against 0.106 capped, with 12 bytes spilled).
-      // Below 4 columns the cap costs (R 1: 0.058 against 0.055), so it is not set there.
+      // kBoxFusedGroupsPerUnit groups of 128 share a compute unit's 65536 (measured with 17
+      // outputs a work-item: 178 at R 63 with the alternating walk, 0.13 ms on the H100 against
+      // 0.106 capped, with 12 bytes spilled). Below 4 columns the cap costs (19 outputs, R 1:
+      // 0.058 against 0.055), so it is not set there.
       const size_t registers = 65536 / (kBoxFusedGroupsPerUnit * items) / 8 * 8;
-      if (reads >= 4 && registers < 255 &&
-          runtime.device().device.getInfo<CL_DEVICE_EXTENSIONS>().find("cl_nv_compiler_options") !=
-              std::string::npos)
+      if (reads >= 4 && registers < 255 && runtime.device().has_extension("cl_nv_compiler_options"))
         options += " -cl-nv-maxrregcount=" + std::to_string(registers);
       // Column sums (at most 255 (2R+1)) added this many at a time in their 16-bit lanes.
       const int pack = std::clamp(65535 / (255 * (2 * params_.radius + 1)), 1, 8);

@@ -42,7 +42,7 @@ void validate(const BrightParams& p) {
 namespace {
 
 bool has_subgroups(const DeviceInfo& d) {
-  return d.device.getInfo<CL_DEVICE_EXTENSIONS>().find("cl_khr_subgroups") != std::string::npos;
+  return d.has_extension("cl_khr_subgroups");
 }
 
 }  // namespace

@@ -229,6 +229,10 @@ std::string describe_cl_error(const cl::Error& error) {
   return out.str();
 }
 
+bool DeviceInfo::has_extension(const std::string& extension) const {
+  return device.getInfo<CL_DEVICE_EXTENSIONS>().find(extension) != std::string::npos;
+}
+
 std::string DeviceInfo::type_name() const {
   if (type & CL_DEVICE_TYPE_GPU) return "GPU";
   if (type & CL_DEVICE_TYPE_CPU) return "CPU";

@@ -54,6 +54,8 @@ struct DeviceInfo {
 
   /// "GPU", "CPU", "accelerator" or "other".
   std::string type_name() const;
+  /// Whether CL_DEVICE_EXTENSIONS names `extension` (asks the driver each time).
+  bool has_extension(const std::string& extension) const;
 };
 
 /// Every device of every platform, in platform then device order.

@@ -830,18 +830,13 @@ inline void fused_start_block(global const pixel_t* src, int pitch, int h, int e
 
 // cols: FUSED_ROWS rows of n column_t; out: FUSED_ROWS rows of FUSED_OUT_STRIDE pixels,
 // declared as uint4 so that it is 16-byte aligned for phase 3; chunk_sums: FUSED_ROWS rows of
-// FUSED_CHUNKS + FUSED_EXCHANGE sums (unused where FUSED_EXCHANGE is 0). The radius argument
-// is FUSED_RADIUS, and the edge mode FUSED_EDGE where the host sets it (it does: the masks of the
-// clamp and mirror modes then compile away, 1-6% faster on the H100).
+// FUSED_CHUNKS + FUSED_EXCHANGE sums (unused where FUSED_EXCHANGE is 0). The radius and edge
+// arguments (box_tiled's layout) are the build constants FUSED_RADIUS and FUSED_EDGE: the masks of
+// the clamp and mirror modes then compile away, 1-6% faster on the H100.
 kernel void box_fused(global const pixel_t* src_arg, global pixel_t* dst_arg, int w, int h,
                       int radius_arg, int edge_arg, sum_t divisor, float inverse, int tile_h,
                       local column_t* cols, local uint4* out_tile, local sum4* chunk_sums) {
-  const int radius = FUSED_RADIUS;
-#ifdef FUSED_EDGE
-  const int edge = FUSED_EDGE;
-#else
-  const int edge = edge_arg;
-#endif
+  const int radius = FUSED_RADIUS, edge = FUSED_EDGE;
   local pixel_t* out = (local pixel_t*)out_tile;
   const int lx = get_local_id(0), ly = get_local_id(1);
   const int t = ly * FUSED_CHUNKS + lx, items = FUSED_CHUNKS * FUSED_ROWS;
