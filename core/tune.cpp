@@ -249,10 +249,15 @@ void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h,
                       box_is_two_pass(v)});
       };
       // fused: its default (16x8, tile rows fitted to one wave: box_fused_default_segment),
-      // and three work-groups with 32-, 64- and 128-row tiles.
+      // and three work-groups with 32-, 64- and 128-row tiles (16x8 at the default's height
+      // only once).
       add(BoxVariant::fused, 0, 0, kBoxFusedWorkGroup);
+      const int fused_rows =
+          box_fused_default_segment(w, h, kBoxFusedWorkGroup, runtime.device().compute_units);
       for (WorkGroup wg : {WorkGroup{16, 8}, WorkGroup{32, 4}, WorkGroup{16, 4}})
-        for (int segment : {32, 64, 128}) add(BoxVariant::fused, segment, 0, wg);
+        for (int segment : {32, 64, 128})
+          if (wg.x != kBoxFusedWorkGroup.x || wg.y != kBoxFusedWorkGroup.y || segment != fused_rows)
+            add(BoxVariant::fused, segment, 0, wg);
       // tiled: its default rows for the radius (box_tiled_default_segment), 256 and 1024.
       for (int segment : {0, 256, 1024}) add(BoxVariant::tiled, segment, 0, {});
       for (int unroll : {2, 4}) add(BoxVariant::segmented, 0, unroll, {});
