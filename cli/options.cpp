@@ -95,7 +95,10 @@ CliOptions parse_options(int argc, const char* const* argv) {
                  " (default 8; 2 for segmented and segmented-local)", cxxopts::value<std::string>(), "N")
       ("segment", "pixels per work-item of 'segmented' and 'segmented-local', rows of a "
                   "'tiled' or 'fused' tile, 1.." + std::to_string(kMaxBoxSegment) +
-                  " (default 64, 8, 256 and 128, or 64 or 32 on images too small for 128); "
+                  " (default 128 and 8; 'tiled' 16(2R+1) rows from 256 to " +
+                  std::to_string(kMaxBoxSegment) +
+                  ", fewer on small images; 'fused' the fewest rows from 32 to 128 whose tiles "
+                  "all run at once, else 128); "
                   "with --gauss, output rows of a 'fused' tile, "
                   "1.." + std::to_string(kMaxGaussFusedRows) + " (default 8), or outputs a "
                   "column-pass work-item of 'separable-buffer', 1.." +
@@ -106,7 +109,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
                   " (default 64 up to R 8, 128 up to R 24, 256 above), or columns of a "
                   "'tiled' tile, a multiple of 16 up to " +
                   std::to_string(kMaxGaussTileColumns) +
-                  " (default: its ring of 2R+1 rows in 32 KiB)",
+                  " (default: the most whose ring of 4 ceil(R/2) + 4 rows fits 256 KiB, "
+                  "at most 256)",
        cxxopts::value<std::string>(), "N")
       ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),
        cxxopts::value<std::string>()->default_value("clamp"), "MODE");
@@ -192,8 +196,11 @@ CliOptions parse_options(int argc, const char* const* argv) {
   }
 
   CliOptions o;
-  o.help_text = spec.help({"Box blur", "Gaussian blur", "Bright points", "Output and batch",
-                           "Devices", "Benchmark", "General"});
+  // Every group, in the order declared (spec.groups() sorts them by name); a test checks that
+  // --help lists every option of the man page.
+  o.help_text =
+      spec.help({"Box blur", "Gaussian blur", "Bright points", "Image fidelity", "Output and batch",
+                 "Input limits", "Large images", "Devices", "Benchmark", "General"});
   // The BLAS subcommand has its own options (blurtool blas --help); name it among the groups.
   const std::string blas_group =
       " BLAS options (blurtool blas ROUTINE [options]; blurtool blas --help):\n"

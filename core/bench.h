@@ -55,7 +55,8 @@ struct BenchReport {
 Stats measure_copy(Runtime& runtime, std::uint64_t bytes, int runs);
 
 /// Builds the report of a run_filter() call made with `runs` repetitions and, with
-/// `measure_floor`, measures the floor for an RGBA8 image of the run's size on the same device.
+/// `measure_floor`, measures the floor on the same device: a copy of the filter's compulsory
+/// bytes (the image read and written once, RGBA8 or RGBA16 as the run's pixels).
 BenchReport make_report(Runtime& runtime, Filter& filter, const FilterRun& run, int runs,
                         bool measure_floor = true);
 

@@ -56,7 +56,7 @@ constexpr WorkGroup kBoxFusedWideGroup = {32, 4};
 
 /// Outputs per work-item along a row in `fused` (kernels/box.cl FUSED_K): odd (see there). On
 /// an NVIDIA H100 (16x8, 3024x4032, tile heights from box_fused_default_segment()) 19 took
-/// 0.080 ms at r = 30 against 0.087 for 17, 0.086 for 21 and 0.091 for 23, and is the fastest
+/// 0.080 ms at r = 30 against 0.087 for 17 and 21 and 0.091 for 23, and is the fastest
 /// at r = 1 and 63 and on 1920x1080 too (kernels/NOTES.md, 12th session). Its 304-column tiles
 /// cover 3024 columns in 10 (17: 12 tiles of 272, the last one mostly idle).
 constexpr int kBoxFusedOutputs = 19;
@@ -172,14 +172,15 @@ int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned comp
 /// them).
 size_t box_fused_local_bytes(int radius, WorkGroup wg, PixelDepth depth = PixelDepth::u8);
 
-/// Local memory, in bytes, of `segmented-local`'s column pass (box_cols_ring) for `radius`
-/// pixels: a ring of 64 + 2R + 1 rows of 16 columns (8 or 16 bytes an entry) and one sum a
-/// work-item. Where it exceeds the device's, the column pass is `segmented`'s.
+/// Local memory, in bytes, of the column pass of `segmented` and `segmented-local`
+/// (box_cols_ring) for `radius` pixels: a ring of 64 + 2R + 1 rows of 16 columns (8 or 16 bytes
+/// an entry) and one sum a work-item. Where it exceeds the device's, the column pass is
+/// box_cols_segmented (one work-item a segment of a column).
 size_t box_ring_local_bytes(int radius, Intermediate intermediate, PixelDepth depth);
 
-/// Rows of a work-group of `segmented-local`'s column pass on a width x height image: the
-/// longest multiple of 64 up to 1024 that still gives 8 work-groups a compute unit (so the
-/// first window of each, 2R+1 rows, is a small share), else 64.
+/// Rows of a work-group of the ring column pass (`segmented`, `segmented-local`) on a width x
+/// height image: the longest multiple of 64 up to 1024 that still gives 8 work-groups a compute
+/// unit (so the first window of each, 2R+1 rows, is a small share), else 64.
 int box_ring_segment(int width, int height, unsigned compute_units);
 
 /// Local memory, in bytes, of `segmented-local`'s row pass with `items` work-items (--wg Lx1)

@@ -69,7 +69,8 @@ std::vector<DeviceInfo> list_devices();
 /// device at all.
 DeviceInfo select_device(const std::string& spec);
 
-/// The folder of blurtool's per-user caches (CLBlast tuning, compiled programs):
+/// The folder of blurtool's per-user caches (compiled programs, `blurtool tune` tables, CLBlast
+/// tuning):
 /// $BLURTOOL_CACHE_DIR, else $XDG_CACHE_HOME/blurtool, else $HOME/.cache/blurtool.
 std::string cache_directory();
 

@@ -17,7 +17,9 @@ namespace blurtool {
 
 /// Schedules of the Gaussian blur (--variant). See kernels/gauss.cl for what each costs.
 enum class GaussVariant {
-  automatic,         ///< the tuning table's pick, else fused (GPUs) or tiled (CPUs)
+  /// The tuning table's pick, else fused-mma or separable-mma (tensor cores), fused or
+  /// separable-buffer (other GPUs), tiled (CPUs): resolve_gauss_variant.
+  automatic,
   naive,             ///< one pass, (2R+1)^2 image reads per pixel
   naive_local,       ///< one pass over a tile plus halo staged in local memory
   separable,         ///< horizontal then vertical pass, 2R+1 reads each
@@ -169,9 +171,11 @@ struct GaussParams {
   GaussVariant variant = GaussVariant::automatic;
   Intermediate intermediate = Intermediate::rgba32f;  ///< two-pass variants only
   EdgeMode edge = EdgeMode::clamp;
-  WorkGroup wg;     ///< 0x0: 16x16 for 2-D, 64x1 for row segments, fused gauss_fused_default_group
+  WorkGroup wg;     ///< 0x0: 16x16 for 2-D, 64x1 for row segments, fused gauss_fused_default_group,
+                    ///< separable-buffer kGaussSepGroup x 1; the mma variants set their own
   int segment = 0;  ///< fused: output rows of a tile, 1..kMaxGaussFusedRows; 0: kGaussFusedRows;
-                    ///< separable-buffer: outputs a column-pass work-item, 1..32; 0: 16;
+                    ///< separable-buffer: outputs a column-pass work-item, 1..32; 0:
+                    ///< kGaussSepColumnOutputs;
                     ///< fused-mma: rows a work-group walks down, a multiple of 16 up to
                     ///< kMaxGaussMmaFusedRows; 0: gauss_mma_tile's
 };

@@ -45,7 +45,7 @@ std::string tune_kernels_fingerprint();
 /// `pixels` pixels on `device`: among the image sizes the table was tuned on (1920x1080, and on
 /// GPUs 3024x4032), the one nearest to `pixels` by ratio (the largest when `pixels` is 0); in
 /// it, the entry tuned at the smallest radius at or above `radius` (tables hold radii 1..63
-/// for the box, 4..30 for the Gaussian, blocks 8 and 16 for bright points); none above the
+/// for the box, 4..63 for the Gaussian, blocks 8 and 16 for bright points); none above the
 /// largest tuned radius, without a table, with a table tuned on other kernels
 /// (tune_kernels_fingerprint), or when $BLURTOOL_TUNE is "off". The table is read
 /// once per process and again when the file changes. Throws blurtool::Error naming the file

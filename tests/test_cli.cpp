@@ -19,6 +19,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -405,6 +406,35 @@ TEST_F(Cli, HelpNamesEveryVariantAndEdgeMode) {
     EXPECT_TRUE(has_word(r.out, e.name)) << "--help lacks edge mode " << e.name;
   EXPECT_NE(r.out.find("blurtool blas saxpy|sdot|sgemm"), std::string::npos)
       << "--help does not point to the blas subcommand";
+}
+
+TEST_F(Cli, HelpListsEveryOptionOfTheManPage) {
+  // Every option the man page's OPTIONS section describes (a .TP paragraph's tag) is in --help:
+  // the help once left out whole groups (image fidelity, input limits, large images).
+  std::ifstream man(std::string(BLURTOOL_SOURCE_DIR) + "/man/blurtool.1");
+  ASSERT_TRUE(man) << "cannot read man/blurtool.1";
+  std::string line;
+  bool in_options = false, tag = false;
+  std::set<std::string> options;
+  const std::regex long_option(R"(\\-\\-([a-z0-9][a-z0-9\\-]*))");
+  while (std::getline(man, line)) {
+    if (line.rfind(".SH ", 0) == 0) in_options = line == ".SH OPTIONS";
+    if (!in_options) continue;
+    if (tag) {
+      for (std::sregex_iterator m(line.begin(), line.end(), long_option), end; m != end; ++m) {
+        std::string name = (*m)[1];
+        for (size_t at = name.find("\\-"); at != std::string::npos; at = name.find("\\-"))
+          name.replace(at, 2, "-");
+        options.insert("--" + name);
+      }
+    }
+    tag = line == ".TP";
+  }
+  ASSERT_GT(options.size(), 30u) << "the man page's options were not found";
+  const Result r = run({"--help"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const std::string& option : options)
+    EXPECT_TRUE(has_word(r.out, option)) << "--help lacks " << option;
 }
 
 TEST_F(Cli, EveryVariantAndEdgeModeMatchesReference) {
