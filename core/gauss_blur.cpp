@@ -284,8 +284,11 @@ GaussParams resolve_gauss_schedule(const GaussParams& params, const DeviceInfo& 
       p.variant =
           parse_named(gauss_variant_table(), tuned->variant, "the tuning table's Gaussian variant");
       if (p.wg.is_default()) p.wg = tuned->wg;
-      if (p.variant == GaussVariant::fused || p.variant == GaussVariant::separable_buffer ||
-          p.variant == GaussVariant::fused_mma)
+      // The tuned segment of the variants that take one (tiled: its tile width, which tune
+      // measures on CPUs), unless --segment gave one.
+      if (p.segment == 0 &&
+          (p.variant == GaussVariant::fused || p.variant == GaussVariant::separable_buffer ||
+           p.variant == GaussVariant::fused_mma || p.variant == GaussVariant::tiled))
         p.segment = tuned->segment;
     }
   }

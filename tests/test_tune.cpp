@@ -65,6 +65,8 @@ const char* kTable = R"({"device": "any", "entries": [
    "unroll": 0, "wg": "64x1", "ms": 1, "width": 1920, "height": 1080},
   {"op": "gauss", "intermediate": "rgba32f", "radius": 16, "variant": "separable-local",
    "segment": 0, "unroll": 0, "wg": "32x1", "ms": 1, "width": 1920, "height": 1080},
+  {"op": "gauss", "intermediate": "rgba32f", "radius": 30, "variant": "tiled", "segment": 64,
+   "unroll": 0, "wg": "0x0", "ms": 1, "width": 1920, "height": 1080},
   {"op": "bright", "intermediate": "", "radius": 8, "variant": "tree", "segment": 0,
    "unroll": 0, "wg": "0x0", "ms": 1, "width": 1920, "height": 1080}]})";
 
@@ -104,6 +106,12 @@ TEST_F(Tune, AutoFollowsTheTableByRadiusAndIntermediate) {
   EXPECT_EQ(fused.params().variant, GaussVariant::fused);
   EXPECT_EQ(fused.params().segment, 3);
   EXPECT_NE(fused.describe().find("tile=120x3 wg=64x1"), std::string::npos) << fused.describe();
+  g.sigma = 6;  // radius 18: the r = 30 entry, tiled with its tile width
+  const GaussFilter tiled(runtime(), g, 40, 30);
+  EXPECT_EQ(tiled.params().variant, GaussVariant::tiled);
+  EXPECT_EQ(tiled.params().segment, 64);
+  EXPECT_NE(tiled.describe().find("tile=64x"), std::string::npos) << tiled.describe();
+  g.sigma = 1;
   const Image small = random_rgba(45, 29, 5);
   EXPECT_LE(max_error(gauss_blur(runtime(), small, g),
                       gauss_blur_reference(small, 1.0, 3, EdgeMode::clamp)),
