@@ -173,6 +173,10 @@ void print_version(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before OpenCL starts: PoCL's LLVM replaces an ignored signal's SIG_IGN with a handler of its
+  // own, and the cleanup handlers would then no longer see that SIGHUP (nohup) or SIGINT (a
+  // background job) is ignored; one arriving during a write removed that output.
+  install_cleanup_handlers();
   try {
     if (argc > 1 && std::string(argv[1]) == "blas") return run_blas_command(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "bench") return run_bench_command(argc - 1, argv + 1);

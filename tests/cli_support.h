@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <random>
 #include <string>
@@ -105,6 +107,9 @@ struct Spawn {
   std::filesystem::path stdin_path;
   std::filesystem::path stdout_path;
   const char* env_device = nullptr;
+  int ignored_signal = 0;  ///< a signal the child starts with ignored (SIG_IGN, as under nohup)
+  /// Called with the child's pid while it runs, before it is waited for (it must not reap it).
+  std::function<void(pid_t)> while_running;
 };
 
 /// Runs the blurtool binary with `args` in directory `cwd`, waits for it, and returns its
@@ -138,11 +143,13 @@ inline Result run_blurtool(const std::vector<std::string>& args, const std::file
     if (i < 0 || o < 0 || e < 0 || ::dup2(i, 0) < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0 ||
         ::chdir(dir.c_str()) != 0)
       ::_exit(126);
+    if (spawn.ignored_signal) ::signal(spawn.ignored_signal, SIG_IGN);  // kept across execve
     ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }
   Result r;
   if (pid < 0) return r;
+  if (spawn.while_running) spawn.while_running(pid);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

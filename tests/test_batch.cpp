@@ -123,7 +123,10 @@ class Batch : public ::testing::Test {
   // /dev/null); standard output goes to `stdout_path` (else to a file read into Result::out).
   Result run(const std::vector<std::string>& args, const fs::path& stdin_path = {},
              const fs::path& stdout_path = {}) {
-    return run_blurtool(args, root_, root_, Spawn{stdin_path, stdout_path});
+    Spawn spawn;
+    spawn.stdin_path = stdin_path;
+    spawn.stdout_path = stdout_path;
+    return run_blurtool(args, root_, root_, spawn);
   }
 
   // What single mode writes for `input` with `op` (e.g. {"--box", "2"}) into single_/`name`.

@@ -102,7 +102,9 @@ class Cli : public ::testing::Test {
   // removed from the environment, then set to `env_device` if that is not null.
   Result run(const std::vector<std::string>& args, const char* env_device = nullptr,
              const fs::path& cwd = {}) {
-    return run_blurtool(args, cwd.empty() ? root_ : cwd, root_, Spawn{{}, {}, env_device});
+    Spawn spawn;
+    spawn.env_device = env_device;
+    return run_blurtool(args, cwd.empty() ? root_ : cwd, root_, spawn);
   }
 
   // A failed run: exit `status`, each of `parts` in stderr, and `out_` holding just `files`.
@@ -233,6 +235,41 @@ TEST_F(Cli, ReadOnlyOutputDirectoryFailsWithoutLeftovers) {
   fs::permissions(ro, fs::perms(0755));
   expect_failure(r, 1, {ro / "o.png"}, Files{"read only"});
   EXPECT_EQ(listing(ro), Files{});
+}
+
+// Under nohup SIGHUP is ignored, and must stay ignored while the output is written: PoCL's LLVM
+// replaces an ignored signal's SIG_IGN with its own handler when OpenCL starts, so blurtool reads
+// the dispositions before that. A hang-up sent while the temporary output file exists once
+// removed that file and lost the output ("cannot rename the temporary file into place").
+TEST_F(Cli, AnIgnoredHangupWhileWritingKeepsTheOutput) {
+  const Image input = random_image(2400, 2400, 3, 7);  // a 17 MB PNG: a long write
+  const fs::path in = in_ / "noise.png";
+  save_image(input, in);
+  bool sent = false;
+  Spawn spawn;
+  spawn.ignored_signal = SIGHUP;
+  spawn.while_running = [&](pid_t pid) {
+    // Until the child exits: poll for its temporary file (".out.png.XXXXXX"), then hang up.
+    for (;;) {
+      siginfo_t info = {};
+      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+          info.si_pid == pid)
+        return;
+      std::error_code ec;
+      for (const auto& entry : fs::directory_iterator(out_, ec))
+        if (entry.path().filename().string().rfind(".out.png.", 0) == 0) {
+          ::kill(pid, SIGHUP);
+          sent = true;
+          return;
+        }
+    }
+  };
+  const Result r =
+      run_blurtool({"--box", "1", in.string(), (out_ / "out.png").string()}, root_, root_, spawn);
+  ASSERT_TRUE(sent) << "the temporary file was never seen; status " << r.status << ": " << r.err;
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(listing(out_), Files{"out.png"});
+  EXPECT_EQ(max_diff(load_image(out_ / "out.png"), expected_box(input, 1, EdgeMode::clamp)), 0);
 }
 
 TEST_F(Cli, OutputEqualToInputIsRefused) {
