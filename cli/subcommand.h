@@ -10,8 +10,8 @@ namespace blurtool {
 
 /// Help text of --device, the same for every command.
 inline constexpr const char* kDeviceOptionHelp =
-    "device index or case-insensitive part of its platform or device name (default: "
-    "$BLURTOOL_DEVICE, else the first GPU, else the first CPU)";
+    "device index or case-insensitive part of its platform or device name, or of its "
+    "version (pocl, cuda) (default: $BLURTOOL_DEVICE, else the first GPU, else the first CPU)";
 
 /// Parses `argv` with `spec`; a cxxopts error (unknown option, missing value) becomes
 /// blurtool::UsageError "NAME: <cxxopts' message>".

@@ -323,12 +323,18 @@ DeviceInfo select_device(const std::string& spec_arg) {
     }
     return devices[index];
   }
+  // Names, then the device's version string, which carries the driver's short name ("OpenCL 3.0
+  // PoCL ...", "OpenCL 3.0 CUDA"): `--device pocl` and `--device cuda` work.
   const std::string needle = lower(spec);
   for (const DeviceInfo& d : devices) {
     if (lower(d.platform + " " + d.name).find(needle) != std::string::npos) return d;
   }
+  for (const DeviceInfo& d : devices) {
+    if (lower(d.version).find(needle) != std::string::npos) return d;
+  }
   throw UsageError(source + " '" + spec +
-                   "': no OpenCL device or platform name contains it (see --list-devices)");
+                   "': no OpenCL device or platform name, nor device version, contains it (see "
+                   "--list-devices)");
 }
 
 Runtime::Runtime(DeviceInfo device)

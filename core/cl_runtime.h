@@ -63,7 +63,8 @@ struct DeviceInfo {
 std::vector<DeviceInfo> list_devices();
 
 /// Picks a device: `spec` is an index into list_devices() or a case-insensitive substring of
-/// "platform device"; an empty spec falls back to the environment variable BLURTOOL_DEVICE, and
+/// "platform device", else of the device's version string (the driver's short name: "pocl",
+/// "cuda"); an empty spec falls back to the environment variable BLURTOOL_DEVICE, and
 /// then to the first GPU, else the first CPU, else the first device.
 /// Throws blurtool::UsageError when `spec` matches nothing, blurtool::Error when there is no
 /// device at all.

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +13,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "core/box_blur.h"
@@ -92,6 +95,25 @@ TEST(ClRuntime, SelectsDevicesByIndexAndName) {
   std::string part = devices[0].platform.substr(0, 4);
   for (char& c : part) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   EXPECT_EQ(select_device(part).platform, devices[0].platform);
+  // A word of the device version that the names lack (PoCL's "PoCL", NVIDIA's "CUDA") picks a
+  // device with it: the README's BLURTOOL_DEVICE=pocl.
+  auto lower = [](std::string text) {
+    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+  };
+  std::istringstream words(devices[0].version);
+  int tried = 0;
+  for (std::string word; words >> word;) {
+    if (word.size() < 4 || lower(word) == "opencl" ||
+        !std::all_of(word.begin(), word.end(), [](unsigned char c) { return std::isalpha(c); }) ||
+        lower(devices[0].platform + " " + devices[0].name).find(lower(word)) != std::string::npos)
+      continue;
+    ++tried;
+    EXPECT_NE(lower(select_device(word).version).find(lower(word)), std::string::npos) << word;
+  }
+  if (devices[0].platform == "Portable Computing Language") {
+    EXPECT_GT(tried, 0);
+  }
   EXPECT_THROW(select_device(std::to_string(devices.size())), UsageError);
   EXPECT_THROW(select_device("no such device anywhere"), UsageError);
 }
