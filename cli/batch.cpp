@@ -323,7 +323,10 @@ bool same_file(const fs::path& a, const fs::path& b) {
 Plan plan(const CliOptions& o) {
   std::error_code ec;
   const fs::path out_dir = o.output;
-  if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec))
+  // "file/" does not exist to stat(): look at the name without its trailing slashes.
+  std::string bare = o.output;
+  while (bare.size() > 1 && bare.back() == '/') bare.pop_back();
+  if (fs::exists(bare, ec) && !fs::is_directory(bare, ec))
     throw UsageError("output folder '" + o.output + "' is a file; name a folder");
   const fs::path out_canonical = fs::weakly_canonical(out_dir, ec);
 
@@ -397,7 +400,8 @@ std::vector<DeviceInfo> batch_devices(const CliOptions& o) {
   std::vector<DeviceInfo> all = list_devices(), chosen;
   std::set<int> seen;
   for (const std::string& spec : o.devices) {
-    std::vector<DeviceInfo> add = lower(spec) == "all" ? all : std::vector{select_device(spec)};
+    std::vector<DeviceInfo> add =
+        lower(spec) == "all" ? all : std::vector{select_device(spec, "--devices")};
     for (DeviceInfo& d : add)
       if (seen.insert(d.index).second) chosen.push_back(std::move(d));
   }

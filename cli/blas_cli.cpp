@@ -119,7 +119,11 @@ int run_blas_command(int argc, const char* const* argv) {
   if (impl == "all") {
     for (const auto& e : blas_impl_table()) o.impls.push_back(e.value);
   } else {
-    o.impls = {parse_named(blas_impl_table(), impl, "--impl")};
+    try {
+      o.impls = {parse_named(blas_impl_table(), impl, "--impl")};
+    } catch (const UsageError& e) {
+      throw UsageError(std::string(e.what()) + " or all");  // all: every implementation
+    }
   }
   o.runs = static_cast<int>(parse_whole(p["runs"].as<std::string>(), "--runs"));
   if (o.runs < 1 || o.runs > 100000) throw UsageError("--runs: must be from 1 to 100000");

@@ -148,7 +148,8 @@ int run_single(const CliOptions& o) {
   if (!o.quiet)
     for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
 
-  Runtime runtime(select_device(o.devices.empty() ? o.device : o.devices.front()));
+  Runtime runtime(o.devices.empty() ? select_device(o.device)
+                                    : select_device(o.devices.front(), "--devices"));
   int status = 0;
   with_device_faults(runtime, source.width(), source.height(), source.depth(),
                      [&] { status = run_on_device(runtime, o, source, kind, decode_ms); });

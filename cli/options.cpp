@@ -2,6 +2,7 @@
 #include "cli/options.h"
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cmath>
 #include <cxxopts.hpp>
@@ -36,6 +37,13 @@ std::pair<int, int> parse_wxh(const std::string& text, long hi, const std::strin
   } catch (const UsageError&) {
     throw UsageError(error);
   }
+}
+
+// Whether a --devices item is "all", in any case (as batch_devices reads it).
+bool is_all(const std::string& item) {
+  return item.size() == 3 && std::tolower(static_cast<unsigned char>(item[0])) == 'a' &&
+         std::tolower(static_cast<unsigned char>(item[1])) == 'l' &&
+         std::tolower(static_cast<unsigned char>(item[2])) == 'l';
 }
 
 // --wg's "WxH", both from 1 to 4096.
@@ -233,11 +241,20 @@ CliOptions parse_options(int argc, const char* const* argv) {
         throw UsageError(std::string("--") + bright_only + " goes with --bright");
   }
   if (bright) {
-    for (const char* blur_only : {"intermediate", "edge", "unroll", "segment", "radius", "wg",
-                                  "sweep-wg", "straight-alpha"})
-      if (parsed.count(blur_only))
-        throw UsageError(std::string("--") + blur_only +
-                         " goes with --box or --gauss, not --bright");
+    // Each blur option with the operations it goes with.
+    const std::pair<const char*, const char*> blur_only[] = {
+        {"intermediate", "--box or --gauss"},
+        {"edge", "--box or --gauss"},
+        {"segment", "--box or --gauss"},
+        {"straight-alpha", "--box or --gauss"},
+        {"unroll", "--box"},
+        {"radius", "--gauss"},
+        {"sweep-wg", "--gauss"},
+        {"wg", "--gauss (and --box's segmented variants and fused)"}};
+    for (const auto& [option, operations] : blur_only)
+      if (parsed.count(option))
+        throw UsageError(std::string("--") + option + " goes with " + operations +
+                         ", not --bright");
     o.operation = CliOptions::Operation::bright;
     BrightParams& b = o.bright_params;
     const std::string t = parsed["bright"].as<std::string>();
@@ -393,6 +410,13 @@ CliOptions parse_options(int argc, const char* const* argv) {
     o.batch = o.inputs.size() > 1 || o.output.back() == '/' ||
               (o.output != "-" && std::filesystem::is_directory(o.output, ec)) ||
               (o.inputs[0] != "-" && std::filesystem::is_directory(o.inputs[0], ec));
+    // Several inputs and a last argument that does not exist: a folder by mistake, or a file
+    // name by mistake (`a.png b.png out.png`); only -o or a trailing '/' creates a folder.
+    if (o.inputs.size() > 1 && o.output != "-" && o.output.back() != '/' &&
+        !std::filesystem::exists(o.output, ec))
+      throw UsageError("several inputs and '" + o.output +
+                       "', which does not exist: give the output folder as -o " + o.output +
+                       " or " + o.output + "/ (several inputs write into a folder)");
   }
   if (o.inputs.empty()) throw UsageError("no INPUT given (-o names the output folder)");
   if (o.batch) {
@@ -404,6 +428,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
     if (o.bench_runs > 0)
       throw UsageError(std::string(o.sweep_wg ? "--sweep-wg" : "--bench") +
                        " times one image: give one INPUT and one OUTPUT file");
+  } else if (o.devices.size() > 1 || (o.devices.size() == 1 && is_all(o.devices[0]))) {
+    throw UsageError("--devices '" + parsed["devices"].as<std::string>() +
+                     "' spreads a batch over devices; one image runs on one: use --device");
   }
   return o;
 }

@@ -292,9 +292,9 @@ std::vector<DeviceInfo> list_devices() {
   return result;
 }
 
-DeviceInfo select_device(const std::string& spec_arg) {
+DeviceInfo select_device(const std::string& spec_arg, const std::string& option) {
   std::string spec = spec_arg;
-  std::string source = "--device";
+  std::string source = option;
   if (spec.empty()) {
     const char* env = std::getenv("BLURTOOL_DEVICE");
     if (env && *env) {

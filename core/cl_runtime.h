@@ -66,9 +66,9 @@ std::vector<DeviceInfo> list_devices();
 /// "platform device", else of the device's version string (the driver's short name: "pocl",
 /// "cuda"); an empty spec falls back to the environment variable BLURTOOL_DEVICE, and
 /// then to the first GPU, else the first CPU, else the first device.
-/// Throws blurtool::UsageError when `spec` matches nothing, blurtool::Error when there is no
-/// device at all.
-DeviceInfo select_device(const std::string& spec);
+/// Throws blurtool::UsageError naming `option` (the option that gave `spec`) when `spec` matches
+/// nothing, blurtool::Error when there is no device at all.
+DeviceInfo select_device(const std::string& spec, const std::string& option = "--device");
 
 /// The folder of blurtool's per-user caches (compiled programs, `blurtool tune` tables, CLBlast
 /// tuning):

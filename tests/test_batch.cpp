@@ -607,8 +607,16 @@ TEST_F(Batch, DevicesZeroAndAllWorkAndBadListsAreUsageErrors) {
     args.push_back(out_.string());
     const Result r = run(args);
     EXPECT_EQ(r.status, 2) << bad[1] << ": " << r.err;
-    EXPECT_TRUE(has_line(r.err, {"--device"})) << r.err;
+    EXPECT_TRUE(has_line(r.err, {"--devices"})) << r.err;  // the option given, not --device
     EXPECT_TRUE(tree(out_).empty()) << bad[1] << ": an image was written";
+  }
+  // One image runs on one device: --devices with several (or all) is a usage error there.
+  for (const std::string list : {"all", "0,0"}) {
+    const Result r =
+        run({"--box", "2", "--devices", list, (in_ / "a.png").string(), (out_ / "a.png").string()});
+    EXPECT_EQ(r.status, 2) << list << ": " << r.err;
+    EXPECT_TRUE(has_line(r.err, {"--devices '" + list + "'", "batch", "--device"})) << r.err;
+    EXPECT_TRUE(tree(out_).empty()) << list << ": an image was written";
   }
 }
 
@@ -735,10 +743,28 @@ TEST_F(Batch, FileNamesWithCommasAreOneArgument) {
 TEST_F(Batch, OutputFolderThatIsAFileIsAUsageError) {
   make_image(in_ / "a.png", 120, 8, 8);
   write_file(root_ / "file", "x");
-  const Result r = run({"--box", "1", (in_ / "a.png").string(), "-o", (root_ / "file").string()});
+  for (const std::vector<std::string>& output :
+       {std::vector<std::string>{"-o", (root_ / "file").string()},
+        std::vector<std::string>{(root_ / "file").string() + "/"}}) {
+    std::vector<std::string> args = {"--box", "1", (in_ / "a.png").string()};
+    args.insert(args.end(), output.begin(), output.end());
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(has_line(r.err, {"is a file"})) << r.err;
+    EXPECT_EQ(read_file(root_ / "file"), "x");
+  }
+}
+
+// Several inputs and a last argument that does not exist and has no trailing '/': a usage error
+// (it used to become a new folder, even when named like an image).
+TEST_F(Batch, SeveralInputsAndAMissingLastArgumentIsAUsageError) {
+  make_image(in_ / "a.png", 121, 8, 8);
+  make_image(in_ / "b.png", 122, 8, 8);
+  const Result r = run({"--box", "1", (in_ / "a.png").string(), (in_ / "b.png").string(),
+                        (root_ / "new.png").string()});
   EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_TRUE(has_line(r.err, {"is a file"})) << r.err;
-  EXPECT_EQ(read_file(root_ / "file"), "x");
+  EXPECT_TRUE(has_line(r.err, {"new.png", "does not exist", "-o"})) << r.err;
+  EXPECT_FALSE(fs::exists(root_ / "new.png"));
 }
 
 }  // namespace

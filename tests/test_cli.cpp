@@ -807,10 +807,15 @@ TEST_F(Cli, BrightUsageErrorsNameTheOptionAtFault) {
       {{"--bright", "0.5", "--per-item", "9", kHubble, out}, {"--per-item '9'", "1 to 8"}},
       {{"--bright", "0.5", "--edge", "mirror", kHubble, out}, {"--edge", "--bright"}},
       {{"--bright", "0.5", "--intermediate", "rgba8", kHubble, out}, {"--intermediate"}},
-      {{"--bright", "0.5", "--unroll", "4", kHubble, out}, {"--unroll", "--bright"}},
-      {{"--bright", "0.5", "--radius", "3", kHubble, out}, {"--radius", "--bright"}},
-      {{"--bright", "0.5", "--wg", "8x8", kHubble, out}, {"--wg", "--bright"}},
-      {{"--bright", "0.5", "--sweep-wg", kHubble, out}, {"--sweep-wg", "--bright"}},
+      // Each names the operation it does go with (--unroll is the box's only, --radius the
+      // Gaussian's).
+      {{"--bright", "0.5", "--unroll", "4", kHubble, out},
+       {"--unroll goes with --box,", "--bright"}},
+      {{"--bright", "0.5", "--radius", "3", kHubble, out},
+       {"--radius goes with --gauss,", "--bright"}},
+      {{"--bright", "0.5", "--wg", "8x8", kHubble, out}, {"--wg goes with --gauss", "--bright"}},
+      {{"--bright", "0.5", "--sweep-wg", kHubble, out},
+       {"--sweep-wg goes with --gauss,", "--bright"}},
       {{"--box", "3", "--block", "4", kHubble, out_ / "o.png"}, {"--block", "--bright"}},
       {{"--gauss", "2", "--per-item", "2", kHubble, out_ / "o.png"}, {"--per-item", "--bright"}},
       {{"--bright", "0.5", "--box", "3", kHubble, out}, {"--box", "--bright", "one"}},
@@ -898,7 +903,8 @@ TEST_F(Cli, BlasUsageErrorsNameTheArgument) {
       {{"blas", "sgemm", "--n", "10", "--lda", "3"}, {"--lda 3", "at least 10"}},
       {{"blas", "sgemm", "--n", "10", "--k", "4", "--trans-b", "--ldb", "5"}, {"--ldb 5"}},
       {{"blas", "sgemm", "--n", "10", "--m", "12", "--ldc", "11"}, {"--ldc 11"}},
-      {{"blas", "saxpy", "--n", "10", "--impl", "cublas"}, {"--impl 'cublas'", "clblast"}},
+      {{"blas", "saxpy", "--n", "10", "--impl", "cublas"},
+       {"--impl 'cublas'", "clblast", "or all"}},
       {{"blas", "saxpy", "--n", "10", "--lda", "4"}, {"--lda", "sgemm"}},
       // 2^40 floats (4 TiB) fit no device.
       {{"blas", "saxpy", "--n", "1099511627776", "--runs", "1"}, {"--n 1099511627776", "MiB"}}};
