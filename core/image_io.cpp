@@ -1,11 +1,12 @@
 // PNG and JPEG reading and writing (see image_io.h for which library does what).
 //
 // Input is checked before any decoder sees it: the signature picks the format (so stb's GIF,
-// TGA, PNM, HDR, ... decoders are never reached), stbi_info_from_memory's width and height are
-// held against max_pixels before anything is decoded, and a JPEG's top-level marker segments are
-// walked to its first scan so that a truncated file, which the decoders would fill with grey
-// without complaint, is refused. Then the fast decoder (TurboJPEG, libpng) runs; if it refuses
-// the file, stb_image decodes it as before, and its error is the one reported.
+// TGA, PNM, HDR, ... decoders are never reached), the width and height (a PNG's from its IHDR
+// chunk, a JPEG's from stbi_info_from_memory) are held against max_pixels before anything is
+// decoded, a PNG's chunks are walked to IEND and a JPEG's top-level marker segments to its first
+// scan, so that a truncated file (which the JPEG decoders would fill with grey without complaint)
+// is refused as truncated. Then the fast decoder (TurboJPEG, libpng) runs; if it refuses the
+// file, stb_image decodes it as before. If both refuse a PNG, libpng's reason is reported.
 //
 // Output is encoded in memory and written to a temporary file that is renamed over the
 // destination. Each temporary file in flight is registered in a fixed, lock-free table that the
@@ -58,15 +59,26 @@ std::string errno_text(int err) {
   return std::strerror(err);
 }
 
+// stb_image's last failure reason in plain words. stb reports an unknown critical PNG chunk by
+// its type, which is clipped (even to "") when the type holds zero bytes.
 std::string stb_reason() {
-  const char* reason = stbi_failure_reason();
-  return reason ? reason : "unknown error";
+  const std::string reason = stbi_failure_reason() ? stbi_failure_reason() : "";
+  if (reason == "outofdata") return "the file ends early";
+  if (reason == "outofmem") return "out of memory";
+  if (reason.size() < 4) return "stb_image refused it";
+  return reason;
 }
 
 template <std::size_t N>
 bool starts_with(const std::vector<std::uint8_t>& bytes, const std::uint8_t (&prefix)[N]) {
   return bytes.size() >= N && std::equal(prefix, prefix + N, bytes.begin());
 }
+
+bool has_image_signature(const std::vector<std::uint8_t>& bytes) {
+  return starts_with(bytes, kPngSignature) || starts_with(bytes, kJpegSignature);
+}
+
+constexpr const char* kNotAnImage = ": not a PNG or JPEG image (unrecognised signature bytes)";
 
 // Samples in an image of these dimensions; throws if they are not a valid image's.
 std::size_t checked_size(int width, int height, int channels, const char* what) {
@@ -172,6 +184,110 @@ int orientation_in(const std::vector<std::uint8_t>& bytes,
   return 1;
 }
 
+// --- PNG structure --------------------------------------------------------------------------
+
+std::uint32_t get32(const std::vector<std::uint8_t>& b, std::size_t pos) {
+  return (std::uint32_t{b[pos]} << 24) | (std::uint32_t{b[pos + 1]} << 16) |
+         (std::uint32_t{b[pos + 2]} << 8) | b[pos + 3];
+}
+
+// A chunk's type for messages: 'IDAT', or its hex bytes when they are not all letters.
+std::string chunk_name(const std::vector<std::uint8_t>& b, std::size_t pos) {
+  const bool letters = std::all_of(b.begin() + pos, b.begin() + pos + 4,
+                                   [](std::uint8_t c) { return std::isalpha(c) != 0; });
+  if (letters) return "'" + std::string(b.begin() + pos, b.begin() + pos + 4) + "'";
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "%02X %02X %02X %02X", b[pos], b[pos + 1], b[pos + 2], b[pos + 3]);
+  return hex;
+}
+
+[[noreturn]] void throw_png_truncated(const std::string& name, std::size_t size,
+                                      const std::string& where) {
+  throw Error(name + ": truncated PNG (the file ends at byte " + std::to_string(size) + ", " +
+              where + ")");
+}
+
+// The fields of a PNG's IHDR chunk.
+struct PngHeader {
+  std::uint32_t width = 0, height = 0;
+  int depth = 0, color_type = 0;
+  bool apple = false;  // Apple's CgBI variant, which libpng refuses and stb_image reads
+};
+
+// Reads the IHDR chunk straight from the bytes, after an optional CgBI chunk (as stb_image does),
+// and refuses what both decoders refuse. Neither libpng nor stb_image is asked: stb's header
+// reader refuses images of more than 2^30 bytes or 2^24 pixels a side, before max_pixels is held.
+PngHeader read_png_header(const std::vector<std::uint8_t>& b, const std::string& name) {
+  PngHeader header;
+  std::size_t pos = sizeof kPngSignature;
+  for (;;) {
+    if (b.size() - pos < 8) throw_png_truncated(name, b.size(), "inside its header");
+    if (std::memcmp(&b[pos + 4], "CgBI", 4) != 0) break;
+    header.apple = true;
+    const std::uint64_t next = pos + 12 + std::uint64_t{get32(b, pos)};
+    if (next > b.size()) throw_png_truncated(name, b.size(), "inside its header");
+    pos = next;
+  }
+  auto bad = [&](const std::string& what) -> Error {
+    return Error(name + ": corrupt or unsupported PNG header (" + what + ")");
+  };
+  if (std::memcmp(&b[pos + 4], "IHDR", 4) != 0)
+    throw bad("the first chunk is " + chunk_name(b, pos + 4) + ", not 'IHDR'");
+  if (get32(b, pos) != 13)
+    throw bad("'IHDR' chunk of " + std::to_string(get32(b, pos)) + " bytes, not 13");
+  if (b.size() - pos < 8 + 13) throw_png_truncated(name, b.size(), "inside its header");
+  const std::uint8_t* f = &b[pos + 8];
+  header.width = get32(b, pos + 8);
+  header.height = get32(b, pos + 12);
+  header.depth = f[8];
+  header.color_type = f[9];
+  for (const std::uint32_t side : {header.width, header.height}) {
+    if (side == 0 || side > PNG_UINT_31_MAX) {
+      throw bad("size " + std::to_string(header.width) + "x" + std::to_string(header.height));
+    }
+  }
+  const int d = header.depth, c = header.color_type;
+  if (d != 1 && d != 2 && d != 4 && d != 8 && d != 16) throw bad("bit depth " + std::to_string(d));
+  if (c > 6 || (c & 1 && c != 3) || (c == 3 && d == 16)) {
+    throw bad("colour type " + std::to_string(c) + " with bit depth " + std::to_string(d));
+  }
+  if (f[10] != 0) throw bad("compression method " + std::to_string(f[10]));
+  if (f[11] != 0) throw bad("filter method " + std::to_string(f[11]));
+  if (f[12] > 1) throw bad("interlace method " + std::to_string(f[12]));
+  return header;
+}
+
+// Requires every chunk up to IEND to lie whole in the file (both decoders refuse a file that
+// ends earlier; stb_image does not need IEND's CRC, so neither does this), so that truncation is
+// reported as such.
+void check_png_complete(const std::vector<std::uint8_t>& b, const std::string& name) {
+  std::size_t pos = sizeof kPngSignature;
+  for (;;) {
+    if (b.size() - pos < 8) throw_png_truncated(name, b.size(), "before its IEND chunk");
+    if (std::memcmp(&b[pos + 4], "IEND", 4) == 0) return;
+    const std::uint32_t length = get32(b, pos);
+    if (length > PNG_UINT_31_MAX) {
+      throw Error(name + ": corrupt PNG (chunk " + chunk_name(b, pos + 4) + " at byte " +
+                  std::to_string(pos) + " has a length of " + std::to_string(length) + ")");
+    }
+    if (b.size() - pos - 8 < std::uint64_t{length} + 4) {
+      throw_png_truncated(name, b.size(), "inside its " + chunk_name(b, pos + 4) + " chunk");
+    }
+    pos += 12 + std::size_t{length};
+  }
+}
+
+// What the checks before decoding learn of a file: its format, its header and, for a JPEG, its
+// marker segments (for its orientation).
+struct CheckedFile {
+  bool png = false;
+  const char* format = "";                  // "PNG" or "JPEG", for messages
+  int width = 0, height = 0, channels = 0;  // a PNG's palette counts as 3 channels
+  bool sixteen_bit = false;                 // a PNG of 16 bits per sample
+  PngHeader png_header;
+  std::vector<JpegSegment> segments;
+};
+
 // --- libpng ---------------------------------------------------------------------------------
 
 // PNG encoder settings, measured on photographs of 1920x1080 and 3024x4032 pixels: filter Up
@@ -206,7 +322,7 @@ void png_on_warning(png_structp, png_const_charp) {}  // libpng's default prints
 
 void png_read_memory(png_structp png, png_bytep data, std::size_t length) {
   PngIo* io = static_cast<PngIo*>(png_get_io_ptr(png));
-  if (io->in_size - io->in_pos < length) png_error(png, "file ends early");
+  if (io->in_size - io->in_pos < length) png_error(png, "the file ends early");
   std::memcpy(data, io->in + io->in_pos, length);
   io->in_pos += length;
 }
@@ -282,11 +398,11 @@ bool png_write_pixels(png_structp png, png_infop info, const std::uint8_t* pixel
   return true;
 }
 
-// Decodes a PNG whose header stb_image read as `width` x `height` at the depth of T (8 bits, or
-// 16 for a 16-bit file); false if libpng refuses it.
+// Decodes a PNG whose IHDR says `width` x `height` at the depth of T (8 bits, or 16 for a 16-bit
+// file); false if libpng refuses it, with libpng's reason in *reason ("" if it gave none).
 template <typename T>
 bool decode_png_libpng(const std::vector<std::uint8_t>& bytes, int width, int height,
-                       BasicImage<T>* image) {
+                       BasicImage<T>* image, std::string* reason) {
   PngIo io;
   io.in = bytes.data();
   io.in_size = bytes.size();
@@ -301,14 +417,18 @@ bool decode_png_libpng(const std::vector<std::uint8_t>& bytes, int width, int he
   if (!info) return false;
   png_set_read_fn(png, &io, png_read_memory);
   int w = 0, h = 0, c = 0, passes = 1;
-  if (!png_read_header(png, info, kSampleBits<T>, &w, &h, &c, &passes)) return false;
-  if (w != width || h != height || c < 1 || c > 4) return false;
-  image->width = w;
-  image->height = h;
-  image->channels = c;
-  image->pixels.resize(static_cast<std::size_t>(w) * h * c);
-  return png_read_pixels(png, reinterpret_cast<std::uint8_t*>(image->pixels.data()),
-                         static_cast<std::size_t>(w) * c * sizeof(T), h, passes);
+  const bool header = png_read_header(png, info, kSampleBits<T>, &w, &h, &c, &passes);
+  if (header && w == width && h == height && c >= 1 && c <= 4) {
+    image->width = w;
+    image->height = h;
+    image->channels = c;
+    image->pixels.resize(static_cast<std::size_t>(w) * h * c);
+    if (png_read_pixels(png, reinterpret_cast<std::uint8_t*>(image->pixels.data()),
+                        static_cast<std::size_t>(w) * c * sizeof(T), h, passes))
+      return true;
+  }
+  *reason = io.message;
+  return false;
 }
 
 template <typename T>
@@ -342,6 +462,17 @@ using TjHandle = std::unique_ptr<void, int (*)(tjhandle)>;
 std::string tj_reason(tjhandle handle) {
   const char* reason = tjGetErrorStr2(handle);
   return reason && *reason ? reason : "unknown error";
+}
+
+// Why TurboJPEG cannot read a JPEG's header, for a header stb_image refused.
+std::string tj_header_reason(const std::vector<std::uint8_t>& bytes) {
+  TjHandle handle(tjInitDecompress(), tjDestroy);
+  int w = 0, h = 0, subsampling = 0, colorspace = 0;
+  if (handle && tjDecompressHeader3(handle.get(), bytes.data(), bytes.size(), &w, &h, &subsampling,
+                                    &colorspace) != 0) {
+    return tj_reason(handle.get());
+  }
+  return "a frame header that stb_image cannot read";
 }
 
 // Decodes a greyscale, YCbCr or RGB JPEG whose header stb_image read as `width` x `height` x
@@ -416,9 +547,29 @@ struct StbResult {
   char reason[120];
 };
 
+// Whether stb_image's PNG decoder takes an image of this size: at most 2^24 pixels a side and
+// 2^30 bytes of 8-bit pixels before palette expansion (4 bytes a pixel for a palette).
+bool stb_png_fits(const CheckedFile& file) {
+  const std::uint64_t w = file.width, h = file.height;
+  const int c = file.png_header.color_type;
+  const std::uint64_t n = c == 3 ? 4 : (c & 2 ? 3 : 1) + (c & 4 ? 1 : 0);
+  constexpr std::uint64_t kSide = std::uint64_t{1} << 24, kBytes = std::uint64_t{1} << 30;
+  return w <= kSide && h <= kSide && kBytes / w / n >= h;
+}
+
+// `first_reason`: why the fast decoder refused the file, reported instead of stb's when not "".
 template <typename T>
 BasicImage<T> decode_stb(const std::vector<std::uint8_t>& bytes, const std::string& name,
-                         const char* format, int width, int height) {
+                         const CheckedFile& file, const std::string& first_reason) {
+  const char* format = file.format;
+  const int width = file.width, height = file.height;
+  const std::string size = std::to_string(width) + "x" + std::to_string(height);
+  const std::string too_large = "image is " + size + ", too large for the stb_image decoder";
+  if (file.png && !stb_png_fits(file)) {
+    if (first_reason.empty()) throw Error(name + ": " + too_large);
+    throw Error(name + ": cannot decode PNG (" + first_reason + "; at " + size +
+                " it is too large for stb_image, the fallback decoder)");
+  }
   const std::size_t capacity = checked_size(width, height, 4, name.c_str()) * sizeof(T);
   const std::size_t length = sizeof(StbResult) + capacity;
   void* shared = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -453,8 +604,12 @@ BasicImage<T> decode_stb(const std::vector<std::uint8_t>& bytes, const std::stri
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 1) {
+    if (!first_reason.empty())
+      throw Error(name + ": cannot decode " + format + " (" + first_reason + ")");
+    if (std::strcmp(result->reason, "too large") == 0) throw Error(name + ": " + too_large);
     throw Error(name + ": cannot decode " + format + " (" + result->reason + ")");
+  }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
     throw Error(name + ": corrupt " + format + " (decoded size differs from its header)");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
@@ -698,7 +853,11 @@ std::vector<std::uint8_t> read_all(int fd, const std::string& name, std::uint64_
     }
     if (n == 0) break;
     if (bytes.size() + static_cast<std::size_t>(n) > limit) throw Error(too_large(name, 0, limit));
+    const bool first = bytes.size() < sizeof kPngSignature;
     bytes.insert(bytes.end(), buffer, buffer + n);
+    // Refused on its first bytes, so that a stream that is no image is not read to the limit.
+    if (first && bytes.size() >= sizeof kPngSignature && !has_image_signature(bytes))
+      throw Error(name + kNotAnImage);
   }
   return bytes;
 }
@@ -723,35 +882,31 @@ std::vector<std::uint8_t> read_file(const std::string& path, std::uint64_t max_f
   return bytes;
 }
 
-// What the checks before decoding learn of a file: its format, its header (read by stb_image)
-// and, for a JPEG, its marker segments (for its orientation).
-struct CheckedFile {
-  bool png = false;
-  const char* format = "";  // "PNG" or "JPEG", for messages
-  int width = 0, height = 0, channels = 0;
-  bool sixteen_bit = false;  // a PNG of 16 bits per sample
-  std::vector<JpegSegment> segments;
-};
-
-// The checks made before anything is decoded: size, signature, a JPEG's completeness, the
-// header, max_pixels. Throws blurtool::Error naming `name`.
+// The checks made before anything is decoded: size, signature, the header, max_pixels, the
+// file's completeness (for a JPEG before its header). Throws blurtool::Error naming `name`.
 CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string& name,
                        std::uint64_t max_pixels) {
   if (bytes.empty()) throw Error(name + ": file is empty");
   if (bytes.size() > INT_MAX) throw Error(name + ": file is too large (2 GiB or more)");
+  if (!has_image_signature(bytes)) throw Error(name + kNotAnImage);
   CheckedFile file;
   file.png = starts_with(bytes, kPngSignature);
-  if (!file.png && !starts_with(bytes, kJpegSignature)) {
-    throw Error(name + ": not a PNG or JPEG image (unrecognised signature bytes)");
-  }
   file.format = file.png ? "PNG" : "JPEG";
-  if (!file.png) file.segments = check_jpeg_complete(bytes, name);
-
-  const int length = static_cast<int>(bytes.size());
   const char* format = file.format;
   int width = 0, height = 0, channels = 0;
-  if (!stbi_info_from_memory(bytes.data(), length, &width, &height, &channels)) {
-    throw Error(name + ": corrupt or unsupported " + format + " header (" + stb_reason() + ")");
+  if (file.png) {
+    file.png_header = read_png_header(bytes, name);
+    const int c = file.png_header.color_type;
+    width = static_cast<int>(file.png_header.width);
+    height = static_cast<int>(file.png_header.height);
+    channels = c == 3 ? 3 : (c & 2 ? 3 : 1) + (c & 4 ? 1 : 0);
+  } else {
+    file.segments = check_jpeg_complete(bytes, name);
+    if (!stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &width, &height,
+                               &channels)) {
+      // stbi_info tries every format, so its own reason is always "unknown image type".
+      throw Error(name + ": corrupt or unsupported JPEG header (" + tj_header_reason(bytes) + ")");
+    }
   }
   if (width <= 0 || height <= 0 || channels < 1 || channels > 4) {
     throw Error(name + ": unsupported " + format + " (" + std::to_string(width) + "x" +
@@ -763,10 +918,11 @@ CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string
                 " = " + std::to_string(pixels) + " pixels, more than the limit of " +
                 std::to_string(max_pixels) + " pixels (--max-pixels)");
   }
+  if (file.png) check_png_complete(bytes, name);
   file.width = width;
   file.height = height;
   file.channels = channels;
-  file.sixteen_bit = file.png && stbi_is_16_bit_from_memory(bytes.data(), length);
+  file.sixteen_bit = file.png && file.png_header.depth == 16;
   return file;
 }
 
@@ -776,8 +932,10 @@ template <typename T>
 BasicImage<T> decode_png(const std::vector<std::uint8_t>& bytes, const std::string& name,
                          const CheckedFile& file) {
   BasicImage<T> image;
-  if (!decode_png_libpng(bytes, file.width, file.height, &image)) {
-    image = decode_stb<T>(bytes, name, file.format, file.width, file.height);
+  std::string reason;
+  if (!decode_png_libpng(bytes, file.width, file.height, &image, &reason)) {
+    // For Apple's variant libpng's reason ("missing IHDR") says nothing: stb's is the one.
+    image = decode_stb<T>(bytes, name, file, file.png_header.apple ? "" : reason);
   }
   return image;
 }
@@ -789,7 +947,7 @@ Image decode_narrow(const std::vector<std::uint8_t>& bytes, const std::string& n
   if (file.png) return decode_png<std::uint8_t>(bytes, name, file);
   Image image;
   if (!decode_jpeg_turbojpeg(bytes, file.width, file.height, file.channels, &image)) {
-    image = decode_stb<std::uint8_t>(bytes, name, file.format, file.width, file.height);
+    image = decode_stb<std::uint8_t>(bytes, name, file, "");
   }
   if (orient) image = apply_orientation(image, orientation_in(bytes, file.segments));
   return image;

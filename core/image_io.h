@@ -3,8 +3,8 @@
 // Which library does what:
 // - the format is recognised by the file's signature bytes only, PNG (89 50 4E 47 0D 0A 1A 0A) or
 //   JPEG (FF D8 FF), so no other decoder (GIF, TGA, PNM, HDR, ...) is ever reached;
-// - stb_image (Debian's libstb) reads the header first (width, height, channels, 16-bit PNG)
-//   so that max_pixels is enforced before anything is decoded;
+// - the header is read first (a PNG's IHDR chunk directly, a JPEG's by stb_image, Debian's
+//   libstb) so that max_pixels is enforced before anything is decoded;
 // - JPEGs are decoded by libjpeg-turbo's TurboJPEG API (SIMD; 2x faster than stb_image on
 //   12-Mpixel photos), PNGs by libpng straight into the Image (stb_image needs a second buffer
 //   and a copy; 1.1x to 1.7x faster); stb_image decodes whatever those two refuse (CMYK JPEGs,
@@ -81,7 +81,9 @@ Image load_image(const std::string& path, std::vector<std::string>* warnings = n
                  std::uint64_t max_file_bytes = kDefaultMaxFileBytes, bool orient = true);
 
 /// Reads all of an open file descriptor (standard input, a pipe) into memory, refusing more
-/// than `max_file_bytes`. `name` is used in error messages. Throws blurtool::Error.
+/// than `max_file_bytes`, and refusing as soon as its first 8 bytes are read a stream that does
+/// not start with a PNG or JPEG signature (shorter ones are left to decode_image).
+/// `name` is used in error messages. Throws blurtool::Error.
 std::vector<std::uint8_t> read_all(int fd, const std::string& name,
                                    std::uint64_t max_file_bytes = kDefaultMaxFileBytes);
 

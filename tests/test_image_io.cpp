@@ -22,6 +22,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "core/error.h"
@@ -482,6 +483,155 @@ TEST_F(ImageIo, TruncatedPngIsRefused) {
   EXPECT_NE(message.find("PNG"), std::string::npos) << message;
 }
 
+// A PNG whose IHDR declares `width` x `height` 8-bit RGB, with one IDAT (a few rows' worth of
+// compressed zeros, not the whole image) and IEND unless `cut`; with `apple`, a CgBI chunk first.
+Bytes png_declaring(std::uint32_t width, std::uint32_t height, bool cut = false,
+                    bool apple = false) {
+  Bytes png = raw_png(1, 8, 2, {{0, 0, 0}}, {}, 0, apple);
+  const std::size_t ihdr = apple ? 8 + 16 + 8 : 8 + 8;  // IHDR's data
+  Bytes fields;
+  put32(fields, width);
+  put32(fields, height);
+  std::copy(fields.begin(), fields.end(), png.begin() + ihdr);
+  const Bytes crc = [&] {
+    Bytes c;
+    put32(c, crc32(png, ihdr - 4, ihdr + 13));
+    return c;
+  }();
+  std::copy(crc.begin(), crc.end(), png.begin() + ihdr + 13);
+  if (cut) png.resize(ihdr + 13 + 4);
+  return png;
+}
+
+// A header over stb_image's 2^30-byte limit is held against max_pixels, not called corrupt.
+TEST_F(ImageIo, LargePngHeaderGivesTheMaxPixelsMessage) {
+  for (bool cut : {false, true}) {
+    for (std::uint64_t limit : {kDefaultMaxPixels, std::uint64_t{100}}) {
+      SCOPED_TRACE(std::string(cut ? "cut" : "whole") + ", limit " + std::to_string(limit));
+      const Bytes png = png_declaring(20000, 20000, cut);
+      const std::string expected =
+          "big.png: image is 20000x20000 = 400000000 pixels, more than "
+          "the limit of " +
+          std::to_string(limit) + " pixels (--max-pixels)";
+      EXPECT_EQ(error_of([&] { decode_image(png, "big.png", nullptr, limit); }), expected);
+      EXPECT_EQ(error_of([&] { decode_image_wide(png, "big.png", nullptr, limit); }), expected);
+    }
+  }
+}
+
+TEST_F(ImageIo, LargeJpegHeaderGivesTheMaxPixelsMessage) {
+  // SOI, SOF0 of 60000x60000 greyscale, SOS, some scan data, EOI.
+  const Bytes jpeg = {0xFF, 0xD8, 0xFF, 0xC0, 0,    11,   8, 0xEA, 0x60, 0xEA, 0x60,
+                      1,    1,    0x11, 0,    0xFF, 0xDA, 0, 8,    1,    1,    0,
+                      0,    0x3F, 0,    0,    0,    0,    0, 0xFF, 0xD9};
+  for (std::uint64_t limit : {kDefaultMaxPixels, std::uint64_t{100}}) {
+    EXPECT_EQ(error_of([&] { decode_image(jpeg, "big.jpg", nullptr, limit); }),
+              "big.jpg: image is 60000x60000 = 3600000000 pixels, more than the limit of " +
+                  std::to_string(limit) + " pixels (--max-pixels)");
+  }
+}
+
+// stb_image's header reader refuses more than 2^24 pixels a side; libpng decodes it.
+TEST_F(ImageIo, PngWiderThanStbReadsDecodes) {
+  const Image wide = random_image((1 << 24) + 1, 1, 1, 5);
+  const Image back = decode_image(encode_image(wide, ImageFormat::png, 0), "wide.png");
+  EXPECT_EQ(back.width, wide.width);
+  EXPECT_EQ(back.height, 1);
+  EXPECT_EQ(back.pixels, wide.pixels);
+}
+
+// Apple's CgBI PNG goes to stb_image, which cannot hold 20000x20000 RGB: said so, not "corrupt".
+TEST_F(ImageIo, PngTooLargeForStbSaysSo) {
+  const Bytes png = png_declaring(20000, 20000, false, true);
+  EXPECT_EQ(error_of([&] { decode_image(png, "cgbi.png", nullptr, 400000000); }),
+            "cgbi.png: image is 20000x20000, too large for the stb_image decoder");
+}
+
+// Every cut of a PNG is reported as truncated, with where it ends, but one that keeps IEND's
+// type (stb_image never reads IEND's CRC, and decodes it as before).
+TEST_F(ImageIo, TruncatedPngSaysWhereItEnds) {
+  const std::vector<std::pair<std::string, Bytes>> files = {
+      {"8-bit", raw_png(4, 8, 2, {Bytes(12, 7), Bytes(12, 8), Bytes(12, 9)})},
+      {"16-bit", grey16_png(2, {1, 2, 3, 4})}};
+  for (const auto& [what, png] : files) {
+    for (std::size_t n = 8; n < png.size(); ++n) {
+      SCOPED_TRACE(what + " cut at " + std::to_string(n));
+      const Bytes cut(png.begin(), png.begin() + n);
+      if (n >= png.size() - 4) {  // IEND's length and type kept
+        EXPECT_NO_THROW(decode_image_wide(cut, "cut.png"));
+        continue;
+      }
+      const std::string message = error_of([&] { decode_image(cut, "cut.png"); });
+      const std::string start =
+          "cut.png: truncated PNG (the file ends at byte " + std::to_string(n) + ", ";
+      EXPECT_EQ(message.substr(0, start.size()), start) << message;
+      if (n < 8 + 8 + 13) {
+        EXPECT_EQ(message.substr(start.size()), "inside its header)");
+      }
+      if (n == png.size() - 12) {
+        EXPECT_EQ(message.substr(start.size()), "before its IEND chunk)");
+      }
+      EXPECT_EQ(message, error_of([&] { decode_image_wide(cut, "cut.png"); }));
+    }
+  }
+}
+
+// When both decoders refuse a whole PNG, libpng's reason is given, never an empty or clipped one.
+TEST_F(ImageIo, PngDecodeErrorsSayWhatIsWrong) {
+  const std::vector<Bytes> rows = {Bytes(6, 1), Bytes(6, 2)};
+  Bytes bad_zlib = raw_png(2, 8, 2, rows);
+  bad_zlib[8 + 25 + 8 + 1] = 0x02;  // the zlib header's check bits, in IDAT's data
+  Bytes short_zlib = raw_png(2, 8, 2, rows);
+  short_zlib[8 + 25 + 8 + 3] = 6;  // the stored block's length: 6 bytes of 14
+  short_zlib[8 + 25 + 8 + 5] = static_cast<std::uint8_t>(~6);
+  const std::vector<std::tuple<std::string, Bytes, std::string>> cases = {
+      {"chunk type with zero bytes", raw_png(2, 8, 2, rows, {{"X\0\0\0", {1, 2}}}),
+       "X[00][00][00]: invalid chunk type"},
+      {"bad zlib header", bad_zlib, "IDAT: incorrect header check"},
+      {"short image data", short_zlib, "Not enough image data"},
+      {"no palette", raw_png(2, 8, 3, {{0, 1}, {1, 0}}), "Missing PLTE before IDAT"},
+  };
+  for (const auto& [what, png, reason] : cases) {
+    SCOPED_TRACE(what);
+    const std::string message = error_of([&] { decode_image(png, "bad.png"); });
+    EXPECT_EQ(message.substr(0, 26), "bad.png: cannot decode PNG") << message;
+    EXPECT_NE(message.find(reason + ")"), std::string::npos) << message;
+  }
+}
+
+// What is wrong with a header is said, not stb_image's "unknown image type".
+TEST_F(ImageIo, HeaderErrorsSayWhatIsWrong) {
+  auto with_ihdr_byte = [](std::size_t at, std::uint8_t value) {  // `at` within IHDR's data
+    Bytes png = raw_png(2, 8, 2, {Bytes(6, 1)});
+    png[8 + 8 + at] = value;
+    return png;
+  };
+  Bytes short_ihdr = raw_png(2, 8, 2, {Bytes(6, 1)});
+  short_ihdr[8 + 3] = 12;
+  const Bytes png = raw_png(2, 8, 2, {Bytes(6, 1)});
+  Bytes plte_first(png.begin(), png.begin() + 8);
+  put_chunk(plte_first, "PLTE", {1, 2, 3});
+  plte_first.insert(plte_first.end(), png.begin() + 8, png.end());
+  const std::vector<std::pair<Bytes, std::string>> png_cases = {
+      {with_ihdr_byte(8, 7), "bit depth 7"},
+      {with_ihdr_byte(9, 5), "colour type 5 with bit depth 8"},
+      {with_ihdr_byte(12, 2), "interlace method 2"},
+      {with_ihdr_byte(3, 0), "size 0x1"},
+      {short_ihdr, "'IHDR' chunk of 12 bytes, not 13"},
+      {plte_first, "the first chunk is 'PLTE', not 'IHDR'"},
+  };
+  for (const auto& [png, reason] : png_cases) {
+    SCOPED_TRACE(reason);
+    EXPECT_EQ(error_of([&] { decode_image(png, "h.png"); }),
+              "h.png: corrupt or unsupported PNG header (" + reason + ")");
+  }
+  // A lossless JPEG (SOF3), which neither decoder reads: TurboJPEG's reason.
+  const Bytes lossless = {0xFF, 0xD8, 0xFF, 0xC3, 0, 11, 8, 0, 16,   0, 16, 1, 1, 0x11, 0,
+                          0xFF, 0xDA, 0,    8,    1, 1,  0, 0, 0x3F, 0, 0,  0, 0, 0xFF, 0xD9};
+  EXPECT_EQ(error_of([&] { decode_image(lossless, "h.jpg"); }),
+            "h.jpg: corrupt or unsupported JPEG header (Unsupported JPEG process: SOF type 0xc3)");
+}
+
 TEST_F(ImageIo, SixteenBitPngIsReadAsEightBitWithAWarning) {
   const Bytes png = grey16_png(3, {0x1234, 0xABCD, 0xFFFF, 0x0000, 0x80FF, 0x7F00});
   const std::string file = path("deep.png");
@@ -771,7 +921,8 @@ TEST_F(ImageIo, MaxFileBytesIsEnforcedBeforeReading) {
 TEST_F(ImageIo, MaxFileBytesHoldsForPipes) {
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
-  const std::string data(5000, 'x');
+  std::string data(5000, 'x');  // a PNG signature, or read_all refuses it on its first bytes
+  data.replace(0, 8, "\x89PNG\r\n\x1a\n");
   ASSERT_EQ(::write(fds[1], data.data(), data.size()), static_cast<ssize_t>(data.size()));
   ::close(fds[1]);
   const std::string message = error_of([&] { read_all(fds[0], "<stdin>", 4096); });
@@ -784,6 +935,29 @@ TEST_F(ImageIo, MaxFileBytesHoldsForPipes) {
   ::close(fds[1]);
   EXPECT_EQ(read_all(fds[0], "<stdin>", 5000).size(), 5000u);
   ::close(fds[0]);
+}
+
+// A stream that is no image is refused on its first bytes, not read to --max-file-size (1 GiB).
+TEST_F(ImageIo, NonImageStreamIsRefusedOnItsFirstBytes) {
+  EXPECT_EQ(error_of([&] { load_image("/dev/zero"); }),
+            "/dev/zero: not a PNG or JPEG image (unrecognised signature bytes)");
+  auto piped = [](const std::string& data) {
+    int fds[2];
+    EXPECT_EQ(::pipe(fds), 0);
+    EXPECT_EQ(::write(fds[1], data.data(), data.size()), static_cast<ssize_t>(data.size()));
+    ::close(fds[1]);
+    return fds[0];
+  };
+  int fd = piped(std::string(100, 'x'));
+  EXPECT_EQ(error_of([&] { read_all(fd, "<stdin>"); }),
+            "<stdin>: not a PNG or JPEG image (unrecognised signature bytes)");
+  ::close(fd);
+  fd = piped("abc");  // too short to judge: decode_image says what is wrong
+  EXPECT_EQ(read_all(fd, "<stdin>").size(), 3u);
+  ::close(fd);
+  fd = piped("\x89PNG\r\n\x1a\n and the rest");
+  EXPECT_EQ(read_all(fd, "<stdin>").size(), 21u);
+  ::close(fd);
 }
 
 // Inputs that once crashed a fuzzer (tests/fuzz/regressions/fuzz_image/, kept by scripts/fuzz)
