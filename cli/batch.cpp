@@ -409,20 +409,6 @@ std::vector<DeviceInfo> batch_devices(const CliOptions& o) {
   return chosen;
 }
 
-// The claimed format of `path` by its name, and the real one by its first bytes, when they
-// differ: "PNG" / "JPEG".
-std::optional<std::string> misnamed(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  unsigned char sig[4] = {0, 0, 0, 0};
-  if (!in.read(reinterpret_cast<char*>(sig), 4)) return std::nullopt;
-  const bool png = sig[0] == 0x89 && sig[1] == 'P' && sig[2] == 'N' && sig[3] == 'G';
-  const bool jpeg = sig[0] == 0xFF && sig[1] == 0xD8 && sig[2] == 0xFF;
-  const std::string ext = extension_of(path);
-  if (png && (ext == ".jpg" || ext == ".jpeg")) return "a PNG image under a JPEG name";
-  if (jpeg && ext == ".png") return "a JPEG image under a PNG name";
-  return std::nullopt;
-}
-
 std::string clock_text(double seconds) {
   const long s = std::lround(std::max(0.0, seconds));
   char text[32];
@@ -667,6 +653,18 @@ class Pipeline {
 };
 
 }  // namespace
+
+std::optional<std::string> misnamed(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char sig[4] = {0, 0, 0, 0};
+  if (!in.read(reinterpret_cast<char*>(sig), 4)) return std::nullopt;
+  const bool png = sig[0] == 0x89 && sig[1] == 'P' && sig[2] == 'N' && sig[3] == 'G';
+  const bool jpeg = sig[0] == 0xFF && sig[1] == 0xD8 && sig[2] == 0xFF;
+  const std::string ext = extension_of(path);
+  if (png && (ext == ".jpg" || ext == ".jpeg")) return "a PNG image under a JPEG name";
+  if (jpeg && ext == ".png") return "a JPEG image under a PNG name";
+  return std::nullopt;
+}
 
 int run_batch(const CliOptions& o) {
   const Plan p = plan(o);

@@ -144,6 +144,8 @@ int run_single(const CliOptions& o) {
                                        "<stdin>", &warnings, o.max_pixels, o.orient)
                    : load_image_wide(input, &warnings, o.max_pixels, o.max_file_bytes, o.orient),
       o);
+  if (input != "-")
+    if (auto m = misnamed(input)) warnings.push_back(input + ": " + *m + ", read as what it is");
   const double decode_ms = ms_since(start);
   if (!o.quiet)
     for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";

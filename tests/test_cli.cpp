@@ -272,6 +272,23 @@ TEST_F(Cli, AnIgnoredHangupWhileWritingKeepsTheOutput) {
   EXPECT_EQ(max_diff(load_image(out_ / "out.png"), expected_box(input, 1, EdgeMode::clamp)), 0);
 }
 
+// As in a batch: a file whose name claims the other format is read as what it is, with a warning.
+TEST_F(Cli, MisnamedInputIsReadWithAWarning) {
+  const fs::path in = in_ / "coffee.jpg";  // a PNG
+  fs::copy_file(kCoffee, in);
+  const Result r = run({"--box", "2", in.string(), (out_ / "o.png").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find(in.string() + ": a PNG image under a JPEG name"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(
+      max_diff(load_image(out_ / "o.png"), expected_box(load_image(kCoffee), 2, EdgeMode::clamp)),
+      0);
+  // --quiet: errors only.
+  const Result quiet = run({"--box", "2", "--quiet", in.string(), (out_ / "q.png").string()});
+  ASSERT_EQ(quiet.status, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+}
+
 TEST_F(Cli, OutputEqualToInputIsRefused) {
   const fs::path in = out_ / "in.png";
   fs::copy_file(kCoffee, in);
