@@ -655,12 +655,16 @@ class Pipeline {
 }  // namespace
 
 std::optional<std::string> misnamed(const std::string& path) {
+  const std::string ext = extension_of(path);
+  if (ext != ".png" && ext != ".jpg" && ext != ".jpeg") return std::nullopt;
+  // Regular files only: a FIFO opened a second time would wait for a new writer.
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   unsigned char sig[4] = {0, 0, 0, 0};
   if (!in.read(reinterpret_cast<char*>(sig), 4)) return std::nullopt;
   const bool png = sig[0] == 0x89 && sig[1] == 'P' && sig[2] == 'N' && sig[3] == 'G';
   const bool jpeg = sig[0] == 0xFF && sig[1] == 0xD8 && sig[2] == 0xFF;
-  const std::string ext = extension_of(path);
   if (png && (ext == ".jpg" || ext == ".jpeg")) return "a PNG image under a JPEG name";
   if (jpeg && ext == ".png") return "a JPEG image under a PNG name";
   return std::nullopt;

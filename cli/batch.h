@@ -29,7 +29,8 @@ OutputKind output_kind(const std::string& path, const std::string& input, const 
 
 /// Where the name of the image file `path` claims one format (by its extension) and its first
 /// bytes are the other: "a PNG image under a JPEG name" or "a JPEG image under a PNG name"; the
-/// file is read as what it is, so this is a warning. nullopt where they agree or it cannot tell.
+/// file is read as what it is, so this is a warning. nullopt where they agree or it cannot tell
+/// (a FIFO or other non-regular file is not opened again).
 std::optional<std::string> misnamed(const std::string& path);
 
 /// A decoded input as the device takes it: RGBA8, or RGBA16 (`wide`) for a 16-bit PNG or a

@@ -413,7 +413,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
     // Several inputs and a last argument that does not exist: a folder by mistake, or a file
     // name by mistake (`a.png b.png out.png`); only -o or a trailing '/' creates a folder.
     if (o.inputs.size() > 1 && o.output != "-" && o.output.back() != '/' &&
-        !std::filesystem::exists(o.output, ec))
+        !std::filesystem::exists(o.output, ec) && !ec)  // not for EACCES: that is the run's
       throw UsageError("several inputs and '" + o.output +
                        "', which does not exist: give the output folder as -o " + o.output +
                        " or " + o.output + "/ (several inputs write into a folder)");

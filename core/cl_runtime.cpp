@@ -292,6 +292,13 @@ std::vector<DeviceInfo> list_devices() {
   return result;
 }
 
+std::string device_driver_name(const DeviceInfo& device) {
+  std::istringstream words(device.version);
+  std::string opencl, number, name;
+  if (!(words >> opencl >> number >> name) || opencl != "OpenCL") return "";
+  return name;
+}
+
 DeviceInfo select_device(const std::string& spec_arg, const std::string& option) {
   std::string spec = spec_arg;
   std::string source = option;
@@ -323,14 +330,14 @@ DeviceInfo select_device(const std::string& spec_arg, const std::string& option)
     }
     return devices[index];
   }
-  // Names, then the device's version string, which carries the driver's short name ("OpenCL 3.0
-  // PoCL ...", "OpenCL 3.0 CUDA"): `--device pocl` and `--device cuda` work.
+  // Names, then the driver's short name, the word after "OpenCL x.y" in the device version
+  // ("OpenCL 3.0 PoCL HSTR: ...", "OpenCL 3.0 CUDA"): `--device pocl` and `--device cuda` work.
   const std::string needle = lower(spec);
   for (const DeviceInfo& d : devices) {
     if (lower(d.platform + " " + d.name).find(needle) != std::string::npos) return d;
   }
   for (const DeviceInfo& d : devices) {
-    if (lower(d.version).find(needle) != std::string::npos) return d;
+    if (lower(device_driver_name(d)).find(needle) != std::string::npos) return d;
   }
   throw UsageError(source + " '" + spec +
                    "': no OpenCL device or platform name, nor device version, contains it (see "

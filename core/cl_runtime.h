@@ -62,9 +62,13 @@ struct DeviceInfo {
 /// Throws blurtool::Error when no OpenCL platform is installed (error -1001).
 std::vector<DeviceInfo> list_devices();
 
+/// The driver's short name in `device`'s version string, the word after "OpenCL x.y" ("PoCL",
+/// "CUDA"); "" where the string has another form.
+std::string device_driver_name(const DeviceInfo& device);
+
 /// Picks a device: `spec` is an index into list_devices() or a case-insensitive substring of
-/// "platform device", else of the device's version string (the driver's short name: "pocl",
-/// "cuda"); an empty spec falls back to the environment variable BLURTOOL_DEVICE, and
+/// "platform device", else of the driver's short name (device_driver_name: "pocl", "cuda"); an
+/// empty spec falls back to the environment variable BLURTOOL_DEVICE, and
 /// then to the first GPU, else the first CPU, else the first device.
 /// Throws blurtool::UsageError naming `option` (the option that gave `spec`) when `spec` matches
 /// nothing, blurtool::Error when there is no device at all.

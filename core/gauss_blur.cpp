@@ -302,6 +302,7 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
   depth_ = depth;
   validate(params_);
   params_ = resolve_gauss_schedule(params_, runtime.device(), width, height, depth);
+  validate(params_);  // again: a tuned segment (from a table file) for the resolved variant
   radius_ = params_.radius;
   const GaussVariant v = params_.variant;
   const bool row = gauss_row_work_group(v);

@@ -6,12 +6,16 @@
 // directory exactly as it was (no output, no hidden .NAME.XXXXXX temporary file).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -23,6 +27,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/blas.h"
@@ -237,39 +242,108 @@ TEST_F(Cli, ReadOnlyOutputDirectoryFailsWithoutLeftovers) {
   EXPECT_EQ(listing(ro), Files{});
 }
 
+// What blur_signalled_while_writing gave: the run, its input, whether the signal was sent.
+struct SignalledRun {
+  Result result;
+  Image input;
+  bool sent = false;
+};
+
+// Blurs a 2400x2400 noise PNG (17 MB: a long write) from `in_dir` to `out_dir`/out.png and sends
+// `signal` as soon as the temporary output (".out.png.XXXXXX") is created (inotify, so without
+// polling delays). `ignored`: the child starts with that signal ignored, as under nohup. Tries up
+// to 5 runs for one in which the signal was sent while the file existed.
+SignalledRun blur_signalled_while_writing(const fs::path& in_dir, const fs::path& out_dir,
+                                          const fs::path& scratch, int signal, bool ignored) {
+  SignalledRun run;
+  run.input = random_image(2400, 2400, 3, 7);
+  const fs::path in = in_dir / "noise.png";
+  save_image(run.input, in);
+  const std::vector<std::string> args = {"--box", "1", in.string(), (out_dir / "out.png").string()};
+  const std::string prefix = ".out.png.";
+  for (int attempt = 0; attempt < 5 && !run.sent; ++attempt) {
+    const int watch = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (watch < 0 || ::inotify_add_watch(watch, out_dir.c_str(), IN_CREATE) < 0) {
+      ADD_FAILURE() << "inotify: " << std::strerror(errno);
+      return run;
+    }
+    Spawn spawn;
+    if (ignored) spawn.ignored_signal = signal;
+    spawn.while_running = [&](pid_t pid) {
+      alignas(inotify_event) char buffer[4096];
+      for (;;) {
+        pollfd ready = {watch, POLLIN, 0};
+        if (::poll(&ready, 1, 20) > 0) {
+          const ssize_t n = ::read(watch, buffer, sizeof buffer);
+          for (ssize_t at = 0; at < n;) {
+            const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+            if (event->len && std::string(event->name).rfind(prefix, 0) == 0) {
+              ::kill(pid, signal);
+              run.sent = true;
+              return;
+            }
+            at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+          }
+        }
+        siginfo_t info = {};
+        if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+            info.si_pid == pid)
+          return;  // it ended without our seeing the file
+      }
+    };
+    run.result = run_blurtool(args, scratch, scratch, spawn);
+    ::close(watch);
+  }
+  return run;
+}
+
 // Under nohup SIGHUP is ignored, and must stay ignored while the output is written: PoCL's LLVM
 // replaces an ignored signal's SIG_IGN with its own handler when OpenCL starts, so blurtool reads
 // the dispositions before that. A hang-up sent while the temporary output file exists once
 // removed that file and lost the output ("cannot rename the temporary file into place").
 TEST_F(Cli, AnIgnoredHangupWhileWritingKeepsTheOutput) {
-  const Image input = random_image(2400, 2400, 3, 7);  // a 17 MB PNG: a long write
-  const fs::path in = in_ / "noise.png";
-  save_image(input, in);
-  bool sent = false;
+  const SignalledRun run = blur_signalled_while_writing(in_, out_, root_, SIGHUP, true);
+  const Result& r = run.result;
+  ASSERT_TRUE(run.sent) << "no temporary file seen; status " << r.status << ": " << r.err;
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(listing(out_), Files{"out.png"});
+  EXPECT_EQ(max_diff(load_image(out_ / "out.png"), expected_box(run.input, 1, EdgeMode::clamp)), 0);
+}
+
+// SIGTERM while the output is written (the cleanup handlers now sit below LLVM's): the process
+// dies by the signal and leaves no temporary file and no output.
+TEST_F(Cli, TerminatedWhileWritingLeavesNoFile) {
+  const SignalledRun run = blur_signalled_while_writing(in_, out_, root_, SIGTERM, false);
+  const Result& r = run.result;
+  ASSERT_TRUE(run.sent) << "no temporary file seen; status " << r.status << ": " << r.err;
+  EXPECT_EQ(r.status, 128 + SIGTERM) << r.err;
+  EXPECT_EQ(listing(out_), Files{});
+}
+
+// A named pipe as INPUT is read once: the check of its name against its format does not open it
+// again (a FIFO's second open waits for a new writer: blurtool hung).
+TEST_F(Cli, NamedPipeInputIsReadOnce) {
+  const fs::path fifo = in_ / "pipe.png";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  std::thread writer([&] { write_file(fifo, read_file(kCoffee)); });
   Spawn spawn;
-  spawn.ignored_signal = SIGHUP;
-  spawn.while_running = [&](pid_t pid) {
-    // Until the child exits: poll for its temporary file (".out.png.XXXXXX"), then hang up.
-    for (;;) {
+  spawn.while_running = [](pid_t pid) {
+    for (int waited_ms = 0; waited_ms < 60000; waited_ms += 10) {
       siginfo_t info = {};
       if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
           info.si_pid == pid)
         return;
-      std::error_code ec;
-      for (const auto& entry : fs::directory_iterator(out_, ec))
-        if (entry.path().filename().string().rfind(".out.png.", 0) == 0) {
-          ::kill(pid, SIGHUP);
-          sent = true;
-          return;
-        }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    ::kill(pid, SIGKILL);  // hung
   };
   const Result r =
-      run_blurtool({"--box", "1", in.string(), (out_ / "out.png").string()}, root_, root_, spawn);
-  ASSERT_TRUE(sent) << "the temporary file was never seen; status " << r.status << ": " << r.err;
+      run_blurtool({"--box", "2", fifo.string(), (out_ / "o.png").string()}, root_, root_, spawn);
+  writer.join();
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(listing(out_), Files{"out.png"});
-  EXPECT_EQ(max_diff(load_image(out_ / "out.png"), expected_box(input, 1, EdgeMode::clamp)), 0);
+  EXPECT_EQ(
+      max_diff(load_image(out_ / "o.png"), expected_box(load_image(kCoffee), 2, EdgeMode::clamp)),
+      0);
 }
 
 // As in a batch: a file whose name claims the other format is read as what it is, with a warning.
