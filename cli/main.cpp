@@ -180,11 +180,16 @@ int main(int argc, char** argv) {
   // own, and the cleanup handlers would then no longer see that SIGHUP (nohup) or SIGINT (a
   // background job) is ignored; one arriving during a write removed that output.
   install_cleanup_handlers();
+  // A usage error points to the help of the subcommand it came from.
+  std::string help = "blurtool --help";
   try {
-    if (argc > 1 && std::string(argv[1]) == "blas") return run_blas_command(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "bench") return run_bench_command(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "tune") return run_tune_command(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "probe") return run_probe_command(argc - 1, argv + 1);
+    const std::string first = argc > 1 ? argv[1] : "";
+    if (first == "blas" || first == "bench" || first == "tune" || first == "probe")
+      help = "blurtool " + first + " --help";
+    if (first == "blas") return run_blas_command(argc - 1, argv + 1);
+    if (first == "bench") return run_bench_command(argc - 1, argv + 1);
+    if (first == "tune") return run_tune_command(argc - 1, argv + 1);
+    if (first == "probe") return run_probe_command(argc - 1, argv + 1);
     CliOptions o = parse_options(argc, argv);
     if (o.help) {
       std::cout << o.help_text;
@@ -200,7 +205,7 @@ int main(int argc, char** argv) {
     }
     return o.batch ? run_batch(o) : run_single(o);
   } catch (const UsageError& e) {
-    std::cerr << "blurtool: " << e.what() << " (see blurtool --help)\n";
+    std::cerr << "blurtool: " << e.what() << " (see " << help << ")\n";
     return 2;
   } catch (const Error& e) {
     std::cerr << "blurtool: " << e.what() << "\n";

@@ -995,7 +995,7 @@ TEST_F(Cli, BlasUsageErrorsNameTheArgument) {
       {{"blas", "sgemm", "--n", "10", "--k", "4", "--trans-b", "--ldb", "5"}, {"--ldb 5"}},
       {{"blas", "sgemm", "--n", "10", "--m", "12", "--ldc", "11"}, {"--ldc 11"}},
       {{"blas", "saxpy", "--n", "10", "--impl", "cublas"},
-       {"--impl 'cublas'", "clblast", "or all"}},
+       {"--impl 'cublas'", "clblast", "or all", "(see blurtool blas --help)"}},
       {{"blas", "saxpy", "--n", "10", "--lda", "4"}, {"--lda", "sgemm"}},
       // 2^40 floats (4 TiB) fit no device.
       {{"blas", "saxpy", "--n", "1099511627776", "--runs", "1"}, {"--n 1099511627776", "MiB"}}};

@@ -219,6 +219,7 @@ TEST_F(ProbeCli, BadArgumentsAreUsageErrorsBeforeAnyMeasurement) {
     const Result r = run(args);
     EXPECT_EQ(r.status, 2) << (args.empty() ? "" : args[0]) << ": " << r.err;
     EXPECT_NE(r.err.find(named), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("(see blurtool probe --help)"), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "");
   }
 }
