@@ -23,7 +23,6 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -544,16 +543,26 @@ TEST_F(Cli, HelpListsEveryOptionOfTheManPage) {
   std::string line;
   bool in_options = false, tag = false;
   std::set<std::string> options;
-  const std::regex long_option(R"(\\-\\-([a-z0-9][a-z0-9\\-]*))");
   while (std::getline(man, line)) {
     if (line.rfind(".SH ", 0) == 0) in_options = line == ".SH OPTIONS";
     if (!in_options) continue;
     if (tag) {
-      for (std::sregex_iterator m(line.begin(), line.end(), long_option), end; m != end; ++m) {
-        std::string name = (*m)[1];
-        for (size_t at = name.find("\\-"); at != std::string::npos; at = name.find("\\-"))
-          name.replace(at, 2, "-");
-        options.insert("--" + name);
+      // Each "\-\-name" (roff's escaped hyphens; "\-" inside the name too).
+      for (size_t at = line.find("\\-\\-"); at != std::string::npos;
+           at = line.find("\\-\\-", at + 1)) {
+        std::string name;
+        for (size_t i = at + 4; i < line.size();) {
+          const unsigned char c = line[i];
+          if (std::islower(c) || std::isdigit(c)) {
+            name += line[i++];
+          } else if (line.compare(i, 2, "\\-") == 0 && !name.empty()) {
+            name += '-';
+            i += 2;
+          } else {
+            break;
+          }
+        }
+        if (!name.empty()) options.insert("--" + name);
       }
     }
     tag = line == ".TP";
