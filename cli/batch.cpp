@@ -401,7 +401,7 @@ std::vector<DeviceInfo> batch_devices(const CliOptions& o) {
   std::set<int> seen;
   for (const std::string& spec : o.devices) {
     std::vector<DeviceInfo> add =
-        lower(spec) == "all" ? all : std::vector{select_device(spec, "--devices")};
+        spec == "all" ? all : std::vector{select_device(spec, "--devices")};
     for (DeviceInfo& d : add)
       if (seen.insert(d.index).second) chosen.push_back(std::move(d));
   }
@@ -539,8 +539,7 @@ class Pipeline {
           d.source = make_source(load_image_wide(items_[i].input, &warnings, o_.max_pixels,
                                                  o_.max_file_bytes, o_.orient),
                                  o_);
-          if (auto m = misnamed(items_[i].input)) warnings.push_back(*m + ", read as what it is");
-          for (const std::string& w : warnings) warn(items_[i].input + ": " + w);
+          for (const std::string& w : warnings) warn(w);  // each names the file
           std::error_code ec;
           d.bytes = static_cast<double>(fs::file_size(items_[i].input, ec));
         });
@@ -653,22 +652,6 @@ class Pipeline {
 };
 
 }  // namespace
-
-std::optional<std::string> misnamed(const std::string& path) {
-  const std::string ext = extension_of(path);
-  if (ext != ".png" && ext != ".jpg" && ext != ".jpeg") return std::nullopt;
-  // Regular files only: a FIFO opened a second time would wait for a new writer.
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  unsigned char sig[4] = {0, 0, 0, 0};
-  if (!in.read(reinterpret_cast<char*>(sig), 4)) return std::nullopt;
-  const bool png = sig[0] == 0x89 && sig[1] == 'P' && sig[2] == 'N' && sig[3] == 'G';
-  const bool jpeg = sig[0] == 0xFF && sig[1] == 0xD8 && sig[2] == 0xFF;
-  if (png && (ext == ".jpg" || ext == ".jpeg")) return "a PNG image under a JPEG name";
-  if (jpeg && ext == ".png") return "a JPEG image under a PNG name";
-  return std::nullopt;
-}
 
 int run_batch(const CliOptions& o) {
   const Plan p = plan(o);

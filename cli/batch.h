@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,12 +25,6 @@ enum class OutputKind { png, jpeg, csv, json };
 /// .csv and .json with --bright). For "-" (stdout) without --format: `input`'s extension when it
 /// names an image, else PNG. Throws blurtool::UsageError naming `path` for other extensions.
 OutputKind output_kind(const std::string& path, const std::string& input, const CliOptions& o);
-
-/// Where the name of the image file `path` claims one format (by its extension) and its first
-/// bytes are the other: "a PNG image under a JPEG name" or "a JPEG image under a PNG name"; the
-/// file is read as what it is, so this is a warning. nullopt where they agree or it cannot tell
-/// (a FIFO or other non-regular file is not opened again).
-std::optional<std::string> misnamed(const std::string& path);
 
 /// A decoded input as the device takes it: RGBA8, or RGBA16 (`wide`) for a 16-bit PNG or a
 /// blur in a working space (premultiplied alpha for an image with transparency unless

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "cli/batch.h"
 #include "cli/bench_cli.h"
@@ -144,8 +146,6 @@ int run_single(const CliOptions& o) {
                                        "<stdin>", &warnings, o.max_pixels, o.orient)
                    : load_image_wide(input, &warnings, o.max_pixels, o.max_file_bytes, o.orient),
       o);
-  if (input != "-")
-    if (auto m = misnamed(input)) warnings.push_back(input + ": " + *m + ", read as what it is");
   const double decode_ms = ms_since(start);
   if (!o.quiet)
     for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
@@ -184,12 +184,16 @@ int main(int argc, char** argv) {
   std::string help = "blurtool --help";
   try {
     const std::string first = argc > 1 ? argv[1] : "";
-    if (first == "blas" || first == "bench" || first == "tune" || first == "probe")
+    using Command = int (*)(int, const char* const*);
+    const std::pair<const char*, Command> subcommands[] = {{"blas", run_blas_command},
+                                                           {"bench", run_bench_command},
+                                                           {"tune", run_tune_command},
+                                                           {"probe", run_probe_command}};
+    for (const auto& [name, run] : subcommands) {
+      if (first != name) continue;
       help = "blurtool " + first + " --help";
-    if (first == "blas") return run_blas_command(argc - 1, argv + 1);
-    if (first == "bench") return run_bench_command(argc - 1, argv + 1);
-    if (first == "tune") return run_tune_command(argc - 1, argv + 1);
-    if (first == "probe") return run_probe_command(argc - 1, argv + 1);
+      return run(argc - 1, argv + 1);
+    }
     CliOptions o = parse_options(argc, argv);
     if (o.help) {
       std::cout << o.help_text;

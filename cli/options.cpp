@@ -39,7 +39,7 @@ std::pair<int, int> parse_wxh(const std::string& text, long hi, const std::strin
   }
 }
 
-// Whether a --devices item is "all", in any case (as batch_devices reads it).
+// Whether a --devices item is "all", in any case.
 bool is_all(const std::string& item) {
   return item.size() == 3 && std::tolower(static_cast<unsigned char>(item[0])) == 'a' &&
          std::tolower(static_cast<unsigned char>(item[1])) == 'l' &&
@@ -385,7 +385,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
       const std::string item = list.substr(start, comma - start);
       if (item.empty())
         throw UsageError("--devices '" + list + "': an empty item; give 'all' or N,N,...");
-      o.devices.push_back(item);
+      o.devices.push_back(is_all(item) ? "all" : item);  // one spelling for batch_devices
       start = comma + 1;
     }
   }
@@ -428,7 +428,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
     if (o.bench_runs > 0)
       throw UsageError(std::string(o.sweep_wg ? "--sweep-wg" : "--bench") +
                        " times one image: give one INPUT and one OUTPUT file");
-  } else if (o.devices.size() > 1 || (o.devices.size() == 1 && is_all(o.devices[0]))) {
+  } else if (o.devices.size() > 1 || (o.devices.size() == 1 && o.devices[0] == "all")) {
     throw UsageError("--devices '" + parsed["devices"].as<std::string>() +
                      "' spreads a batch over devices; one image runs on one: use --device");
   }

@@ -43,7 +43,8 @@ struct CliOptions {
   bool straight_alpha = false;  ///< --straight-alpha: do not premultiply by alpha
   bool quiet = false;      ///< --quiet: only errors on stderr
   std::string format;      ///< --format: png, jpg (csv, json with --bright); empty: by name
-  std::vector<std::string> devices;  ///< --devices: device specs ("all" expanded); empty: --device
+  std::vector<std::string> devices;  ///< --devices: device specs ("all" in any case as "all");
+                                     ///< empty: --device
   int jobs = 0;  ///< --jobs: host threads decoding and encoding; 0: hardware threads
   std::uint64_t max_pixels = kDefaultMaxPixels;         ///< --max-pixels: width * height
   std::uint64_t max_file_bytes = kDefaultMaxFileBytes;  ///< --max-file-size: bytes

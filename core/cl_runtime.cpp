@@ -340,7 +340,7 @@ DeviceInfo select_device(const std::string& spec_arg, const std::string& option)
     if (lower(device_driver_name(d)).find(needle) != std::string::npos) return d;
   }
   throw UsageError(source + " '" + spec +
-                   "': no OpenCL device or platform name, nor device version, contains it (see "
+                   "': no OpenCL device or platform name, nor driver name, contains it (see "
                    "--list-devices)");
 }
 

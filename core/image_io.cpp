@@ -960,9 +960,34 @@ Image load_image(const std::string& path, std::vector<std::string>* warnings,
   return decode_image(read_file(path, max_file_bytes), path, warnings, max_pixels, orient);
 }
 
+namespace {
+
+// `path`'s extension in lower case (".png", ".jpg", ...).
+std::string lower_extension(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return ext;
+}
+
+// A warning where `name`'s extension claims the other format than the bytes have: the file is
+// read as what it is.
+void warn_if_misnamed(const std::string& name, const CheckedFile& file,
+                      std::vector<std::string>* warnings) {
+  if (!warnings) return;
+  const std::string ext = lower_extension(name);
+  if (file.png && (ext == ".jpg" || ext == ".jpeg"))
+    warnings->push_back(name + ": a PNG image under a JPEG name, read as what it is");
+  if (!file.png && ext == ".png")
+    warnings->push_back(name + ": a JPEG image under a PNG name, read as what it is");
+}
+
+}  // namespace
+
 Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& name,
                    std::vector<std::string>* warnings, std::uint64_t max_pixels, bool orient) {
   const CheckedFile file = check_file(bytes, name, max_pixels);
+  warn_if_misnamed(name, file, warnings);
   Image image = decode_narrow(bytes, name, file, orient);
   if (file.sixteen_bit && warnings) warnings->push_back(name + ": 16-bit PNG read as 8-bit");
   return image;
@@ -974,9 +999,10 @@ DecodedImage load_image_wide(const std::string& path, std::vector<std::string>* 
 }
 
 DecodedImage decode_image_wide(const std::vector<std::uint8_t>& bytes, const std::string& name,
-                               std::vector<std::string>* /*warnings: none yet*/,
-                               std::uint64_t max_pixels, bool orient) {
+                               std::vector<std::string>* warnings, std::uint64_t max_pixels,
+                               bool orient) {
   const CheckedFile file = check_file(bytes, name, max_pixels);
+  warn_if_misnamed(name, file, warnings);
   DecodedImage decoded;
   if (file.sixteen_bit) {
     decoded.wide = decode_png<std::uint16_t>(bytes, name, file);
@@ -1023,9 +1049,7 @@ Image apply_orientation(const Image& image, int orientation) {
 }
 
 ImageFormat output_format_for(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  const std::string ext = lower_extension(path);
   if (ext == ".png") return ImageFormat::png;
   if (ext == ".jpg" || ext == ".jpeg") return ImageFormat::jpeg;
   throw UsageError(path + ": unknown output format; the file name must end in .png, .jpg or .jpeg");

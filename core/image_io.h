@@ -66,9 +66,11 @@ struct DecodedImage {
   int channels() const { return is_wide() ? wide.channels : narrow.channels; }
 };
 
-/// Reads a PNG or JPEG file. The format is recognised by its signature bytes, not its name.
+/// Reads a PNG or JPEG file. The format is recognised by its signature bytes, not its name:
+/// where the name's extension claims the other format, "PATH: a PNG image under a JPEG name,
+/// read as what it is" (or the reverse) is appended to `warnings` (if not null).
 /// 16-bit PNGs are reduced to 8 bits (each sample's high byte, as stb_image reduced them) and a
-/// warning is appended to `warnings` (if not null); load_image_wide keeps their 16 bits.
+/// warning is appended to `warnings`; load_image_wide keeps their 16 bits.
 /// A JPEG without its end-of-image marker after the scan data is refused as truncated.
 /// Throws blurtool::Error naming `path` when the file is missing, empty, unreadable, not PNG or
 /// JPEG, truncated, corrupt, larger than `max_pixels` (width * height, from the header) or
@@ -95,8 +97,8 @@ Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& na
 /// Reads a PNG or JPEG file as load_image does (same checks, limits, errors and orientation),
 /// except that a 16-bit PNG of any colour type keeps its 16 bits: it comes back in `wide`, with
 /// exact samples (a tRNS chunk on 16-bit grey or RGB gives a 16-bit alpha channel). Every other
-/// file comes back in `narrow`, as load_image returns it. Nothing is reduced, so no warning is
-/// appended to `warnings` today; the parameter is there for the same call shape as load_image.
+/// file comes back in `narrow`, as load_image returns it. Nothing is reduced, so the one warning
+/// appended to `warnings` is load_image's for a misnamed file.
 DecodedImage load_image_wide(const std::string& path, std::vector<std::string>* warnings = nullptr,
                              std::uint64_t max_pixels = kDefaultMaxPixels,
                              std::uint64_t max_file_bytes = kDefaultMaxFileBytes,
