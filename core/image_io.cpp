@@ -888,6 +888,15 @@ CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string
                        std::uint64_t max_pixels) {
   if (bytes.empty()) throw Error(name + ": file is empty");
   if (bytes.size() > INT_MAX) throw Error(name + ": file is too large (2 GiB or more)");
+  // A file cut inside its signature (PNG 8 bytes, JPEG 3) is a truncated image, not another
+  // format.
+  if (bytes.size() < sizeof kPngSignature &&
+      std::equal(bytes.begin(), bytes.end(), std::begin(kPngSignature)))
+    throw_png_truncated(name, bytes.size(), "inside its signature");
+  if (bytes.size() < sizeof kJpegSignature &&
+      std::equal(bytes.begin(), bytes.end(), std::begin(kJpegSignature)))
+    throw_truncated(
+        name, "the file ends at byte " + std::to_string(bytes.size()) + ", inside its signature");
   if (!has_image_signature(bytes)) throw Error(name + kNotAnImage);
   CheckedFile file;
   file.png = starts_with(bytes, kPngSignature);

@@ -442,7 +442,8 @@ TEST_F(ImageIo, DirectoryIsRefused) {
 TEST_F(ImageIo, TruncatedJpegIsRefused) {
   const Bytes full = read_bytes(kSamples + "dune_1680x1050.jpg");
   ASSERT_GT(full.size(), 1000u);
-  for (std::size_t keep : {full.size() / 2, std::size_t{100}, std::size_t{3}}) {
+  for (std::size_t keep :
+       {full.size() / 2, std::size_t{100}, std::size_t{3}, std::size_t{2}, std::size_t{1}}) {
     SCOPED_TRACE("keep " + std::to_string(keep));
     const std::string file = path("half.jpg");
     write_bytes(file, Bytes(full.begin(), full.begin() + keep));
@@ -547,14 +548,14 @@ TEST_F(ImageIo, PngTooLargeForStbSaysSo) {
             "cgbi.png: image is 20000x20000, too large for the stb_image decoder");
 }
 
-// Every cut of a PNG is reported as truncated, with where it ends, but one that keeps IEND's
-// type (stb_image never reads IEND's CRC, and decodes it as before).
+// Every cut of a PNG is reported as truncated, with where it ends (inside its signature too),
+// but one that keeps IEND's type (stb_image never reads IEND's CRC, and decodes it as before).
 TEST_F(ImageIo, TruncatedPngSaysWhereItEnds) {
   const std::vector<std::pair<std::string, Bytes>> files = {
       {"8-bit", raw_png(4, 8, 2, {Bytes(12, 7), Bytes(12, 8), Bytes(12, 9)})},
       {"16-bit", grey16_png(2, {1, 2, 3, 4})}};
   for (const auto& [what, png] : files) {
-    for (std::size_t n = 8; n < png.size(); ++n) {
+    for (std::size_t n = 1; n < png.size(); ++n) {
       SCOPED_TRACE(what + " cut at " + std::to_string(n));
       const Bytes cut(png.begin(), png.begin() + n);
       if (n >= png.size() - 4) {  // IEND's length and type kept
@@ -565,7 +566,9 @@ TEST_F(ImageIo, TruncatedPngSaysWhereItEnds) {
       const std::string start =
           "cut.png: truncated PNG (the file ends at byte " + std::to_string(n) + ", ";
       EXPECT_EQ(message.substr(0, start.size()), start) << message;
-      if (n < 8 + 8 + 13) {
+      if (n < 8) {
+        EXPECT_EQ(message.substr(start.size()), "inside its signature)");
+      } else if (n < 8 + 8 + 13) {
         EXPECT_EQ(message.substr(start.size()), "inside its header)");
       }
       if (n == png.size() - 12) {
