@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <iterator>
 #include <sstream>
 
@@ -39,16 +40,34 @@ std::string tick_text(double v) {
   return s.str();
 }
 
+// The values 1, 2 and 5 times a power of ten, from the largest at or below `low` to the
+// smallest at or above `high` (0 < low <= high).
+std::vector<double> decade_steps(double low, double high) {
+  std::vector<double> all;
+  const int k0 = static_cast<int>(std::floor(std::log10(low))) - 1;
+  const int k1 = static_cast<int>(std::ceil(std::log10(high))) + 1;
+  for (int k = k0; k <= k1; ++k)
+    for (double m : {1.0, 2.0, 5.0}) all.push_back(m * std::pow(10.0, k));
+  const double slack = 1e-9;
+  size_t first = 0, last = 0;
+  while (first + 1 < all.size() && all[first + 1] <= low * (1 + slack)) ++first;
+  for (last = first; last + 1 < all.size() && all[last] < high * (1 - slack);) ++last;
+  return {all.begin() + static_cast<std::ptrdiff_t>(first),
+          all.begin() + static_cast<std::ptrdiff_t>(last) + 1};
+}
+
 }  // namespace
 
 std::string line_chart_svg(const LineChart& chart) {
-  double min_x = 0, max_x = 0, max_y = 0;
+  double min_x = 0, max_x = 0, min_y = 0, max_y = 0;
   bool any = false;
   for (const ChartSeries& s : chart.series) {
     for (const auto& [x, y] : s.points) {
       if (chart.log_x && !(x > 0)) throw Error("chart '" + chart.title + "': log axis with x <= 0");
+      if (chart.log_y && !(y > 0)) throw Error("chart '" + chart.title + "': log axis with y <= 0");
       min_x = any ? std::min(min_x, x) : x;
       max_x = any ? std::max(max_x, x) : x;
+      min_y = any ? std::min(min_y, y) : y;
       max_y = std::max(max_y, y);
       any = true;
     }
@@ -71,7 +90,19 @@ std::string line_chart_svg(const LineChart& chart) {
         chart.log_x ? std::log(x / min_x) / std::log(max_x / min_x) : (x - min_x) / (max_x - min_x);
     return left + plot_w * f;
   };
-  auto py = [&](double y) { return up + plot_h * (1 - y / top); };
+  // The y grid: 0 to top in fifths, or the log axis' 1-2-5 steps.
+  std::vector<double> y_grid;
+  if (chart.log_y) {
+    y_grid = decade_steps(min_y, max_y);
+    if (y_grid.size() < 2) y_grid.push_back(y_grid.back() * 2);
+  } else {
+    for (int i = 0; i <= 5; ++i) y_grid.push_back(top * i / 5);
+  }
+  const double bottom_y = y_grid.front(), top_y = y_grid.back();
+  auto py = [&](double y) {
+    const double f = chart.log_y ? std::log(y / bottom_y) / std::log(top_y / bottom_y) : y / top;
+    return up + plot_h * (1 - f);
+  };
   std::vector<double> ticks = chart.x_ticks;
   if (ticks.empty() && chart.log_x) {
     for (double t = std::pow(10, std::ceil(std::log10(min_x))); t <= max_x * 1.0001; t *= 10)
@@ -92,8 +123,8 @@ std::string line_chart_svg(const LineChart& chart) {
   svg << "<text x=\"" << left << "\" y=\"24\" font-size=\"14\">" << xml_escape(chart.title)
       << "</text>\n";
   // Axes, grid and ticks.
-  for (int i = 0; i <= 5; ++i) {
-    const double v = top * i / 5, y = py(v);
+  for (double v : y_grid) {
+    const double y = py(v);
     svg << "<line x1=\"" << left << "\" y1=\"" << y << "\" x2=\"" << left + plot_w << "\" y2=\""
         << y << "\" stroke=\"#ddd\"/>\n"
         << "<text x=\"" << left - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">"
