@@ -7,9 +7,11 @@
 // ahead of the devices or the encoders.
 #include "cli/batch.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -22,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <system_error>
 #include <thread>
 #include <tuple>
 
@@ -320,6 +323,41 @@ bool same_file(const fs::path& a, const fs::path& b) {
   return fs::exists(b, ec) && fs::equivalent(a, b, ec);
 }
 
+// The image files of the folder `dir` (found as `relative` under its input folder) and, with
+// `recursive`, of its sub-folders, as (file, output path relative to the output folder). Hidden
+// names are skipped, as is the output folder; links to files count as files, links to folders
+// are not followed. The output path is built from the names as found, never from a link's
+// target. A folder that cannot be read is a failure of the batch, not a silent gap.
+void scan_folder(const fs::path& dir, const fs::path& relative, bool recursive,
+                 const fs::path& out_canonical, const CliOptions& o,
+                 std::vector<std::pair<fs::path, fs::path>>& found, Plan& p) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) {
+    p.failed.emplace_back(dir.string(), "cannot read the folder: " + ec.message());
+    return;
+  }
+  std::vector<fs::directory_entry> entries;
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) {
+      p.failed.emplace_back(dir.string(), "cannot read the folder: " + ec.message());
+      return;
+    }
+    entries.push_back(*it);
+  }
+  for (const fs::directory_entry& e : entries) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    if (e.is_symlink(ec) ? false : e.is_directory(ec)) {
+      if (recursive && fs::weakly_canonical(e.path(), ec) != out_canonical)
+        scan_folder(e.path(), relative / name, recursive, out_canonical, o, found, p);
+      continue;
+    }
+    if (e.is_regular_file(ec) && is_image_name(name))
+      found.emplace_back(e.path(), output_name(relative / name, o));
+  }
+}
+
 Plan plan(const CliOptions& o) {
   std::error_code ec;
   const fs::path out_dir = o.output;
@@ -335,37 +373,43 @@ Plan plan(const CliOptions& o) {
   Plan p;
   for (const std::string& input : o.inputs) {
     if (!fs::is_directory(input, ec)) {
-      found.emplace_back(input, output_name(fs::path(input).filename(), o));
+      const fs::path name = fs::path(input).filename();
+      if (name.empty()) {  // "x/" that is no folder: say why, as opening it would
+        struct stat st;
+        const int err = ::stat(input.c_str(), &st) != 0 ? errno : ENOTDIR;
+        p.failed.emplace_back(input, "cannot open: " + std::generic_category().message(err));
+        continue;
+      }
+      found.emplace_back(input, output_name(name, o));
       continue;
     }
     std::vector<std::pair<fs::path, fs::path>> here;
-    auto consider = [&](const fs::directory_entry& e) {
-      const std::string name = e.path().filename().string();
-      if (name.empty() || name[0] == '.' || !e.is_regular_file(ec) || !is_image_name(name)) return;
-      here.emplace_back(e.path(), output_name(fs::relative(e.path(), input), o));
-    };
-    const auto options = fs::directory_options::skip_permission_denied;
-    if (o.recursive) {
-      for (auto it = fs::recursive_directory_iterator(input, options, ec);
-           it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        if (ec) break;
-        const std::string name = it->path().filename().string();
-        if (it->is_directory(ec)) {  // hidden folders and the output folder are not scanned
-          if ((!name.empty() && name[0] == '.') ||
-              fs::weakly_canonical(it->path(), ec) == out_canonical)
-            it.disable_recursion_pending();
-          continue;
-        }
-        consider(*it);
-      }
-    } else {
-      for (const auto& e : fs::directory_iterator(input, options, ec)) consider(e);
-    }
-    if (ec) throw Error("input folder '" + input + "': " + ec.message());
-    if (here.empty()) ++p.folders_without_images;
+    const size_t failed_before = p.failed.size();
+    scan_folder(input, fs::path(), o.recursive, out_canonical, o, here, p);
+    if (here.empty() && p.failed.size() == failed_before) ++p.folders_without_images;
     std::sort(here.begin(), here.end());
     found.insert(found.end(), here.begin(), here.end());
   }
+
+  // Every input file, by name and by identity, so that no output replaces another input (with
+  // --force an output may otherwise land on an input of another name: a.png -> a.jpg).
+  std::map<fs::path, std::string> inputs;
+  std::set<std::pair<dev_t, ino_t>> input_ids;
+  for (const auto& [input, relative] : found) {
+    inputs.emplace(fs::weakly_canonical(input, ec), input.string());
+    struct stat st;
+    if (::stat(input.c_str(), &st) == 0) input_ids.insert({st.st_dev, st.st_ino});
+  }
+  auto input_at = [&](const fs::path& out) -> const std::string* {
+    if (auto it = inputs.find(fs::weakly_canonical(out, ec)); it != inputs.end())
+      return &it->second;
+    struct stat st;
+    if (::stat(out.c_str(), &st) == 0 && input_ids.count({st.st_dev, st.st_ino})) {
+      static const std::string unnamed;
+      return &unnamed;
+    }
+    return nullptr;
+  };
 
   std::map<fs::path, std::string> claimed;  // output -> the input that makes it
   for (const auto& [input, relative] : found) {
@@ -374,6 +418,12 @@ Plan plan(const CliOptions& o) {
     if (same_file(input, out)) {
       p.failed.emplace_back(
           in, "output '" + out.string() + "' is the input file; refusing to overwrite it");
+      continue;
+    }
+    if (const std::string* other = input_at(out)) {
+      p.failed.emplace_back(in, "output '" + out.string() + "' is another input" +
+                                    (other->empty() ? "" : " ('" + *other + "')") +
+                                    "; refusing to overwrite it");
       continue;
     }
     const fs::path key = fs::weakly_canonical(out, ec);

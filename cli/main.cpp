@@ -3,12 +3,14 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <utility>
 
 #include "cli/batch.h"
@@ -60,11 +62,15 @@ void check_not_same_file(const std::string& input, const std::string& output) {
 // The encoded output to OUTPUT: standard output for "-", else the file, written atomically.
 void write_output(const CliOptions& o, const std::vector<std::uint8_t>& bytes) {
   if (o.output == "-") {
+    errno = 0;
     if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() ||
-        std::fflush(stdout) != 0)
-      throw Error("<stdout>: write error");
+        std::fflush(stdout) != 0) {
+      const int err = errno;
+      throw Error("<stdout>: cannot write" +
+                  (err ? ": " + std::generic_category().message(err) : std::string()));
+    }
   } else {
-    write_file_atomic(o.output, bytes);
+    write_file(o.output, bytes);
   }
 }
 

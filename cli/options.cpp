@@ -18,6 +18,13 @@ namespace blurtool {
 
 namespace {
 
+// Whether `path` ends in .png, .jpg or .jpeg, in any case.
+bool names_an_image(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
+}
+
 // A decimal number above 0, or a UsageError naming the option.
 double parse_positive(const std::string& text, const std::string& option, const std::string& what) {
   const double value = parse_decimal(text);
@@ -368,6 +375,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
         parse_size(parsed["max-file-size"].as<std::string>(), "--max-file-size", 1, INT_MAX);
   if (parsed.count("format")) {
     o.format = parsed["format"].as<std::string>();
+    for (char& c : o.format) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (o.format == "jpeg") o.format = "jpg";
     const bool text = o.format == "csv" || o.format == "json";
     if (o.format != "png" && o.format != "jpg" && !(text && bright))
@@ -417,6 +425,13 @@ CliOptions parse_options(int argc, const char* const* argv) {
       throw UsageError("several inputs and '" + o.output +
                        "', which does not exist: give the output folder as -o " + o.output +
                        " or " + o.output + "/ (several inputs write into a folder)");
+    // A folder and a new name that reads as an image (`photos out.png`): an image was meant.
+    if (o.inputs.size() == 1 && o.inputs[0] != "-" && o.output != "-" && o.output.back() != '/' &&
+        std::filesystem::is_directory(o.inputs[0], ec) && !std::filesystem::exists(o.output, ec) &&
+        !ec && names_an_image(o.output))
+      throw UsageError(
+          "'" + o.inputs[0] + "' is a folder, and a folder of outputs would be named '" + o.output +
+          "': name the output folder (or -o " + o.output + " to have a folder of that name)");
   }
   if (o.inputs.empty()) throw UsageError("no INPUT given (-o names the output folder)");
   if (o.batch) {

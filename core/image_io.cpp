@@ -1103,6 +1103,9 @@ void save_image(const Image16& image, const std::string& path, int jpeg_quality)
 
 void write_file_atomic(const std::string& path, const std::vector<std::uint8_t>& bytes) {
   install_cleanup_handlers();
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+    throw Error(path + ": is a device, named pipe or socket, not a file; refusing to replace it");
   const std::filesystem::path target(path);
   std::string dir = target.parent_path().string();
   if (dir.empty()) dir = ".";
@@ -1134,6 +1137,35 @@ void write_file_atomic(const std::string& path, const std::vector<std::uint8_t>&
   }
   if (const int err = temp.rename_to(path)) {
     throw Error(path + ": cannot rename the temporary file into place: " + errno_text(err));
+  }
+}
+
+void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+    write_file_atomic(path, bytes);
+    return;
+  }
+  // A device or named pipe (/dev/null, /dev/stdout, a FIFO) is written into, as cp(1) does.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    throw Error(path + ": cannot open: " + errno_text(err));
+  }
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      throw Error(path + ": cannot write: " + errno_text(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0 && errno != EINTR) {
+    const int err = errno;
+    throw Error(path + ": cannot write: " + errno_text(err));
   }
 }
 

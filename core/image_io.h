@@ -149,10 +149,16 @@ void save_image(const Image& image, const std::string& path, int jpeg_quality = 
 void save_image(const Image16& image, const std::string& path, int jpeg_quality = 95);
 
 /// Writes `bytes` to `path` through a temporary file in the same directory renamed into place,
-/// so that no partial file is ever left. Throws blurtool::Error naming `path` on any failure.
+/// so that no partial file is ever left. Throws blurtool::Error naming `path` on any failure,
+/// and where `path` is a device, named pipe or socket (which renaming would replace).
 /// Thread-safe. The temporary file is registered for the signal handlers of
 /// install_cleanup_handlers(), which the first call installs.
 void write_file_atomic(const std::string& path, const std::vector<std::uint8_t>& bytes);
+
+/// Writes `bytes` to `path` as the output of one image: into it where `path` is a character
+/// device or a named pipe (/dev/null, /dev/stdout, a FIFO: opening a FIFO waits for a reader),
+/// else through write_file_atomic. Throws blurtool::Error naming `path` on any failure.
+void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes);
 
 /// Installs handlers for SIGINT, SIGTERM and SIGHUP that unlink the temporary files of every
 /// write_file_atomic in flight, in any thread, then hand the signal on: to the handler that was

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -110,6 +111,10 @@ struct Spawn {
   int ignored_signal = 0;  ///< a signal the child starts with ignored (SIG_IGN, as under nohup)
   /// Called with the child's pid while it runs, before it is waited for (it must not reap it).
   std::function<void(pid_t)> while_running;
+  /// Where the tests run as root: the user and group id the child runs as (0: root), so that
+  /// permissions apply to it. Its HOME, XDG_CACHE_HOME and BLURTOOL_CACHE_DIR are then under
+  /// `scratch`, which must let that user in.
+  uid_t unprivileged_id = 0;
 };
 
 /// Runs the blurtool binary with `args` in directory `cwd`, waits for it, and returns its
@@ -120,9 +125,20 @@ inline Result run_blurtool(const std::vector<std::string>& args, const std::file
   std::vector<std::string> argv_s = {BLURTOOL_BINARY};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<std::string> env_s;
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "BLURTOOL_DEVICE=", 16) != 0) env_s.push_back(*e);
+  const bool drop = spawn.unprivileged_id != 0 && ::geteuid() == 0;
+  std::vector<std::string> own_env;
+  if (drop)
+    for (const char* name : {"HOME", "XDG_CACHE_HOME", "BLURTOOL_CACHE_DIR"})
+      own_env.push_back(std::string(name) + "=" + (scratch / ".home").string());
+  for (char** e = environ; *e; ++e) {
+    bool replaced = std::strncmp(*e, "BLURTOOL_DEVICE=", 16) == 0;
+    for (const std::string& v : own_env)
+      replaced = replaced || std::strncmp(*e, v.c_str(), v.find('=') + 1) == 0;
+    if (!replaced) env_s.push_back(*e);
+  }
+  env_s.insert(env_s.end(), own_env.begin(), own_env.end());
   if (spawn.env_device) env_s.push_back(std::string("BLURTOOL_DEVICE=") + spawn.env_device);
+  const uid_t id = spawn.unprivileged_id;
   std::vector<char*> argv, envp;
   for (auto& s : argv_s) argv.push_back(s.data());
   for (auto& s : env_s) envp.push_back(s.data());
@@ -144,6 +160,8 @@ inline Result run_blurtool(const std::vector<std::string>& args, const std::file
         ::chdir(dir.c_str()) != 0)
       ::_exit(126);
     if (spawn.ignored_signal) ::signal(spawn.ignored_signal, SIG_IGN);  // kept across execve
+    if (drop && (::setgroups(0, nullptr) != 0 || ::setgid(id) != 0 || ::setuid(id) != 0))
+      ::_exit(125);
     ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }

@@ -767,5 +767,136 @@ TEST_F(Batch, SeveralInputsAndAMissingLastArgumentIsAUsageError) {
   EXPECT_FALSE(fs::exists(root_ / "new.png"));
 }
 
+// A link to a file in an input folder gives an output of the link's own name in the output
+// folder: never one named after (or next to) its target, which used to replace the target.
+TEST_F(Batch, ALinkedFileIsWrittenUnderItsOwnNameInTheOutputFolder) {
+  make_image(in_ / "a.png", 130, 16, 12);
+  make_image(root_ / "elsewhere" / "e.png", 131, 16, 12);
+  const std::string target_before = read_file(root_ / "elsewhere" / "e.png");
+  fs::create_symlink("../elsewhere/e.png", in_ / "link.png");
+  fs::create_symlink(root_ / "elsewhere" / "e.png", in_ / "absolute.png");
+  fs::create_symlink("a.png", in_ / "alias.png");
+  const Result r = run({"--box", "1", in_.string(), out_.string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 4, 0, 0);
+  EXPECT_EQ(tree(out_), (Files{"a.png", "absolute.png", "alias.png", "link.png"}));
+  for (const char* name : {"link.png", "absolute.png"})
+    EXPECT_EQ(
+        max_diff(load_image((out_ / name).string()), box_of(root_ / "elsewhere" / "e.png", 1)), 0)
+        << name;
+  EXPECT_EQ(read_file(out_ / "alias.png"), read_file(out_ / "a.png"));
+  EXPECT_EQ(read_file(root_ / "elsewhere" / "e.png"), target_before);
+  EXPECT_EQ(tree(root_ / "elsewhere"), (Files{"e.png"}));
+}
+
+// With --force an output that is another input (a.png -> a.jpg beside an a.jpg; x.png of one
+// folder onto x.png of another) is refused like one that is its own input.
+TEST_F(Batch, ForceNeverWritesOverAnotherInput) {
+  make_image(in_ / "a.png", 132, 16, 12);
+  make_image(in_ / "a.jpg", 133, 16, 12);
+  const std::string jpg_before = read_file(in_ / "a.jpg");
+  Result r = run({"--box", "1", "--format", "jpg", "--force", in_.string(), in_.string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(reports(r.err, in_.string() + "/a.png", {"is another input", "a.jpg"})) << r.err;
+  EXPECT_EQ(read_file(in_ / "a.jpg"), jpg_before);
+
+  make_image(root_ / "new" / "x.png", 134, 16, 12);
+  make_image(root_ / "old" / "x.png", 135, 16, 12);
+  const std::string old_before = read_file(root_ / "old" / "x.png");
+  r = run({"--box", "1", "--force", (root_ / "new").string(), (root_ / "old").string(), "-o",
+           (root_ / "old").string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(has_line(r.err, {"new/x.png", "is another input"})) << r.err;
+  EXPECT_EQ(read_file(root_ / "old" / "x.png"), old_before);
+}
+
+// A folder that cannot be read (an input folder, or one found under it with -r) is a failure
+// with the reason, exit 1: it used to be skipped in silence, exit 0.
+TEST_F(Batch, AFolderThatCannotBeReadIsAFailure) {
+  make_image(in_ / "open" / "y.png", 136, 16, 12);
+  make_image(in_ / "locked" / "x.png", 137, 16, 12);
+  fs::create_directories(root_ / "shut");
+  fs::permissions(root_, fs::perms::all);  // the unprivileged child writes its outputs here
+  fs::permissions(in_ / "locked", fs::perms::none);
+  fs::permissions(root_ / "shut", fs::perms::none);
+  Spawn as_user;
+  as_user.unprivileged_id = 65534;  // nobody, where the tests run as root
+  Result r =
+      run_blurtool({"--box", "1", "-r", in_.string(), "-o", out_.string()}, root_, root_, as_user);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(has_line(r.err, {"locked", "cannot read the folder", "Permission denied"})) << r.err;
+  expect_summary(r, 1, 0, 1);
+  EXPECT_EQ(tree(out_), (Files{"open/", "open/y.png"}));
+  r = run_blurtool({"--box", "1", (root_ / "shut").string(), "-o", out_.string()}, root_, root_,
+                   as_user);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(has_line(r.err, {"shut", "cannot read the folder", "Permission denied"})) << r.err;
+  fs::permissions(in_ / "locked", fs::perms::owner_all);
+  fs::permissions(root_ / "shut", fs::perms::owner_all);
+}
+
+// An input named with a trailing '/' that is no folder fails as opening it would, exit 1 (it
+// used to become the output name ".png", a usage error about the output).
+TEST_F(Batch, ATrailingSlashOnAnInputThatIsNoFolderSaysWhy) {
+  make_image(in_ / "a.png", 138, 8, 8);
+  Result r = run({"--box", "1", "nosuch/", "-o", out_.string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(has_line(r.err, {"nosuch/: cannot open: No such file or directory"})) << r.err;
+  r = run({"--box", "1", (in_ / "a.png").string() + "/", "-o", out_.string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(has_line(r.err, {"a.png/: cannot open: Not a directory"})) << r.err;
+}
+
+// A folder and a new output named like an image is a usage error (an image was meant); -o
+// makes a folder of that name if one is wanted.
+TEST_F(Batch, AFolderAndANewOutputNamedLikeAnImageIsAUsageError) {
+  make_image(in_ / "a.png", 139, 8, 8);
+  Result r = run({"--box", "1", in_.string(), (root_ / "new.PNG").string()});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(has_line(r.err, {"is a folder", "new.PNG", "-o"})) << r.err;
+  EXPECT_FALSE(fs::exists(root_ / "new.PNG"));
+  r = run({"--box", "1", in_.string(), (root_ / "blurred").string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(tree(root_ / "blurred"), (Files{"a.png"}));
+  r = run({"--box", "1", in_.string(), "-o", (root_ / "new.png").string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(tree(root_ / "new.png"), (Files{"a.png"}));
+}
+
+// Single mode writes into a named pipe (as cp does) instead of replacing it with a file; a batch
+// refuses to replace one; --format takes any case.
+TEST_F(Batch, ANamedPipeOutputIsWrittenIntoNotReplaced) {
+  make_image(in_ / "a.png", 140, 16, 12);
+  const std::string want = single({"--box", "1"}, in_ / "a.png", "a.png");
+  const fs::path pipe = root_ / "pipe";
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0644), 0);
+  fs::create_hard_link(pipe, root_ / "pipe link");  // still the pipe if `pipe` were replaced
+  std::string got;
+  std::thread reader([&] { got = read_file(pipe); });
+  const Result r = run({"--box", "1", "--format", "PNG", (in_ / "a.png").string(), pipe.string()});
+  // Had blurtool not opened the pipe, the reader would wait for a writer for ever: be one.
+  const int unblock = ::open((root_ / "pipe link").c_str(), O_WRONLY | O_NONBLOCK);
+  if (unblock >= 0) ::close(unblock);
+  reader.join();
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(got, want);
+  EXPECT_TRUE(fs::is_fifo(pipe));
+
+  fs::create_directories(out_);
+  ASSERT_EQ(::mkfifo((out_ / "a.png").c_str(), 0644), 0);
+  const Result b = run({"--box", "1", "--force", (in_ / "a.png").string(), "-o", out_.string()});
+  EXPECT_EQ(b.status, 1) << b.err;
+  EXPECT_TRUE(has_line(b.err, {"a.png", "named pipe", "refusing to replace it"})) << b.err;
+  EXPECT_TRUE(fs::is_fifo(out_ / "a.png"));
+}
+
+// A failed write to standard output says why.
+TEST_F(Batch, AFailedWriteToStandardOutputSaysWhy) {
+  make_image(in_ / "a.png", 141, 8, 8);
+  const Result r = run({"--box", "1", (in_ / "a.png").string(), "-"}, {}, "/dev/full");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(has_line(r.err, {"<stdout>: cannot write: No space left on device"})) << r.err;
+}
+
 }  // namespace
 }  // namespace blurtool
