@@ -18,7 +18,10 @@ namespace {
 
 float parse_float(const std::string& text, const std::string& option) {
   const double v = parse_decimal(text);
-  if (!std::isfinite(v)) throw UsageError(option + " '" + text + "': must be a finite number");
+  // Finite as a float too: 1e39 is a finite double but an infinite float.
+  if (!std::isfinite(v) || !std::isfinite(static_cast<float>(v)))
+    throw UsageError(option + " '" + text + "': must be a finite number (as a float, at most " +
+                     "3.4e38 in magnitude)");
   return static_cast<float>(v);
 }
 
@@ -101,12 +104,20 @@ int run_blas_command(int argc, const char* const* argv) {
     std::cout << help;
     return 0;
   }
+  if (!p.unmatched().empty())
+    throw UsageError("blas: unexpected argument '" + p.unmatched()[0] +
+                     "' (one routine: saxpy, sdot or sgemm)");
   if (p.count("check-tuning")) {
     Runtime rt(select_device(p.count("device") ? p["device"].as<std::string>() : ""));
     return check_clblast_tuning(rt, std::cout);
   }
   if (p.count("tune")) {
     if (p.count("routine")) throw UsageError("blas --tune: give no routine; it tunes all three");
+    // --tune takes --device only: any other option would be ignored, so it is refused.
+    for (const auto& kv : p.arguments())
+      if (kv.key() != "tune" && kv.key() != "device")
+        throw UsageError("blas --tune: --" + kv.key() +
+                         " does not go with --tune (it takes --device only)");
     Runtime rt(select_device(p.count("device") ? p["device"].as<std::string>() : ""));
     tune_clblast(rt, std::cout);
     return 0;
@@ -198,7 +209,7 @@ int run_blas_command(int argc, const char* const* argv) {
   if (p.count("n") && !rows.empty() && !rows[0].cells.empty() &&
       std::all_of(rows[0].cells.begin(), rows[0].cells.end(),
                   [](const BlasCell& c) { return !c.skipped.empty(); }))
-    throw UsageError("--n " + p["n"].as<std::string>() + ": " + rows[0].cells[0].skipped);
+    throw UsageError(rows[0].cells[0].skipped);
   print_blas(rows, o.routine, rt.device().name + " (" + rt.device().platform + ")", o.runs, format,
              std::cout);
   for (const BlasRow& r : rows)

@@ -44,7 +44,11 @@ double saxpy_error(const SaxpyArgs& a, const std::vector<float>& x, const std::v
     const size_t xi = a.incx > 0 ? i * a.incx : (a.n - 1 - i) * -a.incx;
     const size_t yi = a.incy > 0 ? i * a.incy : (a.n - 1 - i) * -a.incy;
     const double scale = std::fabs(a.alpha * x[xi]) + std::fabs(y0[yi]) + 1e-30;
-    worst = std::max(worst, std::fabs(double(got[yi]) - want[yi]) / scale);
+    const double error = std::fabs(double(got[yi]) - want[yi]) / scale;
+    // A NaN or infinite result is an infinite error (std::max would pass a NaN over).
+    if (!std::isfinite(got[yi]) || !std::isfinite(error))
+      return std::numeric_limits<double>::infinity();
+    worst = std::max(worst, error);
   }
   for (size_t i = 0; i < got.size(); ++i)  // elements between the strides stay as they were
     if (i % std::llabs(a.incy) != 0 && got[i] != want[i])
@@ -115,6 +119,14 @@ std::string human_bytes(double b) {
 
 namespace {
 
+// The operands x and y of a strided vector routine, named with the options that size them.
+std::vector<std::pair<std::string, size_t>> vector_operands(long long n, long long incx,
+                                                            long long incy) {
+  const std::string count = "--n " + std::to_string(n);
+  return {{"x (" + count + ", --incx " + std::to_string(incx) + ")", vector_length(n, incx) * 4},
+          {"y (" + count + ", --incy " + std::to_string(incy) + ")", vector_length(n, incy) * 4}};
+}
+
 // One size of the benchmark for `impls`; cell names get `suffix` (" tuned" for the second,
 // tuned CLBlast pass). Inputs come from o.seed, so every pass sees the same operands.
 BlasRow run_size(Runtime& rt, const BlasBenchOptions& o, long long size,
@@ -136,10 +148,17 @@ BlasRow run_size(Runtime& rt, const BlasBenchOptions& o, long long size,
         row.cells.push_back(skipped(name, e.what()));
       }
     };
-    // A size whose operands do not fit the device is a row of skipped cells with the reason.
-    auto does_not_fit = [&](const std::vector<size_t>& bytes) {
+    // A size whose operands do not fit the device is a row of skipped cells with the reason,
+    // which names the operand that is too large and the options that made it so.
+    auto does_not_fit = [&](const std::vector<std::pair<std::string, size_t>>& operands) {
+      const std::string what = name_of(blas_routine_table(), o.routine) + (" " + row.size);
       try {
-        check_fits(rt, bytes, name_of(blas_routine_table(), o.routine) + (" " + row.size));
+        std::vector<size_t> bytes;
+        for (const auto& [operand, b] : operands) {
+          check_fits(rt, {b}, what + ": " + operand);
+          bytes.push_back(b);
+        }
+        check_fits(rt, bytes, what);
         return false;
       } catch (const Error& e) {
         for (BlasImpl impl : impls)
@@ -154,8 +173,7 @@ BlasRow run_size(Runtime& rt, const BlasBenchOptions& o, long long size,
       row.size = std::to_string(a.n);
       row.bytes = 12.0 * a.n;  // read x and y, write y
       row.flops = 2.0 * a.n;
-      if (does_not_fit({vector_length(a.n, a.incx) * 4, vector_length(a.n, a.incy) * 4}))
-        return row;
+      if (does_not_fit(vector_operands(a.n, a.incx, a.incy))) return row;
       const std::vector<float> x = random_floats(vector_length(a.n, a.incx), rng);
       const std::vector<float> y0 = random_floats(vector_length(a.n, a.incy), rng);
       std::vector<float> want = y0;
@@ -175,8 +193,7 @@ BlasRow run_size(Runtime& rt, const BlasBenchOptions& o, long long size,
       row.size = std::to_string(a.n);
       row.bytes = 8.0 * a.n;
       row.flops = 2.0 * a.n;
-      if (does_not_fit({vector_length(a.n, a.incx) * 4, vector_length(a.n, a.incy) * 4}))
-        return row;
+      if (does_not_fit(vector_operands(a.n, a.incx, a.incy))) return row;
       const std::vector<float> x = random_floats(vector_length(a.n, a.incx), rng);
       const std::vector<float> y = random_floats(vector_length(a.n, a.incy), rng);
       const double want = sdot_reference(a, x, y);
@@ -206,7 +223,25 @@ BlasRow run_size(Runtime& rt, const BlasBenchOptions& o, long long size,
       row.size = std::to_string(a.m) + "x" + std::to_string(a.n) + "x" + std::to_string(a.k);
       row.bytes = 4.0 * (a.m * a.k + a.k * a.n + (a.beta != 0 ? 2 : 1) * a.m * a.n);
       row.flops = 2.0 * a.m * a.n * a.k;
-      if (does_not_fit({matrix_a_length(a) * 4, matrix_b_length(a) * 4, matrix_c_length(a) * 4}))
+      // Which option gave each leading dimension: its own, or where it was left tight, the
+      // option of the rows it takes.
+      const SgemmArgs& given = o.square ? SgemmArgs{} : o.sgemm;
+      auto ld_of = [](long long own, const char* own_option, const char* rows_option) {
+        return std::string(own ? own_option : rows_option);
+      };
+      auto label = [](const char* matrix, const std::string& ld_option, long long ld,
+                      const char* cols_option, long long cols) {
+        return std::string(matrix) + " (" + ld_option + " " + std::to_string(ld) + " x " +
+               cols_option + " " + std::to_string(cols) + ")";
+      };
+      if (does_not_fit({{label("A", ld_of(given.lda, "--lda", a.trans_a ? "--k" : "--m"), a.lda,
+                               a.trans_a ? "--m" : "--k", a.trans_a ? a.m : a.k),
+                         matrix_a_length(a) * 4},
+                        {label("B", ld_of(given.ldb, "--ldb", a.trans_b ? "--n" : "--k"), a.ldb,
+                               a.trans_b ? "--k" : "--n", a.trans_b ? a.k : a.n),
+                         matrix_b_length(a) * 4},
+                        {label("C", ld_of(given.ldc, "--ldc", "--m"), a.ldc, "--n", a.n),
+                         matrix_c_length(a) * 4}}))
         return row;
       const std::vector<float> A = random_floats(matrix_a_length(a), rng);
       const std::vector<float> B = random_floats(matrix_b_length(a), rng);

@@ -2,6 +2,7 @@
 // two-stage work-group tree reduction for sdot, a tiled local-memory sgemm with register
 // blocking. Operands are uploaded as they are (strides and leading dimensions included).
 #include <algorithm>
+#include <climits>
 
 #include "core/blas_impl.h"
 #include "core/error.h"
@@ -86,6 +87,11 @@ BlasTiming sgemm_buffer(Runtime& rt, const SgemmArgs& a, const std::vector<float
   check_fits(
       rt, {A.size() * 4, B.size() * 4, C.size() * 4},
       "sgemm " + std::to_string(a.m) + "x" + std::to_string(a.n) + "x" + std::to_string(a.k));
+  // The kernel indexes with 32-bit ints (lda * columns and the like).
+  for (size_t floats : {A.size(), B.size(), C.size()})
+    if (floats > static_cast<size_t>(INT_MAX))
+      throw Error("sgemm buffer: a matrix of " + std::to_string(floats) +
+                  " floats is beyond its 32-bit indices (at most 2^31 - 1)");
   cl::Kernel kernel = rt.kernel("blas", "blas_sgemm_tiled", "");
   const size_t side = kTile / kPerItem;
   if (kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(rt.device().device) < side * side) {

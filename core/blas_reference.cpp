@@ -38,6 +38,41 @@ void check_ld(const char* option, long long ld, long long rows, const char* rows
   }
 }
 
+// The most floats an operand may span: 2^60 (4 EiB), far beyond any device; above it, or where
+// the product overflows, the arguments are refused here, before any size arithmetic can wrap.
+constexpr unsigned long long kMaxFloats = 1ULL << 60;
+
+unsigned long long magnitude(long long v) {
+  return v < 0 ? 0ULL - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
+}
+
+// Refuses a strided vector of n elements that spans more than kMaxFloats, naming its options.
+void check_vector_span(const char* vector, long long n, const char* inc_option, long long inc) {
+  unsigned long long span = 0;
+  if (magnitude(inc) >= kMaxFloats)
+    throw UsageError(std::string(inc_option) + " " + std::to_string(inc) +
+                     ": must lie between -2^60 and 2^60");
+  if (n > 0 &&
+      (__builtin_mul_overflow(static_cast<unsigned long long>(n - 1), magnitude(inc), &span) ||
+       span >= kMaxFloats))
+    throw UsageError(std::string(inc_option) + " " + std::to_string(inc) + " with --n " +
+                     std::to_string(n) + ": " + vector +
+                     " would span more than 2^60 floats, more than any device holds");
+}
+
+// The same for a matrix of `cols` columns of leading dimension ld; `ld_option` and
+// `cols_option` name where they came from.
+void check_matrix_span(const char* matrix, const std::string& ld_option, long long ld,
+                       const char* cols_option, long long cols) {
+  unsigned long long floats = 0;
+  if (__builtin_mul_overflow(static_cast<unsigned long long>(ld),
+                             static_cast<unsigned long long>(cols), &floats) ||
+      floats > kMaxFloats)
+    throw UsageError(ld_option + " " + std::to_string(ld) + " with " + cols_option + " " +
+                     std::to_string(cols) + ": " + matrix +
+                     " would hold more than 2^60 floats, more than any device holds");
+}
+
 // Offset of element i of a strided vector of n elements: BLAS walks a negative stride from the
 // far end, so element 0 is the last one in memory.
 size_t at(long long i, long long n, long long inc) {
@@ -50,12 +85,16 @@ void validate(SaxpyArgs& args) {
   check_size("--n", args.n);
   check_inc("--incx", args.incx);
   check_inc("--incy", args.incy);
+  check_vector_span("x", args.n, "--incx", args.incx);
+  check_vector_span("y", args.n, "--incy", args.incy);
 }
 
 void validate(SdotArgs& args) {
   check_size("--n", args.n);
   check_inc("--incx", args.incx);
   check_inc("--incy", args.incy);
+  check_vector_span("x", args.n, "--incx", args.incx);
+  check_vector_span("y", args.n, "--incy", args.incy);
 }
 
 void validate(SgemmArgs& args) {
@@ -64,16 +103,26 @@ void validate(SgemmArgs& args) {
   check_size("--k", args.k);
   const long long a_rows = args.trans_a ? args.k : args.m;
   const long long b_rows = args.trans_b ? args.n : args.k;
+  // Where a leading dimension is left tight, the matrix's size comes from its rows' option.
+  const std::string lda = args.lda ? "--lda" : args.trans_a ? "--k" : "--m";
+  const std::string ldb = args.ldb ? "--ldb" : args.trans_b ? "--n" : "--k";
+  const std::string ldc = args.ldc ? "--ldc" : "--m";
   fill_tight(args.lda, a_rows);
   fill_tight(args.ldb, b_rows);
   fill_tight(args.ldc, args.m);
   check_ld("--lda", args.lda, a_rows, "the rows of A, m without --trans-a, k with it");
   check_ld("--ldb", args.ldb, b_rows, "the rows of B, k without --trans-b, n with it");
   check_ld("--ldc", args.ldc, args.m, "the rows of C, m");
+  check_matrix_span("A", lda, args.lda, args.trans_a ? "--m" : "--k",
+                    args.trans_a ? args.m : args.k);
+  check_matrix_span("B", ldb, args.ldb, args.trans_b ? "--k" : "--n",
+                    args.trans_b ? args.k : args.n);
+  check_matrix_span("C", ldc, args.ldc, "--n", args.n);
 }
 
 size_t vector_length(long long n, long long inc) {
-  return n == 0 ? 0 : static_cast<size_t>(1 + (n - 1) * std::llabs(inc));
+  return n == 0 ? 0
+                : static_cast<size_t>(1 + static_cast<unsigned long long>(n - 1) * magnitude(inc));
 }
 
 size_t matrix_a_length(const SgemmArgs& a) {
