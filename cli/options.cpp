@@ -204,6 +204,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
   // vector option: cxxopts splits a vector's values at commas, and "a,b.png" is one file name.
 
   cxxopts::ParseResult parsed;
+  check_switch_values(spec, static_cast<int>(cargs.size()), cargs.data());
   try {
     parsed = spec.parse(static_cast<int>(cargs.size()), cargs.data());
   } catch (const cxxopts::exceptions::exception& e) {

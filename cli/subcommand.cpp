@@ -4,13 +4,35 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
 
 #include "core/error.h"
 
 namespace blurtool {
 
+void check_switch_values(const cxxopts::Options& spec, int argc, const char* const* argv) {
+  std::set<std::string> switches;
+  for (const std::string& group : spec.groups())
+    for (const cxxopts::HelpOptionDetails& option : spec.group_help(group).options)
+      if (option.is_boolean) switches.insert(option.l.begin(), option.l.end());
+  // What cxxopts takes as a switch's value: (t|T)(rue)?|1 and (f|F)(alse)?|0.
+  static const std::set<std::string> values = {"t", "T", "true",  "True",  "1",
+                                               "f", "F", "false", "False", "0"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    const size_t eq = arg.find('=');
+    if (arg.rfind("--", 0) != 0 || eq == std::string::npos) continue;
+    const std::string name = arg.substr(2, eq - 2), value = arg.substr(eq + 1);
+    if (switches.count(name) && !values.count(value))
+      throw UsageError("'" + arg + "': --" + name +
+                       " is a switch; give it alone (or =true, =false)");
+  }
+}
+
 cxxopts::ParseResult parse_subcommand(cxxopts::Options& spec, int argc, const char* const* argv,
                                       const std::string& name) {
+  check_switch_values(spec, argc, argv);
   try {
     return spec.parse(argc, argv);
   } catch (const cxxopts::exceptions::exception& e) {

@@ -13,8 +13,13 @@ inline constexpr const char* kDeviceOptionHelp =
     "device index or case-insensitive part of its platform or device name, or of its "
     "version (pocl, cuda) (default: $BLURTOOL_DEVICE, else the first GPU, else the first CPU)";
 
-/// Parses `argv` with `spec`; a cxxopts error (unknown option, missing value) becomes
-/// blurtool::UsageError "NAME: <cxxopts' message>".
+/// Refuses `--name=value` where --name is a switch and `value` is none that cxxopts takes for
+/// one (true, false, 1, 0, ...): blurtool::UsageError naming the argument (cxxopts' own message,
+/// "Argument 'no' failed to parse", names no option).
+void check_switch_values(const cxxopts::Options& spec, int argc, const char* const* argv);
+
+/// Parses `argv` with `spec` (after check_switch_values); a cxxopts error (unknown option, missing
+/// value) becomes blurtool::UsageError "NAME: <cxxopts' message>".
 cxxopts::ParseResult parse_subcommand(cxxopts::Options& spec, int argc, const char* const* argv,
                                       const std::string& name);
 

@@ -403,11 +403,16 @@ TEST_F(Cli, UsageErrorsNameTheOptionAtFault) {
       // found by fuzz_options: an empty OUTPUT was read past its start
       {{"--box", "3", kCoffee, ""}, {"empty file argument"}},
       {{"--box", "3", "", out}, {"empty file argument"}},
-      {{"--box", "3", kCoffee, "-o", ""}, {"-o ''"}}};
+      {{"--box", "3", kCoffee, "-o", ""}, {"-o ''"}},
+      // A switch with a value cxxopts does not take ("Argument 'no' failed to parse").
+      {{"--box", "3", "--linear-light=no", kCoffee, out}, {"'--linear-light=no'", "switch"}},
+      {{"--box", "3", "--force=yes", kCoffee, out}, {"'--force=yes'", "switch"}}};
   for (const auto& [args, parts] : cases) {
     SCOPED_TRACE(::testing::PrintToString(args));
     expect_failure(run(args), 2, parts, Files{});
   }
+  // The values cxxopts takes still work.
+  EXPECT_EQ(run({"--box", "1", "--linear-light=false", kCoffee, out}).status, 0);
 }
 
 // --max-pixels and --max-file-size: refused before decoding, the file and the limit named,
@@ -1042,6 +1047,7 @@ TEST_F(Cli, BlasUsageErrorsNameTheArgument) {
       // Finite as a float: 1e39 is not.
       {{"blas", "saxpy", "--n", "4", "--alpha", "1e39"}, {"--alpha '1e39'", "finite"}},
       {{"blas", "saxpy", "--n", "10", "extra"}, {"unexpected argument 'extra'"}},
+      {{"blas", "sgemm", "--n", "10", "--trans-a=yes"}, {"'--trans-a=yes'", "switch"}},
       // --tune takes --device only (it ignored the others and tuned for minutes); a device that
       // does not exist keeps a regression from starting the tuners.
       {{"blas", "--tune", "--n", "4", "--device", "no such device"}, {"--n", "--tune"}}};
