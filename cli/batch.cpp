@@ -563,7 +563,12 @@ class Pipeline {
         lock.unlock();
         const Item& item = items_[f.item];
         const bool ok = guarded(f.item, [&] {
-          const std::vector<std::uint8_t> bytes = encode_output(f.rendered, item.kind, o_);
+          std::vector<std::uint8_t> bytes;
+          try {
+            bytes = encode_output(f.rendered, item.kind, o_);
+          } catch (const Error& e) {  // e.g. too large for JPEG: the output is at fault
+            throw Error("output '" + item.output + "': " + e.what());
+          }
           std::error_code ec;
           fs::create_directories(fs::path(item.output).parent_path(), ec);
           write_file_atomic(item.output, bytes);

@@ -155,6 +155,11 @@ int run_single(const CliOptions& o) {
   const double decode_ms = ms_since(start);
   if (!o.quiet)
     for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
+  // JPEG stores each side in 16 bits: say so before the blur, naming the output.
+  if (kind == OutputKind::jpeg && (source.width() > 65535 || source.height() > 65535))
+    throw Error((o.output == "-" ? std::string("<stdout>") : o.output) + ": the image is " +
+                std::to_string(source.width()) + "x" + std::to_string(source.height()) +
+                ", too large for JPEG (at most 65535 pixels a side); write a PNG");
 
   Runtime runtime(o.devices.empty() ? select_device(o.device)
                                     : select_device(o.devices.front(), "--devices"));

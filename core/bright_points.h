@@ -73,7 +73,8 @@ std::uint32_t bright_luminance_units(std::uint8_t r, std::uint8_t g, std::uint8_
 std::uint32_t bright_luminance_units(std::uint16_t r, std::uint16_t g, std::uint16_t b);
 
 /// The threshold in luminance units: a pixel is reported when its units exceed this
-/// (floor(T * 2550000), so "L > T" is decided exactly in integers).
+/// (floor(T * 2550000) for T as the decimal written, to 9 places: 0.41 gives 1045500, not the
+/// 1045499 of its binary double; so "L > T" is decided exactly in integers).
 std::uint32_t bright_threshold_units(double threshold);
 
 /// The reference: for every BxB block of `image` (1-4 channels, as to_rgba() expands them;

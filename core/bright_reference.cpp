@@ -14,7 +14,11 @@ void sort_points(std::vector<BrightPoint>& points) {
 }
 
 std::uint32_t bright_threshold_units(double threshold) {
-  return static_cast<std::uint32_t>(std::floor(threshold * 2550000.0));
+  // T is a decimal as written (0.41), not its binary double (0.40999999999999998): 0.41 *
+  // 2550000 comes out as 1045499.9999999999, whose floor let a pixel of exactly L = 0.41 be
+  // reported. The double product is within 6e-10 of the decimal one, and a decimal of at most 9
+  // places times 2550000 is an integer or at least 1e-5 below one, so 1e-6 restores the floor.
+  return static_cast<std::uint32_t>(std::floor(threshold * 2550000.0 + 1e-6));
 }
 
 std::uint32_t bright_luminance_units(std::uint8_t r, std::uint8_t g, std::uint8_t b) {

@@ -898,5 +898,21 @@ TEST_F(Batch, AFailedWriteToStandardOutputSaysWhy) {
   EXPECT_TRUE(has_line(r.err, {"<stdout>: cannot write: No space left on device"})) << r.err;
 }
 
+// An image too wide for JPEG (65535 pixels a side) names the output at fault; single mode says
+// so before the blur.
+TEST_F(Batch, AnImageTooLargeForJpegNamesTheOutput) {
+  save_image(random_image(70000, 1, 3, 142), (in_ / "wide.png").string());
+  Result r = run({"--box", "1", (in_ / "wide.png").string(), (root_ / "wide.jpg").string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(has_line(r.err, {"wide.jpg: the image is 70000x1, too large for JPEG"})) << r.err;
+  EXPECT_FALSE(fs::exists(root_ / "wide.jpg"));
+  r = run({"--box", "1", "--format", "jpg", (in_ / "wide.png").string(), "-o", out_.string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(
+      has_line(r.err, {"wide.png", "output '" + (out_ / "wide.jpg").string() + "'", "too large"}))
+      << r.err;
+  EXPECT_EQ(tree(out_), Files{});
+}
+
 }  // namespace
 }  // namespace blurtool

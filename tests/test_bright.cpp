@@ -273,6 +273,32 @@ TEST(BrightPoints, ReferenceKnownAnswer) {
             "x,y,r,g,b,luminance\n0,0,100,100,100,0.392157\n2,1,0,255,0,0.715200\n");
 }
 
+// T is the decimal written: a pixel whose L is exactly T is not above it, also where T's binary
+// double times 2550000 falls just short of the integer (0.41 -> 1045499.9999999999 reported
+// (3, 125, 201), L = 0.41 exactly, as a bright point).
+TEST(BrightPoints, ThresholdIsTheDecimalWritten) {
+  for (const auto& [t, units] : std::vector<std::pair<double, std::uint32_t>>{{0.41, 1045500},
+                                                                              {0.57, 1453500},
+                                                                              {0.69, 1759500},
+                                                                              {0.82, 2091000},
+                                                                              {0.5, 1275000},
+                                                                              {0, 0},
+                                                                              {1, 2550000},
+                                                                              {0.123456789, 314814},
+                                                                              {0.4099999, 1045499}})
+    EXPECT_EQ(bright_threshold_units(t), units) << t;
+  Image img = flat<std::uint8_t>(1, 1, 0);
+  img.pixels = {3, 125, 201, 255};  // 2126 * 3 + 7152 * 125 + 722 * 201 = 1045500: L = 0.41
+  BrightParams p;
+  p.block = 1;
+  p.per_item = 1;
+  p.threshold = 0.41;
+  EXPECT_TRUE(bright_points_reference(img, p).empty());
+  EXPECT_TRUE(find_bright_points(runtime(), img, p).empty());
+  p.threshold = 0.4099999;
+  EXPECT_EQ(bright_points_reference(img, p).size(), 1u);
+}
+
 TEST(BrightPoints, ReferenceKnownAnswer16) {
   // B = 2, T = 0: the colour is each sample's nearest 8-bit level (0x00FF -> 1, where its high
   // byte is 0), the luminance is from the 16-bit samples:
