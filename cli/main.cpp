@@ -153,6 +153,20 @@ int run_single(const CliOptions& o) {
                    : load_image_wide(input, &warnings, o.max_pixels, o.max_file_bytes, o.orient),
       o);
   const double decode_ms = ms_since(start);
+  // --format over an output named for another format: done as asked, but said.
+  if (!o.format.empty() && o.output != "-") {
+    std::string ext = std::filesystem::path(o.output).extension().string();
+    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (ext == ".jpeg") ext = ".jpg";
+    if ((ext == ".png" || ext == ".jpg" || ext == ".csv" || ext == ".json") &&
+        ext != "." + o.format)
+      warnings.push_back("output '" + o.output + "' is named " + ext + " but --format " + o.format +
+                         " writes " +
+                         (o.format == "jpg"   ? "JPEG"
+                          : o.format == "png" ? "PNG"
+                          : o.format == "csv" ? "CSV"
+                                              : "JSON"));
+  }
   if (!o.quiet)
     for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
   // JPEG stores each side in 16 bits: say so before the blur, naming the output.

@@ -346,6 +346,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
   else if (o.sweep_wg)
     o.bench_runs = 10;  // --sweep-wg is a benchmark: --bench's default count
   o.bench_format = bench_format_option(parsed);
+  if (parsed.count("bench-format") && !parsed.count("bench") && !o.sweep_wg)
+    throw UsageError("--bench-format goes with --bench or --sweep-wg (it formats their report)");
 
   const std::vector<std::string> files = parsed.unmatched();
   o.recursive = parsed.count("recursive") > 0;

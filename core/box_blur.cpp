@@ -310,15 +310,20 @@ void BoxFilter::check_fused_fits(size_t items, size_t limit) const {
   const DeviceInfo& d = runtime_.device();
   const WorkGroup wg = params_.wg;
   const size_t bytes = box_fused_local_bytes(params_.radius, wg, depth_);
-  if (items > limit || bytes > d.local_mem) {
-    throw UsageError("fused with --wg " + wg.text() + " and radius " +
-                     std::to_string(params_.radius) + " needs " +
-                     std::to_string(static_cast<size_t>(wg.x) * wg.y) + " work-items and " +
-                     std::to_string(bytes) + " bytes of local memory; device '" + d.name +
-                     "' has " + std::to_string(d.local_mem) + " (CL_DEVICE_LOCAL_MEM_SIZE)" +
-                     (limit ? " and runs " + std::to_string(limit) + " (CL_KERNEL_WORK_GROUP_SIZE)"
-                            : std::string()) +
-                     "; use a smaller --wg or segmented");
+  // Each limit in its own words: one message that gave both counts read "needs 1048576
+  // work-items and ... bytes; device has 1048576 (CL_DEVICE_LOCAL_MEM_SIZE)".
+  const std::string what =
+      "fused with --wg " + wg.text() + " and radius " + std::to_string(params_.radius) + " needs ";
+  if (bytes > d.local_mem) {
+    throw UsageError(what + std::to_string(bytes) + " bytes of local memory; device '" + d.name +
+                     "' has " + std::to_string(d.local_mem) +
+                     " (CL_DEVICE_LOCAL_MEM_SIZE); use a smaller --wg or segmented");
+  }
+  if (items > limit) {
+    throw UsageError(
+        what + std::to_string(items) + " work-items a work-group; device '" + d.name +
+        "' runs at most " + std::to_string(limit) +
+        " of this kernel (CL_KERNEL_WORK_GROUP_SIZE); use a smaller --wg or segmented");
   }
 }
 

@@ -525,10 +525,11 @@ TEST(BoxFused, RefusesWhatLocalMemoryCannotHold) {
         box_fused_local_bytes(r, kBoxFusedWideGroup) > runtime().device().local_mem)
       p.radius = r;
   if (p.radius == 0) GTEST_SKIP() << "fused fits this device's local memory at any radius";
-  const std::string needs = "fused with --wg 32x4 and radius " + std::to_string(p.radius) +
-                            " needs 128 work-items and " +
-                            std::to_string(box_fused_local_bytes(p.radius, kBoxFusedWideGroup)) +
-                            " bytes of local memory";
+  const std::string needs =
+      "fused with --wg 32x4 and radius " + std::to_string(p.radius) + " needs " +
+      std::to_string(box_fused_local_bytes(p.radius, kBoxFusedWideGroup)) +
+      " bytes of local memory; device '" + runtime().device().name + "' has " +
+      std::to_string(runtime().device().local_mem) + " (CL_DEVICE_LOCAL_MEM_SIZE)";
   try {
     BoxFilter filter(runtime(), p, 64, 64);
     FAIL() << "R = " << p.radius << " fitted " << runtime().device().local_mem

@@ -406,13 +406,30 @@ TEST_F(Cli, UsageErrorsNameTheOptionAtFault) {
       {{"--box", "3", kCoffee, "-o", ""}, {"-o ''"}},
       // A switch with a value cxxopts does not take ("Argument 'no' failed to parse").
       {{"--box", "3", "--linear-light=no", kCoffee, out}, {"'--linear-light=no'", "switch"}},
-      {{"--box", "3", "--force=yes", kCoffee, out}, {"'--force=yes'", "switch"}}};
+      {{"--box", "3", "--force=yes", kCoffee, out}, {"'--force=yes'", "switch"}},
+      {{"--box", "3", "--bench-format", "csv", kCoffee, out}, {"--bench-format", "--bench"}}};
   for (const auto& [args, parts] : cases) {
     SCOPED_TRACE(::testing::PrintToString(args));
     expect_failure(run(args), 2, parts, Files{});
   }
   // The values cxxopts takes still work.
   EXPECT_EQ(run({"--box", "1", "--linear-light=false", kCoffee, out}).status, 0);
+}
+
+// --format over an output named for another format writes what --format says, with a warning.
+TEST_F(Cli, FormatOverAnotherExtensionWarns) {
+  const fs::path out = out_ / "named.png";
+  const Result r = run({"--box", "1", "--format", "jpg", kCoffee, out.string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: output '" + out.string() +
+                       "' is named .png but --format jpg "
+                       "writes JPEG"),
+            std::string::npos)
+      << r.err;
+  const std::string bytes = read_file(out);
+  EXPECT_EQ(bytes.substr(0, 3), std::string("\xFF\xD8\xFF"));
+  const Result same = run({"--box", "1", "--format", "png", kCoffee, out.string()});
+  EXPECT_EQ(same.err.find("warning"), std::string::npos) << same.err;
 }
 
 // --max-pixels and --max-file-size: refused before decoding, the file and the limit named,
