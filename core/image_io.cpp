@@ -478,9 +478,10 @@ std::string tj_header_reason(const std::vector<std::uint8_t>& bytes) {
 // Decodes a greyscale, YCbCr or RGB JPEG whose header stb_image read as `width` x `height` x
 // `channels` (1 or 3). False for anything else (CMYK and YCCK, which stb_image converts with its
 // own formula; a file libjpeg refuses). Corrupt-data warnings are accepted, as stb_image accepts
-// the same data without complaint; a truncated file never gets here.
+// the same data without complaint, and libjpeg's words are left in `damage` (if not null) for
+// a warning; a truncated file never gets here.
 bool decode_jpeg_turbojpeg(const std::vector<std::uint8_t>& bytes, int width, int height,
-                           int channels, Image* image) {
+                           int channels, Image* image, std::string* damage) {
   TjHandle handle(tjInitDecompress(), tjDestroy);
   if (!handle) return false;
   int w = 0, h = 0, subsampling = 0, colorspace = 0;
@@ -498,7 +499,11 @@ bool decode_jpeg_turbojpeg(const std::vector<std::uint8_t>& bytes, int width, in
   image->pixels.resize(static_cast<std::size_t>(w) * h * c);
   const int status = tjDecompress2(handle.get(), bytes.data(), bytes.size(), image->pixels.data(),
                                    w, 0, h, c == 1 ? TJPF_GRAY : TJPF_RGB, 0);
-  return status == 0 || tjGetErrorCode(handle.get()) == TJERR_WARNING;
+  if (status == 0) return true;
+  if (tjGetErrorCode(handle.get()) != TJERR_WARNING) return false;
+  // Damaged data that libjpeg decodes anyway (the damaged part grey), as viewers show it.
+  if (damage) *damage = tjGetErrorStr2(handle.get());
+  return true;
 }
 
 std::vector<std::uint8_t> encode_jpeg(const Image& image, int quality) {
@@ -952,11 +957,15 @@ BasicImage<T> decode_png(const std::vector<std::uint8_t>& bytes, const std::stri
 // A checked file at 8 bits per sample: a PNG (see decode_png), or a JPEG by TurboJPEG, else
 // stb_image, turned upright by its EXIF orientation with `orient`.
 Image decode_narrow(const std::vector<std::uint8_t>& bytes, const std::string& name,
-                    const CheckedFile& file, bool orient) {
+                    const CheckedFile& file, bool orient, std::vector<std::string>* warnings) {
   if (file.png) return decode_png<std::uint8_t>(bytes, name, file);
   Image image;
-  if (!decode_jpeg_turbojpeg(bytes, file.width, file.height, file.channels, &image)) {
+  std::string damage;
+  if (!decode_jpeg_turbojpeg(bytes, file.width, file.height, file.channels, &image, &damage)) {
     image = decode_stb<std::uint8_t>(bytes, name, file, "");
+  } else if (!damage.empty() && warnings) {
+    warnings->push_back(name +
+                        ": damaged JPEG data, decoded as far as it goes (libjpeg: " + damage + ")");
   }
   if (orient) image = apply_orientation(image, orientation_in(bytes, file.segments));
   return image;
@@ -997,7 +1006,7 @@ Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& na
                    std::vector<std::string>* warnings, std::uint64_t max_pixels, bool orient) {
   const CheckedFile file = check_file(bytes, name, max_pixels);
   warn_if_misnamed(name, file, warnings);
-  Image image = decode_narrow(bytes, name, file, orient);
+  Image image = decode_narrow(bytes, name, file, orient, warnings);
   if (file.sixteen_bit && warnings) warnings->push_back(name + ": 16-bit PNG read as 8-bit");
   return image;
 }
@@ -1016,7 +1025,7 @@ DecodedImage decode_image_wide(const std::vector<std::uint8_t>& bytes, const std
   if (file.sixteen_bit) {
     decoded.wide = decode_png<std::uint16_t>(bytes, name, file);
   } else {
-    decoded.narrow = decode_narrow(bytes, name, file, orient);
+    decoded.narrow = decode_narrow(bytes, name, file, orient, warnings);
   }
   return decoded;
 }

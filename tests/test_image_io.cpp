@@ -453,6 +453,28 @@ TEST_F(ImageIo, TruncatedJpegIsRefused) {
   }
 }
 
+// Damaged scan data that libjpeg decodes anyway (the damaged part grey, as viewers show it) is
+// read, with a warning that names the file and gives libjpeg's words.
+TEST_F(ImageIo, DamagedJpegDataIsReadWithAWarning) {
+  Bytes jpeg = encode_image(smooth_image(256, 256, 3), ImageFormat::jpeg, 90);
+  std::vector<std::string> warnings;
+  decode_image(jpeg, "whole.jpg", &warnings);
+  EXPECT_TRUE(warnings.empty());
+  std::size_t scan = 0;
+  for (std::size_t i = 0; i + 1 < jpeg.size(); ++i)
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xDA) scan = i;
+  ASSERT_GT(scan, 0u);
+  ASSERT_GT(jpeg.size(), scan + 600);
+  for (std::size_t i = scan + 300; i < scan + 500; ++i) jpeg[i] = 0xA5;  // no 0xFF: no marker
+  const Image image = decode_image(jpeg, "damaged.jpg", &warnings);
+  EXPECT_EQ(image.width, 256);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(
+      warnings[0].rfind("damaged.jpg: damaged JPEG data, decoded as far as it goes (libjpeg: ", 0),
+      0u)
+      << warnings[0];
+}
+
 // An EXIF-style thumbnail (a whole JPEG, EOI included) inside APP1 must not count as the main
 // image's end-of-image marker.
 TEST_F(ImageIo, ThumbnailEoiDoesNotHideTruncation) {
