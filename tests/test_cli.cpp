@@ -231,11 +231,15 @@ TEST_F(Cli, UnwritableOutputDirectoryFailsWithoutLeftovers) {
 }
 
 TEST_F(Cli, ReadOnlyOutputDirectoryFailsWithoutLeftovers) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root can write into a 0555 directory";
-  const fs::path ro = out_ / "read only";
+  const fs::path ro = out_ / "read only", in = in_ / "coffee.png";
+  fs::copy_file(kCoffee, in);  // where an unprivileged child can read it
   fs::create_directory(ro);
   fs::permissions(ro, fs::perms(0555));
-  const Result r = run({"--box", "3", kCoffee, ro / "o.png"});
+  fs::permissions(root_, fs::perms::all);  // the child's HOME and caches go here
+  Spawn as_user;
+  as_user.unprivileged_id = 65534;  // root writes into a 0555 folder: run as nobody there
+  const Result r =
+      run_blurtool({"--box", "3", in.string(), (ro / "o.png").string()}, root_, root_, as_user);
   fs::permissions(ro, fs::perms(0755));
   expect_failure(r, 1, {ro / "o.png"}, Files{"read only"});
   EXPECT_EQ(listing(ro), Files{});
