@@ -51,6 +51,9 @@ std::string plot_option(const cxxopts::ParseResult& parsed) {
   if (!parsed.count("plot")) return "";
   const std::string plot = parsed["plot"].as<std::string>();
   if (plot.empty()) throw UsageError("--plot: give a file name");
+  // '-' is standard output elsewhere; here the table goes there, so the chart needs a file.
+  if (plot == "-")
+    throw UsageError("--plot -: give a file name (standard output carries the table)");
   const std::filesystem::path dir = std::filesystem::path(plot).parent_path();
   const std::string where = dir.empty() ? "." : dir.string();
   if (!std::filesystem::is_directory(where) || ::access(where.c_str(), W_OK) != 0)

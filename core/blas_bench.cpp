@@ -77,6 +77,13 @@ double sgemm_element_error(const SgemmArgs& a, const std::vector<float>& A,
 // Every element of C for small products, otherwise 4096 pseudo-random ones and the corners.
 double sgemm_error(const SgemmArgs& a, const std::vector<float>& A, const std::vector<float>& B,
                    const std::vector<float>& c0, const std::vector<float>& got) {
+  // Rows m .. ldc - 1 of each column (the padding of --ldc) stay as they were (NaN with beta 0).
+  for (long long j = 0; j < a.n; ++j)
+    for (long long i = a.m; i < a.ldc; ++i) {
+      const size_t at = static_cast<size_t>(i + j * a.ldc);
+      if (!(got[at] == c0[at] || (std::isnan(got[at]) && std::isnan(c0[at]))))
+        return std::numeric_limits<double>::infinity();
+    }
   double worst = 0;
   if (a.m * a.n * std::max(1LL, a.k) <= (1LL << 27)) {
     for (long long j = 0; j < a.n; ++j)
@@ -305,7 +312,9 @@ void print_blas(const std::vector<BlasRow>& rows, BlasRoutine routine, const std
         *best = &c;
       }
     }
-    if (!clblast || !*best || clblast->kernel_ms.median <= 0) return std::nan("");
+    // An empty operation (n, m or k 0: no multiply-add, often no own kernel launched) compares
+    // nothing: not "+100%" against CLBlast's launch.
+    if (!clblast || !*best || clblast->kernel_ms.median <= 0 || r.flops <= 0) return std::nan("");
     return 100.0 * (clblast->kernel_ms.median - (*best)->kernel_ms.median) /
            clblast->kernel_ms.median;
   };

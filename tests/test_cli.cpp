@@ -1032,6 +1032,15 @@ TEST_F(Cli, BlasTablesAndJson) {
   EXPECT_EQ(j["rows"][0]["size"], "1000");
   ASSERT_EQ(j["rows"][0]["impls"].size(), blas_impl_table().size());
   for (const auto& cell : j["rows"][0]["impls"]) EXPECT_TRUE(cell["ok"].get<bool>()) << cell.dump();
+  // An empty product compares nothing: no "+100.0%" for own kernels that never ran.
+  for (const std::vector<std::string>& empty :
+       {std::vector<std::string>{"blas", "saxpy", "--n", "0", "--runs", "1"},
+        std::vector<std::string>{"blas", "sgemm", "--m", "0", "--n", "4", "--k", "4", "--runs",
+                                 "1"}}) {
+    r = run(empty);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.find('%'), std::string::npos) << r.out;
+  }
 }
 
 TEST_F(Cli, BlasUsageErrorsNameTheArgument) {

@@ -236,6 +236,7 @@ TEST_F(ProbeCli, BadArgumentsAreUsageErrorsBeforeAnyMeasurement) {
       {{"cache", "--runs", "0"}, "--runs '0'"},
       {{"cache", "--bench-format", "xml"}, "--bench-format"},
       {{"cache", "--plot", "no such folder/x.svg"}, "--plot"},
+      {{"cache", "--plot", "-"}, "--plot -: give a file name"},
   };
   for (const auto& [args, named] : cases) {
     const Result r = run(args);
