@@ -396,12 +396,14 @@ Plan plan(const CliOptions& o) {
   std::map<fs::path, std::string> inputs;
   std::set<std::pair<dev_t, ino_t>> input_ids;
   for (const auto& [input, relative] : found) {
-    inputs.emplace(fs::weakly_canonical(input, ec), input.string());
+    const fs::path canonical = fs::weakly_canonical(input, ec);
+    if (!ec && !canonical.empty()) inputs.emplace(canonical, input.string());
     struct stat st;
     if (::stat(input.c_str(), &st) == 0) input_ids.insert({st.st_dev, st.st_ino});
   }
   auto input_at = [&](const fs::path& out) -> const std::string* {
-    if (auto it = inputs.find(fs::weakly_canonical(out, ec)); it != inputs.end())
+    const fs::path canonical = fs::weakly_canonical(out, ec);
+    if (auto it = inputs.find(canonical); !ec && !canonical.empty() && it != inputs.end())
       return &it->second;
     struct stat st;
     if (::stat(out.c_str(), &st) == 0 && input_ids.count({st.st_dev, st.st_ino})) {

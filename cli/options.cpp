@@ -18,11 +18,12 @@ namespace blurtool {
 
 namespace {
 
-// Whether `path` ends in .png, .jpg or .jpeg, in any case.
-bool names_an_image(const std::string& path) {
+// Whether `path` ends in .png, .jpg or .jpeg (with `text`, also .csv or .json), in any case.
+bool names_an_output_file(const std::string& path, bool text) {
   std::string ext = std::filesystem::path(path).extension().string();
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
+  return ext == ".png" || ext == ".jpg" || ext == ".jpeg" ||
+         (text && (ext == ".csv" || ext == ".json"));
 }
 
 // A decimal number above 0, or a UsageError naming the option.
@@ -428,10 +429,11 @@ CliOptions parse_options(int argc, const char* const* argv) {
       throw UsageError("several inputs and '" + o.output +
                        "', which does not exist: give the output folder as -o " + o.output +
                        " or " + o.output + "/ (several inputs write into a folder)");
-    // A folder and a new name that reads as an image (`photos out.png`): an image was meant.
+    // A folder and a new name that reads as a file (`photos out.png`, with --bright also
+    // `photos pts.csv`): a file was meant.
     if (o.inputs.size() == 1 && o.inputs[0] != "-" && o.output != "-" && o.output.back() != '/' &&
         std::filesystem::is_directory(o.inputs[0], ec) && !std::filesystem::exists(o.output, ec) &&
-        !ec && names_an_image(o.output))
+        !ec && names_an_output_file(o.output, parsed.count("bright") > 0))
       throw UsageError(
           "'" + o.inputs[0] + "' is a folder, and a folder of outputs would be named '" + o.output +
           "': name the output folder (or -o " + o.output + " to have a folder of that name)");

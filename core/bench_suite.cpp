@@ -404,12 +404,14 @@ std::string sweep_chart_svg(const std::vector<SuiteCase>& cases, const DeviceInf
   // The variants' times span decades (0.06 to 3.3 ms on an H100): on a linear axis the fast
   // ones would lie flat along its foot, so a log axis where the slowest is 10x the fastest.
   double low = 0, high = 0;
+  bool positive = true;  // a log axis needs every time above 0
   for (const ChartSeries& s : chart.series)
     for (const auto& [r, ms] : s.points) {
+      positive = positive && ms > 0;
       low = low == 0 ? ms : std::min(low, ms);
       high = std::max(high, ms);
     }
-  chart.log_y = low > 0 && high >= 10 * low;
+  chart.log_y = positive && high >= 10 * low;
   if (chart.log_y) chart.y_label += ", log scale";
   return line_chart_svg(chart);
 }

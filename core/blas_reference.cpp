@@ -55,8 +55,10 @@ void check_vector_span(const char* vector, long long n, const char* inc_option, 
   if (n > 0 &&
       (__builtin_mul_overflow(static_cast<unsigned long long>(n - 1), magnitude(inc), &span) ||
        span >= kMaxFloats))
-    throw UsageError(std::string(inc_option) + " " + std::to_string(inc) + " with --n " +
-                     std::to_string(n) + ": " + vector +
+    throw UsageError((magnitude(inc) == 1
+                          ? std::string()
+                          : std::string(inc_option) + " " + std::to_string(inc) + " with ") +
+                     "--n " + std::to_string(n) + ": " + vector +
                      " would span more than 2^60 floats, more than any device holds");
 }
 

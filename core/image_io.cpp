@@ -964,8 +964,7 @@ Image decode_narrow(const std::vector<std::uint8_t>& bytes, const std::string& n
   if (!decode_jpeg_turbojpeg(bytes, file.width, file.height, file.channels, &image, &damage)) {
     image = decode_stb<std::uint8_t>(bytes, name, file, "");
   } else if (!damage.empty() && warnings) {
-    warnings->push_back(name +
-                        ": damaged JPEG data, decoded as far as it goes (libjpeg: " + damage + ")");
+    warnings->push_back(name + ": JPEG data with errors, decoded anyway (libjpeg: " + damage + ")");
   }
   if (orient) image = apply_orientation(image, orientation_in(bytes, file.segments));
   return image;
@@ -1150,17 +1149,38 @@ void write_file_atomic(const std::string& path, const std::vector<std::uint8_t>&
 }
 
 void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  // Written into, not replaced: a character device or named pipe (/dev/null, a FIFO), and any
+  // path under /dev or /proc (/dev/stdout, /dev/fd/N, /proc/self/fd/N name whatever the
+  // descriptor is, a regular file too; renaming over them would replace the link itself).
+  bool special_name = false;
+  std::filesystem::path hop = path;  // the path, then each link's target in turn
+  for (int links = 0; links < 40 && !special_name; ++links) {
+    const std::string normal = std::filesystem::absolute(hop).lexically_normal().string();
+    special_name = normal.rfind("/dev/", 0) == 0 || normal.rfind("/proc/", 0) == 0;
+    std::error_code ec;
+    if (!std::filesystem::is_symlink(hop, ec)) break;
+    const std::filesystem::path target = std::filesystem::read_symlink(hop, ec);
+    if (ec) break;
+    hop = target.is_absolute() ? target : hop.parent_path() / target;
+  }
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (!exists || !(special_name || S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
     write_file_atomic(path, bytes);
     return;
   }
-  // A device or named pipe (/dev/null, /dev/stdout, a FIFO) is written into, as cp(1) does.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);  // no O_CREAT: it exists
   if (fd < 0) {
     const int err = errno;
     throw Error(path + ": cannot open: " + errno_text(err));
   }
+  struct stat opened;
+  if (::fstat(fd, &opened) != 0 || (S_ISREG(opened.st_mode) && !special_name)) {
+    ::close(fd);  // it became a regular file after the stat(): replace it as any other
+    write_file_atomic(path, bytes);
+    return;
+  }
+  if (S_ISREG(opened.st_mode)) (void)::ftruncate(fd, 0);  // /dev/stdout onto a file, as cp does
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);

@@ -156,8 +156,9 @@ void save_image(const Image16& image, const std::string& path, int jpeg_quality 
 void write_file_atomic(const std::string& path, const std::vector<std::uint8_t>& bytes);
 
 /// Writes `bytes` to `path` as the output of one image: into it where `path` is a character
-/// device or a named pipe (/dev/null, /dev/stdout, a FIFO: opening a FIFO waits for a reader),
-/// else through write_file_atomic. Throws blurtool::Error naming `path` on any failure.
+/// device or a named pipe (/dev/null, a FIFO: opening a FIFO waits for a reader) or lies under
+/// /dev or /proc (/dev/stdout onto a file: truncated and written, as cp does), else through
+/// write_file_atomic. Throws blurtool::Error naming `path` on any failure.
 void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes);
 
 /// Installs handlers for SIGINT, SIGTERM and SIGHUP that unlink the temporary files of every

@@ -115,7 +115,8 @@ struct Spawn {
   /// permissions apply to it. Its HOME, XDG_CACHE_HOME and BLURTOOL_CACHE_DIR are then under
   /// `scratch`, which must let that user in. Its leak check is off (ASAN_OPTIONS
   /// detect_leaks=0, in the sanitizer build): with no compile cache of its own, PoCL's LLVM
-  /// compiles afresh and leaves allocations that LeakSanitizer reports at exit.
+  /// compiles afresh and leaves allocations that LeakSanitizer reports at exit. A child that
+  /// cannot switch (a user namespace without that id) exits with status 125.
   uid_t unprivileged_id = 0;
 };
 

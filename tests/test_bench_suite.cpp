@@ -176,6 +176,10 @@ TEST(BenchSuite, ChartTimeAxisIsLogWhereTimesSpanADecade) {
   EXPECT_NE(wide.find("median kernel time (ms), log scale"), std::string::npos);
   EXPECT_NE(wide.find("\"end\">0.05<"), std::string::npos);  // y labels: text-anchor end
   EXPECT_NE(wide.find("\"end\">5<"), std::string::npos);
+  // A zero time (a timer too coarse) keeps the axis linear instead of failing the chart.
+  std::vector<SuiteCase> with_zero = sweep(0.06, 3.3);
+  with_zero[1].ms.median = 0;
+  EXPECT_EQ(sweep_chart_svg(with_zero, runtime().device()).find("log scale"), std::string::npos);
   const std::string narrow = sweep_chart_svg(sweep(1, 3), runtime().device());
   EXPECT_EQ(narrow.find("log scale"), std::string::npos);
   EXPECT_NE(narrow.find("\"end\">0<"), std::string::npos);  // linear: the axis starts at 0

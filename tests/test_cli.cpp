@@ -240,6 +240,10 @@ TEST_F(Cli, ReadOnlyOutputDirectoryFailsWithoutLeftovers) {
   as_user.unprivileged_id = 65534;  // root writes into a 0555 folder: run as nobody there
   const Result r =
       run_blurtool({"--box", "3", in.string(), (ro / "o.png").string()}, root_, root_, as_user);
+  if (r.status == 125) {  // the child could not become nobody (a user namespace without it)
+    fs::permissions(ro, fs::perms(0755));
+    GTEST_SKIP() << "cannot run the child as uid 65534 here";
+  }
   fs::permissions(ro, fs::perms(0755));
   expect_failure(r, 1, {ro / "o.png"}, Files{"read only"});
   EXPECT_EQ(listing(ro), Files{});
@@ -323,7 +327,10 @@ TEST_F(Cli, TerminatedWhileWritingLeavesNoFile) {
     const SignalledRun run = blur_signalled_while_writing(in_, out_, root_, SIGTERM, false);
     const Result& r = run.result;
     ASSERT_TRUE(run.sent) << "no temporary file seen; status " << r.status << ": " << r.err;
-    EXPECT_EQ(r.status, 128 + SIGTERM) << r.err;
+    // 0: it finished before the signal came (the output must then be whole, as below).
+    if (r.status != 0) {
+      EXPECT_EQ(r.status, 128 + SIGTERM) << r.err;
+    }
     const Files left = listing(out_);
     if (left.empty()) {
       cut_short = true;
@@ -1077,6 +1084,8 @@ TEST_F(Cli, BlasUsageErrorsNameTheArgument) {
       // Finite as a float: 1e39 is not.
       {{"blas", "saxpy", "--n", "4", "--alpha", "1e39"}, {"--alpha '1e39'", "finite"}},
       {{"blas", "saxpy", "--n", "10", "extra"}, {"unexpected argument 'extra'"}},
+      {{"blas", "sdot", "--n", "2305843009213693952"},
+       {"--n 2305843009213693952: x would span more than 2^60"}},
       {{"blas", "sgemm", "--n", "10", "--trans-a=yes"}, {"'--trans-a=yes'", "switch"}},
       // --tune takes --device only (it ignored the others and tuned for minutes); a device that
       // does not exist keeps a regression from starting the tuners.
