@@ -39,17 +39,8 @@ namespace blurtool {
 
 namespace {
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string extension_of(const std::string& path) {
-  return lower(fs::path(path).extension());
-}
-
 bool is_image_name(const std::string& path) {
-  const std::string ext = extension_of(path);
+  const std::string ext = lower_extension(path);
   return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
 }
 
@@ -58,7 +49,7 @@ bool is_image_name(const std::string& path) {
 OutputKind output_kind(const std::string& path, const std::string& input, const CliOptions& o) {
   std::string name = o.format;
   if (name.empty()) {
-    std::string ext = extension_of(path == "-" ? input : path);
+    std::string ext = lower_extension(path == "-" ? input : path);
     if (path == "-" && !is_image_name(input)) ext = ".png";
     if (ext == ".jpeg") ext = ".jpg";
     name = ext.empty() ? ext : ext.substr(1);
@@ -394,23 +385,22 @@ Plan plan(const CliOptions& o) {
   // Every input file, by name and by identity, so that no output replaces another input (with
   // --force an output may otherwise land on an input of another name: a.png -> a.jpg).
   std::map<fs::path, std::string> inputs;
-  std::set<std::pair<dev_t, ino_t>> input_ids;
+  std::map<std::pair<dev_t, ino_t>, std::string> input_ids;
   for (const auto& [input, relative] : found) {
     const fs::path canonical = fs::weakly_canonical(input, ec);
     if (!ec && !canonical.empty()) inputs.emplace(canonical, input.string());
     struct stat st;
-    if (::stat(input.c_str(), &st) == 0) input_ids.insert({st.st_dev, st.st_ino});
+    if (::stat(input.c_str(), &st) == 0) input_ids.emplace(std::pair{st.st_dev, st.st_ino}, input);
   }
+  // The input that `out` is, by name or by identity (a hard link), or null.
   auto input_at = [&](const fs::path& out) -> const std::string* {
     const fs::path canonical = fs::weakly_canonical(out, ec);
     if (auto it = inputs.find(canonical); !ec && !canonical.empty() && it != inputs.end())
       return &it->second;
     struct stat st;
-    if (::stat(out.c_str(), &st) == 0 && input_ids.count({st.st_dev, st.st_ino})) {
-      static const std::string unnamed;
-      return &unnamed;
-    }
-    return nullptr;
+    if (::stat(out.c_str(), &st) != 0) return nullptr;
+    const auto it = input_ids.find({st.st_dev, st.st_ino});
+    return it == input_ids.end() ? nullptr : &it->second;
   };
 
   std::map<fs::path, std::string> claimed;  // output -> the input that makes it
@@ -423,9 +413,8 @@ Plan plan(const CliOptions& o) {
       continue;
     }
     if (const std::string* other = input_at(out)) {
-      p.failed.emplace_back(in, "output '" + out.string() + "' is another input" +
-                                    (other->empty() ? "" : " ('" + *other + "')") +
-                                    "; refusing to overwrite it");
+      p.failed.emplace_back(in, "output '" + out.string() + "' is another input ('" + *other +
+                                    "'); refusing to overwrite it");
       continue;
     }
     const fs::path key = fs::weakly_canonical(out, ec);

@@ -155,17 +155,13 @@ int run_single(const CliOptions& o) {
   const double decode_ms = ms_since(start);
   // --format over an output named for another format: done as asked, but said.
   if (!o.format.empty() && o.output != "-") {
-    std::string ext = std::filesystem::path(o.output).extension().string();
-    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string ext = lower_extension(o.output);
     if (ext == ".jpeg") ext = ".jpg";
+    static const char* const written[] = {"PNG", "JPEG", "CSV", "JSON"};  // by OutputKind
     if ((ext == ".png" || ext == ".jpg" || ext == ".csv" || ext == ".json") &&
         ext != "." + o.format)
       warnings.push_back("output '" + o.output + "' is named " + ext + " but --format " + o.format +
-                         " writes " +
-                         (o.format == "jpg"   ? "JPEG"
-                          : o.format == "png" ? "PNG"
-                          : o.format == "csv" ? "CSV"
-                                              : "JSON"));
+                         " writes " + written[static_cast<int>(kind)]);
   }
   if (!o.quiet)
     for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";

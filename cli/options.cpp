@@ -13,6 +13,7 @@
 #include "cli/numbers.h"
 #include "cli/subcommand.h"
 #include "core/error.h"
+#include "core/image_io.h"
 
 namespace blurtool {
 
@@ -20,8 +21,7 @@ namespace {
 
 // Whether `path` ends in .png, .jpg or .jpeg (with `text`, also .csv or .json), in any case.
 bool names_an_output_file(const std::string& path, bool text) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string ext = lower_extension(path);
   return ext == ".png" || ext == ".jpg" || ext == ".jpeg" ||
          (text && (ext == ".csv" || ext == ".json"));
 }

@@ -977,15 +977,14 @@ Image load_image(const std::string& path, std::vector<std::string>* warnings,
   return decode_image(read_file(path, max_file_bytes), path, warnings, max_pixels, orient);
 }
 
-namespace {
-
-// `path`'s extension in lower case (".png", ".jpg", ...).
 std::string lower_extension(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   return ext;
 }
+
+namespace {
 
 // A warning where `name`'s extension claims the other format than the bytes have: the file is
 // read as what it is.
@@ -1109,6 +1108,22 @@ void save_image(const Image16& image, const std::string& path, int jpeg_quality)
   save(image, path, jpeg_quality);
 }
 
+namespace {
+
+// Writes all of `bytes` to `fd`, resuming after short writes and EINTR; 0, or the errno.
+int write_all(int fd, const std::vector<std::uint8_t>& bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+}  // namespace
+
 void write_file_atomic(const std::string& path, const std::vector<std::uint8_t>& bytes) {
   install_cleanup_handlers();
   struct stat st;
@@ -1125,16 +1140,8 @@ void write_file_atomic(const std::string& path, const std::vector<std::uint8_t>&
     throw Error(path + ": cannot create a temporary file in '" + dir + "': " + errno_text(err));
   }
 
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(temp.fd(), bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : EIO;
-      throw Error(path + ": cannot write '" + temp.path() + "': " + errno_text(err));
-    }
-    done += static_cast<std::size_t>(n);
-  }
+  if (const int err = write_all(temp.fd(), bytes))
+    throw Error(path + ": cannot write '" + temp.path() + "': " + errno_text(err));
   // mkostemp creates the file 0600; give it the permissions an ordinary output file would have.
   if (::fchmod(temp.fd(), 0644) != 0) {
     const int err = errno;
@@ -1181,16 +1188,9 @@ void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes)
     return;
   }
   if (S_ISREG(opened.st_mode)) (void)::ftruncate(fd, 0);  // /dev/stdout onto a file, as cp does
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : EIO;
-      ::close(fd);
-      throw Error(path + ": cannot write: " + errno_text(err));
-    }
-    done += static_cast<std::size_t>(n);
+  if (const int err = write_all(fd, bytes)) {
+    ::close(fd);
+    throw Error(path + ": cannot write: " + errno_text(err));
   }
   if (::close(fd) != 0 && errno != EINTR) {
     const int err = errno;

@@ -148,6 +148,9 @@ void save_image(const Image& image, const std::string& path, int jpeg_quality = 
 /// (see the 16-bit encode_image).
 void save_image(const Image16& image, const std::string& path, int jpeg_quality = 95);
 
+/// The extension of `path` in lower case, with its dot (".png", ".jpeg"); "" where it has none.
+std::string lower_extension(const std::string& path);
+
 /// Writes `bytes` to `path` through a temporary file in the same directory renamed into place,
 /// so that no partial file is ever left. Throws blurtool::Error naming `path` on any failure,
 /// and where `path` is a device, named pipe or socket (which renaming would replace).
