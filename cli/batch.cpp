@@ -16,6 +16,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -83,7 +84,7 @@ Source make_source(DecodedImage image, const CliOptions& o) {
   s.channels = image.channels();
   s.deep = image.is_wide();
   if (s.deep)
-    s.rgba16 = to_rgba(image.wide);
+    s.rgba16 = image.wide.channels == 4 ? std::move(image.wide) : to_rgba(image.wide);
   else
     s.rgba = image.narrow.channels == 4 ? std::move(image.narrow) : to_rgba(image.narrow);
   s.space.linear_light = o.linear_light;
@@ -465,7 +466,9 @@ class Pipeline {
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     workers_ = o.jobs > 0 ? static_cast<size_t>(o.jobs) : hw;
     // Images held at once: enough to keep every device and worker busy, no more.
-    cap_ = workers_ + 2 * devices.size();
+    size_t lanes = 0;
+    for (auto& rt : devices) lanes += lanes_of(rt->device());
+    cap_ = workers_ + 2 * lanes;
     failed_ = plan.failed.size();
     skipped_ = plan.skipped;
     progress_ = !o.quiet && isatty(STDERR_FILENO);
@@ -474,11 +477,27 @@ class Pipeline {
   // Runs the batch; returns the number of images that failed in it.
   void run() {
     start_ = std::chrono::steady_clock::now();
+    // A GPU gets more than one device thread (lane), each with its own queue, so that one
+    // image's upload and download overlap another's kernels; a CPU device runs on the cores
+    // that decode and encode, and gets one.
+    std::vector<std::unique_ptr<Runtime>> lanes;
+    for (auto& rt : devices_)
+      for (int i = 1; i < lanes_of(rt->device()); ++i) lanes.push_back(rt->sibling());
     std::vector<std::thread> threads;
     for (auto& rt : devices_) threads.emplace_back([this, &rt] { device_loop(*rt); });
+    for (auto& rt : lanes) threads.emplace_back([this, &rt] { device_loop(*rt); });
     for (size_t i = 0; i < workers_; ++i) threads.emplace_back([this] { worker_loop(); });
     for (std::thread& t : threads) t.join();
     if (progress_) std::cerr << "\r\033[K" << std::flush;
+  }
+
+  // Device threads (lanes) `device` gets: BLURTOOL_DEVICE_LANES (1-8, for measurements and
+  // tests), else 2 on a GPU and 1 elsewhere.
+  static int lanes_of(const DeviceInfo& device) {
+    const char* text = std::getenv("BLURTOOL_DEVICE_LANES");
+    const int n = text ? std::atoi(text) : 0;
+    if (n >= 1 && n <= 8) return n;
+    return device.type & CL_DEVICE_TYPE_GPU ? 2 : 1;
   }
 
   size_t done() const { return done_; }
@@ -583,7 +602,7 @@ class Pipeline {
         const bool ok = guarded(i, [&] {
           std::vector<std::string> warnings;
           d.source = make_source(load_image_wide(items_[i].input, &warnings, o_.max_pixels,
-                                                 o_.max_file_bytes, o_.orient),
+                                                 o_.max_file_bytes, o_.orient, true),
                                  o_);
           for (const std::string& w : warnings) warn(w);  // each names the file
           std::error_code ec;

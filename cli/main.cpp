@@ -7,10 +7,12 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 #include "cli/batch.h"
@@ -76,8 +78,9 @@ void write_output(const CliOptions& o, const std::vector<std::uint8_t>& bytes) {
 
 // run_single's device part: the blur of the decoded `source` on `runtime` (in one piece or in
 // tiles), the output written, the benchmark report printed when asked for.
+// `prebuilt`: the filter made ahead for this image's size, depth and working space, or null.
 int run_on_device(Runtime& runtime, const CliOptions& o, const Source& source, OutputKind kind,
-                  double decode_ms) {
+                  double decode_ms, std::unique_ptr<Filter> prebuilt) {
   auto start = std::chrono::steady_clock::now();
   const int width = source.width(), height = source.height();
   const TileSize tiles = operation_tiles(runtime, o, width, height, source.wide());
@@ -92,9 +95,9 @@ int run_on_device(Runtime& runtime, const CliOptions& o, const Source& source, O
       o.operation == CliOptions::Operation::gauss &&
       gauss_row_work_group(resolve_gauss_variant(o.gauss_params.variant,
                                                  gauss_radius(o.gauss_params), runtime.device()));
-  std::unique_ptr<Filter> filter;
+  std::unique_ptr<Filter> filter = std::move(prebuilt);
   try {
-    filter = make(WorkGroup{});
+    if (!filter) filter = make(WorkGroup{});
   } catch (const UsageError&) {
     // A sweep with no --wg need not start from the default size: if that one does not fit
     // (local memory for a large radius), the output is made with the first size that does.
@@ -136,6 +139,45 @@ int run_on_device(Runtime& runtime, const CliOptions& o, const Source& source, O
   return 0;
 }
 
+// What a filter is made for: the size, depth and working space of its images.
+using FilterKey = std::tuple<int, int, PixelDepth, WorkingSpace>;
+
+// The device of --device (or the first of --devices), opened, and the filter for an image with
+// `header`, made ahead of its decoding for the depth and working space the header predicts
+// (transparency is assumed where the file has alpha); `key` says what it was made for.
+struct PreparedDevice {
+  std::unique_ptr<Runtime> runtime;
+  std::unique_ptr<Filter> filter;
+  FilterKey key;
+};
+
+PreparedDevice prepare_device(const CliOptions& o, const ImageHeader& header, OutputKind kind) {
+  PreparedDevice p;
+  p.runtime = std::make_unique<Runtime>(
+      o.devices.empty() ? select_device(o.device) : select_device(o.devices.front(), "--devices"));
+  if (o.operation == CliOptions::Operation::bright || o.sweep_wg ||
+      (kind == OutputKind::jpeg && (header.width > 65535 || header.height > 65535)))
+    return p;
+  WorkingSpace space;
+  space.linear_light = o.linear_light;
+  const bool alpha = header.channels == 2 || header.channels == 4;
+  space.premultiplied = !o.straight_alpha && alpha;
+  space.eight_bit_alpha = !header.sixteen_bit && space.premultiplied;
+  const PixelDepth depth =
+      header.sixteen_bit || !space.is_stored_form() ? PixelDepth::u16 : PixelDepth::u8;
+  try {
+    const TileSize tiles =
+        operation_tiles(*p.runtime, o, header.width, header.height, depth == PixelDepth::u16);
+    if (tiles.width < header.width || tiles.height < header.height) return p;
+    p.filter = make_filter(*p.runtime, o, header.width, header.height, {}, depth, space);
+    p.key = FilterKey{header.width, header.height, depth, space};
+  } catch (...) {
+    // Made again after decoding, where its error is reported in order.
+    p.filter.reset();
+  }
+  return p;
+}
+
 // One image: INPUT (a file or "-") to OUTPUT (a file, replaced if it exists, or "-"), with the
 // benchmark report when asked for.
 int run_single(const CliOptions& o) {
@@ -147,11 +189,26 @@ int run_single(const CliOptions& o) {
 
   auto start = std::chrono::steady_clock::now();
   std::vector<std::string> warnings;
-  const Source source = make_source(
-      input == "-" ? decode_image_wide(read_all(STDIN_FILENO, "<stdin>", o.max_file_bytes),
-                                       "<stdin>", &warnings, o.max_pixels, o.orient)
-                   : load_image_wide(input, &warnings, o.max_pixels, o.max_file_bytes, o.orient),
-      o);
+  const std::string name = input == "-" ? "<stdin>" : input;
+  const std::vector<std::uint8_t> bytes = input == "-"
+                                              ? read_all(STDIN_FILENO, name, o.max_file_bytes)
+                                              : read_image_file(input, o.max_file_bytes);
+  // The device is opened, and the filter built for the size the header gives, while the pixels
+  // are decoded: context creation and program loading take as long as decoding a photo.
+  const ImageHeader header = read_image_header(bytes, name, o.max_pixels, o.orient);
+  std::future<PreparedDevice> device =
+      std::async(std::launch::async, [&] { return prepare_device(o, header, kind); });
+  Source source;
+  try {
+    source =
+        make_source(decode_image_wide(bytes, name, &warnings, o.max_pixels, o.orient, true), o);
+  } catch (...) {
+    try {
+      device.get();  // a decoding failure is reported before a device failure, as before
+    } catch (...) {
+    }
+    throw;
+  }
   const double decode_ms = ms_since(start);
   // --format over an output named for another format: done as asked, but said.
   if (!o.format.empty() && o.output != "-") {
@@ -171,11 +228,14 @@ int run_single(const CliOptions& o) {
                 std::to_string(source.width()) + "x" + std::to_string(source.height()) +
                 ", too large for JPEG (at most 65535 pixels a side); write a PNG");
 
-  Runtime runtime(o.devices.empty() ? select_device(o.device)
-                                    : select_device(o.devices.front(), "--devices"));
+  PreparedDevice prepared = device.get();
+  Runtime& runtime = *prepared.runtime;
+  if (prepared.key != FilterKey{source.width(), source.height(), source.depth(), source.space})
+    prepared.filter.reset();
   int status = 0;
-  with_device_faults(runtime, source.width(), source.height(), source.depth(),
-                     [&] { status = run_on_device(runtime, o, source, kind, decode_ms); });
+  with_device_faults(runtime, source.width(), source.height(), source.depth(), [&] {
+    status = run_on_device(runtime, o, source, kind, decode_ms, std::move(prepared.filter));
+  });
   return status;
 }
 

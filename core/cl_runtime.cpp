@@ -273,6 +273,7 @@ std::vector<DeviceInfo> list_devices() {
       info.max_alloc = d.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
       info.max_work_group = d.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>();
       info.image_support = d.getInfo<CL_DEVICE_IMAGE_SUPPORT>() == CL_TRUE;
+      info.host_unified_memory = d.getInfo<CL_DEVICE_HOST_UNIFIED_MEMORY>() == CL_TRUE;
       if (info.image_support) {
         info.image2d_max_width = d.getInfo<CL_DEVICE_IMAGE2D_MAX_WIDTH>();
         info.image2d_max_height = d.getInfo<CL_DEVICE_IMAGE2D_MAX_HEIGHT>();
@@ -348,6 +349,17 @@ Runtime::Runtime(DeviceInfo device)
     : device_(std::move(device)),
       context_(device_.device),
       queue_(context_, device_.device, CL_QUEUE_PROFILING_ENABLE) {}
+
+Runtime::Runtime(const Runtime& base, cl::CommandQueue queue)
+    : device_(base.device_),
+      context_(base.context_),
+      queue_(std::move(queue)),
+      programs_(base.programs_) {}
+
+std::unique_ptr<Runtime> Runtime::sibling() const {
+  cl::CommandQueue queue(context_, device_.device, CL_QUEUE_PROFILING_ENABLE);
+  return std::unique_ptr<Runtime>(new Runtime(*this, std::move(queue)));
+}
 
 cl::Program& Runtime::program(const std::string& family, const std::string& schedule_options) {
   // BLURTOOL_CL_OPTIONS: build options for kernel work (say -cl-nv-verbose for NVIDIA's

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,9 @@ struct DeviceInfo {
   cl_ulong max_alloc = 0;     ///< bytes, CL_DEVICE_MAX_MEM_ALLOC_SIZE
   size_t max_work_group = 0;  ///< CL_DEVICE_MAX_WORK_GROUP_SIZE
   bool image_support = false;
+  /// CL_DEVICE_HOST_UNIFIED_MEMORY: the device works in host memory (a CPU device), so a buffer
+  /// over the host's own pixels (CL_MEM_USE_HOST_PTR) needs no copy.
+  bool host_unified_memory = false;
   size_t image2d_max_width = 0;   ///< pixels
   size_t image2d_max_height = 0;  ///< pixels
   /// NVIDIA's compute capability, major number (cl_nv_device_attribute_query); 0 elsewhere.
@@ -118,6 +122,12 @@ class Runtime {
   /// failed build, or if no such family is embedded.
   cl::Program& program(const std::string& family, const std::string& options);
 
+  /// A Runtime on the same device and context with an in-order profiling queue of its own and
+  /// the programs built so far, so that a second thread can keep the device busy while this
+  /// one's transfers run (a kernel object is used by one thread only). Throws cl::Error if the
+  /// queue cannot be created.
+  std::unique_ptr<Runtime> sibling() const;
+
   /// What the on-disk program cache did in this Runtime so far.
   const ProgramCacheStats& program_cache_stats() const { return cache_stats_; }
 
@@ -125,6 +135,8 @@ class Runtime {
   cl::Kernel kernel(const std::string& family, const std::string& name, const std::string& options);
 
  private:
+  Runtime(const Runtime& base, cl::CommandQueue queue);
+
   DeviceInfo device_;
   cl::Context context_;
   cl::CommandQueue queue_;

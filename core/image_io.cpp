@@ -345,9 +345,11 @@ void png_flush_memory(png_structp) {}
 // `depth` 8, 16 bits are reduced to the high byte (stb_image too keeps the high byte); with
 // `depth` 16, 16-bit samples come in the host's byte order. False if the samples are not then
 // `depth` bits (an 8-bit file asked for at 16). Like stb_image, CRCs and the Adler-32 are not
-// checked.
-bool png_read_header(png_structp png, png_infop info, int depth, int* width, int* height,
-                     int* channels, int* passes) {
+// checked. With `rgba`, grey is also expanded to RGB and a missing alpha channel added at full
+// scale, so that every file comes out with 4 channels.
+// *stored: the channels the file's colour type and tRNS chunk give (before that expansion).
+bool png_read_header(png_structp png, png_infop info, int depth, bool rgba, int* width, int* height,
+                     int* channels, int* stored, int* passes) {
   if (setjmp(png_jmpbuf(png))) return false;
   png_set_crc_action(png, PNG_CRC_QUIET_USE, PNG_CRC_QUIET_USE);
 #ifdef PNG_IGNORE_ADLER32
@@ -355,9 +357,16 @@ bool png_read_header(png_structp png, png_infop info, int depth, int* width, int
 #endif
   png_set_user_limits(png, PNG_UINT_31_MAX, PNG_UINT_31_MAX);  // max_pixels is the limit
   png_read_info(png, info);
+  const int type = png_get_color_type(png, info);
+  *stored = (type & PNG_COLOR_MASK_COLOR ? 3 : 1) +
+            (type & PNG_COLOR_MASK_ALPHA || png_get_valid(png, info, PNG_INFO_tRNS) ? 1 : 0);
   png_set_expand(png);
   if (depth == 8) png_set_strip_16(png);
   if (depth == 16 && kLittleEndian) png_set_swap(png);
+  if (rgba) {
+    png_set_gray_to_rgb(png);
+    png_set_filler(png, depth == 16 ? 0xFFFF : 0xFF, PNG_FILLER_AFTER);
+  }
   *passes = png_set_interlace_handling(png);
   png_read_update_info(png, info);
   *width = static_cast<int>(png_get_image_width(png, info));
@@ -399,10 +408,11 @@ bool png_write_pixels(png_structp png, png_infop info, const std::uint8_t* pixel
 }
 
 // Decodes a PNG whose IHDR says `width` x `height` at the depth of T (8 bits, or 16 for a 16-bit
-// file); false if libpng refuses it, with libpng's reason in *reason ("" if it gave none).
+// file), in RGBA with `rgba`; false if libpng refuses it, with libpng's reason in *reason (""
+// if it gave none).
 template <typename T>
-bool decode_png_libpng(const std::vector<std::uint8_t>& bytes, int width, int height,
-                       BasicImage<T>* image, std::string* reason) {
+bool decode_png_libpng(const std::vector<std::uint8_t>& bytes, int width, int height, bool rgba,
+                       BasicImage<T>* image, int* stored, std::string* reason) {
   PngIo io;
   io.in = bytes.data();
   io.in_size = bytes.size();
@@ -417,8 +427,8 @@ bool decode_png_libpng(const std::vector<std::uint8_t>& bytes, int width, int he
   if (!info) return false;
   png_set_read_fn(png, &io, png_read_memory);
   int w = 0, h = 0, c = 0, passes = 1;
-  const bool header = png_read_header(png, info, kSampleBits<T>, &w, &h, &c, &passes);
-  if (header && w == width && h == height && c >= 1 && c <= 4) {
+  const bool header = png_read_header(png, info, kSampleBits<T>, rgba, &w, &h, &c, stored, &passes);
+  if (header && w == width && h == height && c >= 1 && c <= 4 && (!rgba || c == 4)) {
     image->width = w;
     image->height = h;
     image->channels = c;
@@ -476,12 +486,13 @@ std::string tj_header_reason(const std::vector<std::uint8_t>& bytes) {
 }
 
 // Decodes a greyscale, YCbCr or RGB JPEG whose header stb_image read as `width` x `height` x
-// `channels` (1 or 3). False for anything else (CMYK and YCCK, which stb_image converts with its
-// own formula; a file libjpeg refuses). Corrupt-data warnings are accepted, as stb_image accepts
-// the same data without complaint, and libjpeg's words are left in `damage` (if not null) for
-// a warning; a truncated file never gets here.
+// `channels` (1 or 3), into RGBA with `rgba` (TurboJPEG's RGBX output sets X to 255, and turns
+// grey into R=G=B itself). False for anything else (CMYK and YCCK, which stb_image converts
+// with its own formula; a file libjpeg refuses). Corrupt-data warnings are accepted, as stb_image
+// accepts the same data without complaint, and libjpeg's words are left in `damage` (if not null)
+// for a warning; a truncated file never gets here.
 bool decode_jpeg_turbojpeg(const std::vector<std::uint8_t>& bytes, int width, int height,
-                           int channels, Image* image, std::string* damage) {
+                           int channels, bool rgba, Image* image, std::string* damage) {
   TjHandle handle(tjInitDecompress(), tjDestroy);
   if (!handle) return false;
   int w = 0, h = 0, subsampling = 0, colorspace = 0;
@@ -493,12 +504,14 @@ bool decode_jpeg_turbojpeg(const std::vector<std::uint8_t>& bytes, int width, in
                 : colorspace == TJCS_YCbCr || colorspace == TJCS_RGB ? 3
                                                                      : 0;
   if (c == 0 || c != channels || w != width || h != height) return false;
+  const int out_channels = rgba ? 4 : c;
   image->width = w;
   image->height = h;
-  image->channels = c;
-  image->pixels.resize(static_cast<std::size_t>(w) * h * c);
+  image->channels = out_channels;
+  image->pixels.resize(static_cast<std::size_t>(w) * h * out_channels);
+  const int format = rgba ? TJPF_RGBX : c == 1 ? TJPF_GRAY : TJPF_RGB;
   const int status = tjDecompress2(handle.get(), bytes.data(), bytes.size(), image->pixels.data(),
-                                   w, 0, h, c == 1 ? TJPF_GRAY : TJPF_RGB, 0);
+                                   w, 0, h, format, 0);
   if (status == 0) return true;
   if (tjGetErrorCode(handle.get()) != TJERR_WARNING) return false;
   // Damaged data that libjpeg decodes anyway (the damaged part grey), as viewers show it.
@@ -867,10 +880,7 @@ std::vector<std::uint8_t> read_all(int fd, const std::string& name, std::uint64_
   return bytes;
 }
 
-namespace {
-
-// The bytes of the file at `path`, refusing more than `max_file_bytes` (see read_all).
-std::vector<std::uint8_t> read_file(const std::string& path, std::uint64_t max_file_bytes) {
+std::vector<std::uint8_t> read_image_file(const std::string& path, std::uint64_t max_file_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
@@ -886,6 +896,8 @@ std::vector<std::uint8_t> read_file(const std::string& path, std::uint64_t max_f
   ::close(fd);
   return bytes;
 }
+
+namespace {
 
 // The checks made before anything is decoded: size, signature, the header, max_pixels, the
 // file's completeness (for a JPEG before its header). Throws blurtool::Error naming `name`.
@@ -941,28 +953,38 @@ CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string
 }
 
 // A checked PNG with samples of T (a 16-bit file reduced to its high bytes for 8-bit T): libpng,
-// else stb_image.
+// else stb_image; in RGBA with `rgba`. *stored (if not null): the channels the file holds, an
+// alpha channel from a tRNS chunk included.
 template <typename T>
 BasicImage<T> decode_png(const std::vector<std::uint8_t>& bytes, const std::string& name,
-                         const CheckedFile& file) {
+                         const CheckedFile& file, bool rgba = false, int* stored = nullptr) {
   BasicImage<T> image;
   std::string reason;
-  if (!decode_png_libpng(bytes, file.width, file.height, &image, &reason)) {
+  int channels = 0;
+  if (!decode_png_libpng(bytes, file.width, file.height, rgba, &image, &channels, &reason)) {
     // For Apple's variant libpng's reason ("missing IHDR") says nothing: stb's is the one.
     image = decode_stb<T>(bytes, name, file, file.png_header.apple ? "" : reason);
+    channels = image.channels;
+    if (rgba && image.channels != 4) image = to_rgba(image);
   }
+  if (stored) *stored = channels;
   return image;
 }
 
 // A checked file at 8 bits per sample: a PNG (see decode_png), or a JPEG by TurboJPEG, else
-// stb_image, turned upright by its EXIF orientation with `orient`.
+// stb_image, turned upright by its EXIF orientation with `orient`; in RGBA with `rgba`.
 Image decode_narrow(const std::vector<std::uint8_t>& bytes, const std::string& name,
-                    const CheckedFile& file, bool orient, std::vector<std::string>* warnings) {
-  if (file.png) return decode_png<std::uint8_t>(bytes, name, file);
+                    const CheckedFile& file, bool orient, std::vector<std::string>* warnings,
+                    bool rgba = false, int* stored = nullptr) {
+  if (file.png) return decode_png<std::uint8_t>(bytes, name, file, rgba, stored);
+  if (stored) *stored = file.channels;
   Image image;
   std::string damage;
-  if (!decode_jpeg_turbojpeg(bytes, file.width, file.height, file.channels, &image, &damage)) {
+  if (!decode_jpeg_turbojpeg(bytes, file.width, file.height, file.channels, rgba, &image,
+                             &damage)) {
     image = decode_stb<std::uint8_t>(bytes, name, file, "");
+    if (stored) *stored = image.channels;
+    if (rgba && image.channels != 4) image = to_rgba(image);
   } else if (!damage.empty() && warnings) {
     warnings->push_back(name + ": JPEG data with errors, decoded anyway (libjpeg: " + damage + ")");
   }
@@ -974,7 +996,7 @@ Image decode_narrow(const std::vector<std::uint8_t>& bytes, const std::string& n
 
 Image load_image(const std::string& path, std::vector<std::string>* warnings,
                  std::uint64_t max_pixels, std::uint64_t max_file_bytes, bool orient) {
-  return decode_image(read_file(path, max_file_bytes), path, warnings, max_pixels, orient);
+  return decode_image(read_image_file(path, max_file_bytes), path, warnings, max_pixels, orient);
 }
 
 std::string lower_extension(const std::string& path) {
@@ -1009,21 +1031,48 @@ Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& na
   return image;
 }
 
+ImageHeader read_image_header(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                              std::uint64_t max_pixels, bool orient) {
+  const CheckedFile file = check_file(bytes, name, max_pixels);
+  ImageHeader h;
+  h.width = file.width;
+  h.height = file.height;
+  h.channels = file.channels;
+  h.sixteen_bit = file.sixteen_bit;
+  if (file.png) {  // a tRNS chunk gives an alpha channel
+    static const std::uint8_t kTrns[] = {'t', 'R', 'N', 'S'};
+    for (std::size_t pos = sizeof kPngSignature; pos + 8 <= bytes.size();) {
+      const std::uint32_t length = get32(bytes, pos);
+      if (std::equal(kTrns, kTrns + 4, &bytes[pos + 4]) && (h.channels == 1 || h.channels == 3))
+        ++h.channels;
+      if (length > bytes.size() - pos - 8) break;
+      pos += std::size_t{length} + 12;
+    }
+  } else if (orient && orientation_in(bytes, file.segments) >= 5) {
+    std::swap(h.width, h.height);
+  }
+  return h;
+}
+
 DecodedImage load_image_wide(const std::string& path, std::vector<std::string>* warnings,
-                             std::uint64_t max_pixels, std::uint64_t max_file_bytes, bool orient) {
-  return decode_image_wide(read_file(path, max_file_bytes), path, warnings, max_pixels, orient);
+                             std::uint64_t max_pixels, std::uint64_t max_file_bytes, bool orient,
+                             bool expand_rgba) {
+  return decode_image_wide(read_image_file(path, max_file_bytes), path, warnings, max_pixels,
+                           orient, expand_rgba);
 }
 
 DecodedImage decode_image_wide(const std::vector<std::uint8_t>& bytes, const std::string& name,
                                std::vector<std::string>* warnings, std::uint64_t max_pixels,
-                               bool orient) {
+                               bool orient, bool expand_rgba) {
   const CheckedFile file = check_file(bytes, name, max_pixels);
   warn_if_misnamed(name, file, warnings);
   DecodedImage decoded;
   if (file.sixteen_bit) {
-    decoded.wide = decode_png<std::uint16_t>(bytes, name, file);
+    decoded.wide =
+        decode_png<std::uint16_t>(bytes, name, file, expand_rgba, &decoded.stored_channels);
   } else {
-    decoded.narrow = decode_narrow(bytes, name, file, orient, warnings);
+    decoded.narrow =
+        decode_narrow(bytes, name, file, orient, warnings, expand_rgba, &decoded.stored_channels);
   }
   return decoded;
 }

@@ -55,15 +55,21 @@ constexpr std::uint64_t kDefaultMaxPixels = std::uint64_t{1} << 28;
 constexpr std::uint64_t kDefaultMaxFileBytes = std::uint64_t{1} << 30;
 
 /// A decoded file at the depth its file stores: a 16-bit PNG as Image16 in `wide`, every other
-/// file as Image in `narrow`; exactly one of the two has channels != 0.
+/// file as Image in `narrow`; exactly one of the two has channels != 0. `stored_channels` is the
+/// file's own channel count (1-4); the image holds that many, or 4 where the decoder was asked
+/// to expand to RGBA (see load_image_wide).
 struct DecodedImage {
   Image narrow;
   Image16 wide;
+  int stored_channels = 0;
 
   bool is_wide() const { return wide.channels != 0; }
   int width() const { return is_wide() ? wide.width : narrow.width; }
   int height() const { return is_wide() ? wide.height : narrow.height; }
-  int channels() const { return is_wide() ? wide.channels : narrow.channels; }
+  /// The file's channel count (stored_channels where the decoder set it).
+  int channels() const {
+    return stored_channels ? stored_channels : is_wide() ? wide.channels : narrow.channels;
+  }
 };
 
 /// Reads a PNG or JPEG file. The format is recognised by its signature bytes, not its name:
@@ -99,15 +105,39 @@ Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& na
 /// exact samples (a tRNS chunk on 16-bit grey or RGB gives a 16-bit alpha channel). Every other
 /// file comes back in `narrow`, as load_image returns it. Nothing is reduced, so the one warning
 /// appended to `warnings` is load_image's for a misnamed file.
+/// With `expand_rgba` the decoder writes RGBA directly (grey -> R=G=B, missing alpha -> full
+/// scale), the layout the device takes, with no second pass over the pixels (TurboJPEG's RGBX
+/// output, libpng's gray-to-RGB and filler transformations); the samples equal to_rgba() of the
+/// image decoded without it, and `stored_channels` keeps the file's channel count.
 DecodedImage load_image_wide(const std::string& path, std::vector<std::string>* warnings = nullptr,
                              std::uint64_t max_pixels = kDefaultMaxPixels,
                              std::uint64_t max_file_bytes = kDefaultMaxFileBytes,
-                             bool orient = true);
+                             bool orient = true, bool expand_rgba = false);
+
+/// The bytes of the file at `path`, refusing more than `max_file_bytes` (see read_all).
+/// Throws blurtool::Error naming `path` when it cannot be opened or read.
+std::vector<std::uint8_t> read_image_file(const std::string& path,
+                                          std::uint64_t max_file_bytes = kDefaultMaxFileBytes);
+
+/// What a file's header says, before any pixel is decoded: the size as decoding returns it
+/// (with `orient`, a JPEG's EXIF orientation 5-8 swaps width and height), the file's channel
+/// count (a PNG's tRNS chunk counted as alpha) and whether it stores 16-bit samples.
+struct ImageHeader {
+  int width = 0, height = 0, channels = 0;
+  bool sixteen_bit = false;
+};
+
+/// Reads the header of PNG or JPEG `bytes` with the checks decode_image makes first (signature,
+/// truncation, max_pixels), so that the work that depends only on the size can start while the
+/// pixels are decoded. Throws blurtool::Error naming `name` as decode_image does.
+ImageHeader read_image_header(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                              std::uint64_t max_pixels = kDefaultMaxPixels, bool orient = true);
 
 /// The same from bytes in memory; `name` is used in error messages (see decode_image).
 DecodedImage decode_image_wide(const std::vector<std::uint8_t>& bytes, const std::string& name,
                                std::vector<std::string>* warnings = nullptr,
-                               std::uint64_t max_pixels = kDefaultMaxPixels, bool orient = true);
+                               std::uint64_t max_pixels = kDefaultMaxPixels, bool orient = true,
+                               bool expand_rgba = false);
 
 /// The EXIF orientation of a JPEG file's bytes, 1 to 8 (TIFF tag 0x0112 in IFD0 of the first
 /// APP1 "Exif" segment, read by libexif): 1 upright, 2 mirrored left-right, 3 turned 180

@@ -173,6 +173,25 @@ Image box_of(const fs::path& input, int radius) {
   return expected_box(load_image(input.string()), radius, EdgeMode::clamp);
 }
 
+// Several device threads (lanes) on one device, each with its own queue and filters, images of
+// several sizes and channel counts interleaved among them: every output is the one single mode
+// writes, byte for byte (a filter or buffer shared between lanes would mix images up).
+TEST_F(Batch, SeveralLanesOnOneDeviceWriteWhatSingleModeWrites) {
+  const std::vector<std::tuple<std::string, int, int, int>> images = {
+      {"a.png", 64, 48, 3}, {"b.png", 37, 23, 4}, {"c.png", 64, 48, 3}, {"d.png", 19, 41, 1},
+      {"e.jpg", 64, 48, 3}, {"f.png", 37, 23, 4}, {"g.png", 64, 48, 2}, {"h.jpg", 40, 30, 3}};
+  unsigned seed = 40;
+  for (const auto& [name, w, h, c] : images) make_image(in_ / name, seed++, w, h, c);
+  ::setenv("BLURTOOL_DEVICE_LANES", "3", 1);
+  const Result r = run({"--box", "3", "--jobs", "3", "--quiet", in_.string(), out_.string()});
+  ::unsetenv("BLURTOOL_DEVICE_LANES");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const auto& [name, w, h, c] : images) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(read_file(out_ / name), single({"--box", "3"}, in_ / name, name));
+  }
+}
+
 TEST_F(Batch, FolderWithBrokenFilesWritesGoodOnesAndReportsEachFailure) {
   const Image rgb = make_image(in_ / "good rgb.png", 1);
   make_image(in_ / "good rgba.png", 2, 40, 30, 4);

@@ -379,6 +379,20 @@ TEST_F(ImageIo, PngLayoutsDecodeAsStbImageDid) {
     EXPECT_EQ(image.height, stb.height);
     EXPECT_EQ(image.channels, stb.channels);
     EXPECT_EQ(image.pixels, stb.pixels);
+    // Straight into RGBA, as the device takes it: to_rgba's samples, the file's channels kept
+    // (a tRNS chunk counts as alpha), at the depth the file stores.
+    const DecodedImage rgba = decode_image_wide(png, what, nullptr, kDefaultMaxPixels, true, true);
+    EXPECT_EQ(rgba.channels(), image.channels);
+    EXPECT_EQ(read_image_header(png, what).channels, image.channels);
+    if (rgba.is_wide()) {
+      EXPECT_EQ(rgba.wide.channels, 4);
+      Bytes high;  // decode_image keeps each sample's high byte
+      for (std::uint16_t v : rgba.wide.pixels) high.push_back(static_cast<std::uint8_t>(v >> 8));
+      EXPECT_EQ(high, to_rgba(image).pixels);
+    } else {
+      EXPECT_EQ(rgba.narrow.channels, 4);
+      EXPECT_EQ(rgba.narrow.pixels, to_rgba(image).pixels);
+    }
   }
 }
 
@@ -766,6 +780,17 @@ TEST_F(ImageIo, SixteenBitPngLayoutsDecodeExactly) {
     EXPECT_EQ(decoded.wide.pixels, c.samples);
     EXPECT_TRUE(warnings.empty());
     EXPECT_EQ(stb_decode<std::uint16_t>(c.png).pixels, c.samples);
+    // Decoded straight into RGBA: to_rgba of the same samples, the file's channels remembered.
+    const DecodedImage rgba =
+        decode_image_wide(c.png, c.what, nullptr, kDefaultMaxPixels, true, true);
+    EXPECT_EQ(rgba.wide.channels, 4);
+    EXPECT_EQ(rgba.channels(), c.channels);
+    EXPECT_EQ(rgba.wide.pixels, to_rgba(decoded.wide).pixels);
+    const ImageHeader header = read_image_header(c.png, c.what);
+    EXPECT_EQ(header.width, c.width);
+    EXPECT_EQ(header.height, c.height);
+    EXPECT_EQ(header.channels, c.channels);
+    EXPECT_TRUE(header.sixteen_bit);
     const Image eight = decode_image(c.png, c.what, &warnings);
     EXPECT_EQ(eight.channels, c.channels);
     EXPECT_EQ(eight.pixels, high_bytes(c.samples));
@@ -855,6 +880,19 @@ TEST_F(ImageIo, EightBitFilesThroughLoadImageWideAreAsLoadImageReadsThem) {
       EXPECT_EQ(decoded.channels(), expected.channels);
       EXPECT_EQ(decoded.narrow.pixels, expected.pixels);
       EXPECT_TRUE(warnings.empty());
+      // Decoded straight into RGBA (TurboJPEG's RGBX, libpng's gray-to-RGB and filler): the
+      // samples of to_rgba, the file's channel count kept; the header says the same size.
+      const DecodedImage rgba =
+          load_image_wide(file, &warnings, kDefaultMaxPixels, kDefaultMaxFileBytes, orient, true);
+      EXPECT_EQ(rgba.narrow.channels, 4);
+      EXPECT_EQ(rgba.channels(), expected.channels);
+      EXPECT_EQ(rgba.narrow.pixels, to_rgba(expected).pixels);
+      const ImageHeader header =
+          read_image_header(read_bytes(file), file, kDefaultMaxPixels, orient);
+      EXPECT_EQ(header.width, expected.width);
+      EXPECT_EQ(header.height, expected.height);
+      EXPECT_EQ(header.channels, expected.channels);
+      EXPECT_FALSE(header.sixteen_bit);
     }
   }
   const std::string turned = kSeeds + "dune_40x25_exif6.jpg";  // orientation 6: 90 degrees
