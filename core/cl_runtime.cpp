@@ -273,7 +273,6 @@ std::vector<DeviceInfo> list_devices() {
       info.max_alloc = d.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
       info.max_work_group = d.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>();
       info.image_support = d.getInfo<CL_DEVICE_IMAGE_SUPPORT>() == CL_TRUE;
-      info.host_unified_memory = d.getInfo<CL_DEVICE_HOST_UNIFIED_MEMORY>() == CL_TRUE;
       if (info.image_support) {
         info.image2d_max_width = d.getInfo<CL_DEVICE_IMAGE2D_MAX_WIDTH>();
         info.image2d_max_height = d.getInfo<CL_DEVICE_IMAGE2D_MAX_HEIGHT>();

@@ -47,9 +47,6 @@ struct DeviceInfo {
   cl_ulong max_alloc = 0;     ///< bytes, CL_DEVICE_MAX_MEM_ALLOC_SIZE
   size_t max_work_group = 0;  ///< CL_DEVICE_MAX_WORK_GROUP_SIZE
   bool image_support = false;
-  /// CL_DEVICE_HOST_UNIFIED_MEMORY: the device works in host memory (a CPU device), so a buffer
-  /// over the host's own pixels (CL_MEM_USE_HOST_PTR) needs no copy.
-  bool host_unified_memory = false;
   size_t image2d_max_width = 0;   ///< pixels
   size_t image2d_max_height = 0;  ///< pixels
   /// NVIDIA's compute capability, major number (cl_nv_device_attribute_query); 0 elsewhere.

@@ -56,29 +56,6 @@ std::vector<cl::Event> Filter::enqueue_io() {
 
 namespace {
 
-// run_filter_at for a buffer schedule on a device that works in host memory: one run, the
-// buffers over `rgba` and the output image themselves.
-template <typename T>
-BasicFilterRun<T> run_in_place(Runtime& runtime, Filter& filter, const BasicImage<T>& rgba) {
-  const size_t bytes = rgba.pixels.size() * sizeof(T);
-  BasicFilterRun<T> run;
-  run.output = BasicImage<T>{rgba.width, rgba.height, 4, std::vector<T>(rgba.pixels.size())};
-  // The kernels only read the input (CL_MEM_READ_ONLY); the cast is the C API's.
-  cl::Buffer src(runtime.context(), CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, bytes,
-                 const_cast<T*>(rgba.pixels.data()));
-  cl::Buffer dst(runtime.context(), CL_MEM_WRITE_ONLY | CL_MEM_USE_HOST_PTR, bytes,
-                 run.output.pixels.data());
-  cl::CommandQueue& queue = runtime.queue();
-  std::vector<cl::Event> events = filter.enqueue_buffers(src, dst);
-  // Mapping makes the host's memory hold the result (a no-op where it is the buffer itself).
-  void* mapped = queue.enqueueMapBuffer(dst, CL_TRUE, CL_MAP_READ, 0, bytes);
-  queue.enqueueUnmapMemObject(dst, mapped);
-  queue.finish();
-  run.pass_ms.resize(filter.passes().size());
-  for (size_t p = 0; p < events.size(); ++p) run.pass_ms[p].push_back(event_ms(events[p]));
-  return run;
-}
-
 template <typename T>
 BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicImage<T>& rgba,
                                 int runs) {
@@ -97,12 +74,6 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   if (const char* fail = std::getenv("BLURTOOL_FAIL_ALLOCATION");
       fail && std::to_string(w) + "x" + std::to_string(h) == fail)
     throw cl::Error(CL_MEM_OBJECT_ALLOCATION_FAILURE, "clCreateBuffer");
-  // A device that works in host memory runs a buffer schedule on the host's own pixels: the
-  // input and output buffers wrap the images (CL_MEM_USE_HOST_PTR), so nothing is copied and
-  // no device-sized allocation is touched for the first time (page faults are a large share of
-  // a whole run on a virtual machine).
-  if (buffers && runtime.device().host_unified_memory && runs == 0)
-    return run_in_place(runtime, filter, rgba);
   if (filter.io_width != w || filter.io_height != h ||
       (buffers ? !filter.io_src_buffer() : !filter.io_src())) {
     if (buffers) {
