@@ -1,5 +1,5 @@
-// BLAS comparisons (../shared/reference/001: saxpy, sdot and sgemm written as fragment shaders
-// over RGBA32F textures, against cuBLAS), rebuilt in OpenCL: the same routines in three
+// BLAS comparisons ("outperform cublas with opengl": saxpy, sdot and sgemm written as fragment
+// shaders over RGBA32F textures, against cuBLAS), rebuilt in OpenCL: the same routines in three
 // implementations on one device: CLBlast, the write-up's image design, and buffer kernels as a
 // GPU programmer would write them today. Single precision, BLAS semantics, column-major.
 #pragma once

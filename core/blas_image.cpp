@@ -1,5 +1,5 @@
 // The image implementation of the BLAS comparison (kernels/blas_image.cl): the write-up's
-// design (../shared/reference/001) in OpenCL. Operands live in RGBA32F images, 4 floats per
+// design ("outperform cublas with opengl") in OpenCL. Operands live in RGBA32F images, 4 floats per
 // texel, in rows as wide as the device allows and no wider than needed; strided vectors are
 // gathered into packed images on upload and scattered back on download (part of the end-to-end
 // time, as the write-up's glblasMemcpy is). Full rows go straight from and to the caller's

@@ -1,5 +1,5 @@
 // The box filter on an OpenCL device: every schedule of the box-blur write-up
-// (../shared/reference/002, "Reverse Engineering Metal Performance Shaders Box Blur"), each
+// ("Reverse Engineering Metal Performance Shaders (MPS) Box Blur"), each
 // computing the meaning defined by box_blur_reference() in core/box_reference.h.
 #pragma once
 
@@ -47,7 +47,7 @@ constexpr int kBoxTileWidth = 256;
 /// Work-group of `fused` (--wg CxB): C work-items along a row, B rows per batch; the tile is
 /// C * kBoxFusedOutputs columns wide. With 128-row tiles and 17 outputs a work-item 16x8 was the
 /// fastest on an NVIDIA H100 (0.090 ms at r = 30 on 3024x4032, against 0.094 for 32x4 and 0.117
-/// for 16x4; kernels/NOTES.md, 11th session). Where its local memory does not fit the device,
+/// for 16x4; NOTES: fused, 17 outputs a work-item). Where its local memory does not fit the device,
 /// box_fused_default_group() takes kBoxFusedWideGroup.
 constexpr WorkGroup kBoxFusedWorkGroup = {16, 8};
 /// The default for radii whose 16x8 tile does not fit local memory (with 48 KiB, 16x8 fits every
@@ -57,8 +57,8 @@ constexpr WorkGroup kBoxFusedWideGroup = {32, 4};
 /// Outputs per work-item along a row in `fused` (kernels/box.cl FUSED_K): odd (see there). On
 /// an NVIDIA H100 (16x8, 3024x4032, tile heights from box_fused_default_segment()) 19 took
 /// 0.080 ms at r = 30 against 0.087 for 17 and 21 and 0.091 for 23, and is the fastest
-/// at r = 1 and 63 and on 1920x1080 too (kernels/NOTES.md, 12th session). Its 304-column tiles
-/// cover 3024 columns in 10 (17: 12 tiles of 272, the last one mostly idle).
+/// at r = 1 and 63 and on 1920x1080 too (NOTES: fused, 19 outputs a work-item). Its 304-column
+/// tiles cover 3024 columns in 10 (17: 12 tiles of 272, the last one mostly idle).
 constexpr int kBoxFusedOutputs = 19;
 /// `fused` work-groups of 16x8 a compute unit that the default tile height plans for: on the
 /// H100 the kernel takes up to 168 registers a work-item, so 3 groups of 128 fill the 65536

@@ -1,7 +1,8 @@
-// Bright-point extraction on an OpenCL device (../shared/reference/003, lens flares): the pixel
-// of highest Rec. 709 luminance in every BxB block, reported when it exceeds a threshold, with
-// every reduction strategy the write-up tried plus tree and sub-group ones; and the glow that
-// draws the points onto the image. bright_points_reference() defines the meaning.
+// Bright-point extraction on an OpenCL device (the write-up "Optimising a Compute Shader", on a
+// lens-flare effect): the pixel of highest Rec. 709 luminance in every BxB block, reported when it
+// exceeds a threshold, with every reduction strategy the write-up tried plus tree and sub-group
+// ones; and the glow that draws the points onto the image. bright_points_reference() defines the
+// meaning.
 //
 // Every operation runs on RGBA8 (Image) and RGBA16 (Image16: 16-bit PNGs, linear light)
 // images. At 16 bits luminance keeps the 8-bit units and a point's colour is reported at 8 bits

@@ -1,5 +1,5 @@
 // The Gaussian blur on an OpenCL device: every schedule of the Gaussian write-up
-// (../shared/reference/000, "Efficient Gaussian blur" with fragment and compute shaders), each
+// ("Compute shaders in graphics: Gaussian blur", with fragment and compute shaders), each
 // computing the meaning defined by gauss_blur_reference() in core/gauss_reference.h.
 #pragma once
 

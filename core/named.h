@@ -1,7 +1,7 @@
 // Name tables for enumerations: one table per enum, shared by the command line (parsing and
 // --help), the tests (which loop over every entry) and the benchmarks, so that a new entry is
 // parsed, tested and benchmarked without extra wiring (Halide's one-algorithm, many-schedules
-// idea; see ../shared/STYLE.md).
+// idea).
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
-// `blurtool probe`: the GPU performance model of the write-up 004 (../shared/reference/004),
-// measured on any OpenCL device.
+// `blurtool probe`: the GPU performance model of the write-up on texture caches, strides and branch
+// divergence, measured on any OpenCL device.
 //  - cache: the 5-fetch average as the coordinates are scaled apart (texture-cache locality),
 //    through the sampler (image reads) and through a plain buffer;
 //  - divergence: a three-way branch whose condition changes slowly (coherent) or every few

@@ -1,7 +1,7 @@
 // BLAS routines on buffers, as a GPU programmer would write them today (the "buffer"
-// implementation of `blurtool blas`, compared with CLBlast and with the write-up's image design,
-// ../shared/reference/001). Single precision, column-major, BLAS stride semantics: element i of
-// a vector with increment inc < 0 is at (n - 1 - i) |inc|.
+// implementation of `blurtool blas`, compared with CLBlast and with the image design of
+// "outperform cublas with opengl"). Single precision, column-major, BLAS stride semantics:
+// element i of a vector with increment inc < 0 is at (n - 1 - i) |inc|.
 
 #ifndef SAXPY_WIDTH
 #define SAXPY_WIDTH 4  // floats per work-item in the contiguous saxpy (one float4)

@@ -1,4 +1,4 @@
-// BLAS routines on images: the write-up's design (../shared/reference/001, saxpy, sdot and sgemm
+// BLAS routines on images: the design of "outperform cublas with opengl" (saxpy, sdot and sgemm
 // as fragment shaders over RGBA32F textures), in OpenCL. The "image" implementation of
 // `blurtool blas`, compared with CLBlast and with the buffer kernels of kernels/blas.cl.
 //

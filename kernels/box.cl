@@ -1,5 +1,5 @@
-// Box filter kernels: every schedule from the box-blur write-up (../shared/reference/002), for
-// one meaning: the mean of the (2R+1)x(2R+1) window, the result rounded half up to the
+// Box filter kernels: every schedule from "Reverse Engineering Metal Performance Shaders (MPS)
+// Box Blur", for one meaning: the mean of the (2R+1)x(2R+1) window, rounded half up to the
 // nearest level of the output's depth.
 //
 // Images are RGBA. The input and output are CL_UNORM_INT8, or CL_UNORM_INT16 with -DPIXEL16
@@ -705,7 +705,7 @@ inline uint4 column_value(column_t v) {
 // same). Two neighbouring tiles then start at their shared edge at the same time, reading the
 // same 2R+1 rows for their first windows (one of them mostly from the cache). The host sets it
 // from R 40, where it measured 2-5% faster on the H100 (4% at R 63 with a register cap; no gain
-// below: kernels/NOTES.md, 12th session).
+// below: NOTES: fused, 19 outputs a work-item).
 #ifdef FUSED_FLIP
 #define FUSED_ROW_OFFSET(y, pitch) ((long)(y) * (pitch))
 #else
@@ -747,7 +747,7 @@ inline int fused_column(int c, int n, int x0, int radius, int w, int edge, uint*
 // columns) are summed by work-items 0 .. E - 1.
 // Against one column read at a time (2R reads a window, then 2 an output), phase 2's local
 // reads a work-item (K 17 then) go from 94 to about 61 at R 30, from 160 to about 65 at R 63, and
-// from 36 to 34 at R 1 (kernels/NOTES.md, 11th session). The radius is a build constant
+// from 36 to 34 at R 1 (NOTES: fused, 17 outputs a work-item). The radius is a build constant
 // (FUSED_RADIUS).
 #define FUSED_FQ ((2 * FUSED_RADIUS + 1) / FUSED_K)
 #define FUSED_FR ((2 * FUSED_RADIUS + 1) % FUSED_K)
@@ -802,7 +802,7 @@ inline void fused_reads(global const pixel_t* src, int w, int pitch, int h, int 
 // Adds rows k .. k + rows - 1 (rows <= FUSED_START_ROWS, a constant at each call) of tile
 // columns x[] to the column sums v[], every read in flight at once. 16 rows a block, and the
 // last (2R+1) % 16 rows as one block instead of one row at a time: 1-3% faster than 8 rows and
-// single rows on the H100 (kernels/NOTES.md, 12th session).
+// single rows on the H100 (NOTES: fused, 19 outputs a work-item).
 #ifndef FUSED_START_ROWS
 #define FUSED_START_ROWS 16
 #endif

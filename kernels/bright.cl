@@ -1,4 +1,4 @@
-// Bright-point extraction (../shared/reference/003, the lens-flare building block): the pixel of
+// Bright-point extraction ("Optimising a Compute Shader", lens flares): the pixel of
 // highest luminance in every BxB block, reported when its luminance exceeds a threshold; plus
 // the additive glow that draws the points found.
 //

@@ -1,4 +1,4 @@
-// Gaussian blur kernels: every schedule from the Gaussian write-up (../shared/reference/000),
+// Gaussian blur kernels: every schedule from "Compute shaders in graphics: Gaussian blur",
 // for one meaning: out(x, y) = sum over i, j in [-R, R] of w(i) w(j) in(x + i, y + j), with the
 // host's normalised weights w (sum 1 after truncation at R) and the edge mode for pixels outside.
 //

@@ -1,5 +1,5 @@
 // Performance-model probes (`blurtool probe`): the experiments of the GPU performance-model
-// write-up (../shared/reference/004), as kernels whose results can be checked exactly (cache,
+// write-up (caches, strides, divergence), as kernels whose results can be checked exactly (cache,
 // stride) or closely (divergence) against core/probe_reference.cpp, so that a timing always
 // belongs to a kernel that did what its name says.
 
