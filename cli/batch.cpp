@@ -79,6 +79,17 @@ bool has_transparency(const BasicImage<T>& rgba, T max) {
 
 }  // namespace
 
+WorkingSpace working_space(const CliOptions& o, int channels, bool deep, bool transparent) {
+  WorkingSpace space;
+  space.linear_light = o.linear_light;
+  if (o.operation != CliOptions::Operation::bright) {  // not a blur, never premultiplied
+    const bool alpha = channels == 2 || channels == 4;
+    space.premultiplied = !o.straight_alpha && alpha && transparent;
+    space.eight_bit_alpha = !deep && space.premultiplied;  // the output keeps 8 bits
+  }
+  return space;
+}
+
 Source make_source(DecodedImage image, const CliOptions& o) {
   Source s;
   s.channels = image.channels();
@@ -87,16 +98,11 @@ Source make_source(DecodedImage image, const CliOptions& o) {
     s.rgba16 = image.wide.channels == 4 ? std::move(image.wide) : to_rgba(image.wide);
   else
     s.rgba = image.narrow.channels == 4 ? std::move(image.narrow) : to_rgba(image.narrow);
-  s.space.linear_light = o.linear_light;
-  if (o.operation !=
-      CliOptions::Operation::bright) {  // bright points: not a blur, never premultiplied
-    const bool alpha = s.channels == 2 || s.channels == 4;
-    s.space.premultiplied = !o.straight_alpha && alpha &&
-                            (s.deep ? has_transparency<std::uint16_t>(s.rgba16, 65535)
-                                    : has_transparency<std::uint8_t>(s.rgba, 255));
-    s.space.eight_bit_alpha = !s.deep && s.space.premultiplied;  // the output keeps 8 bits
-  }
-  if (!s.deep && !s.space.is_stored_form()) {
+  const bool alpha = s.channels == 2 || s.channels == 4;
+  const bool transparent = alpha && (s.deep ? has_transparency<std::uint16_t>(s.rgba16, 65535)
+                                            : has_transparency<std::uint8_t>(s.rgba, 255));
+  s.space = working_space(o, s.channels, s.deep, transparent);
+  if (!s.deep && device_depth(s.deep, s.space) == PixelDepth::u16) {
     s.rgba16 = widen(s.rgba);
     s.rgba = Image{};
   }
@@ -512,8 +518,6 @@ class Pipeline {
     Source source;     // the input expanded to RGBA (by the decoding thread)
     double bytes = 0;  // of the input file
   };
-  // What a filter was made for: the size, depth and working space of its images.
-  using FilterKey = std::tuple<int, int, PixelDepth, WorkingSpace>;
   struct Finished {
     size_t item;
     Rendered rendered;
@@ -633,7 +637,7 @@ class Pipeline {
       f.rendered = render_tiled(rt, o_, s, items_[d.item].kind, tiles);
       return;
     }
-    const FilterKey wanted{s.width(), s.height(), s.depth(), s.space};
+    const FilterKey wanted = s.key();
     if (!filter || key != wanted) {
       filter.reset();
       filter = make_filter(rt, o_, s.width(), s.height(), {}, s.depth(), s.space);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/options.h"
@@ -26,6 +27,22 @@ enum class OutputKind { png, jpeg, csv, json };
 /// names an image, else PNG. Throws blurtool::UsageError naming `path` for other extensions.
 OutputKind output_kind(const std::string& path, const std::string& input, const CliOptions& o);
 
+/// The working space of o's operation for a file of `channels` (1-4) that stores 16-bit samples
+/// (`deep`) or not, with alpha below full scale somewhere (`transparent`): linear light with
+/// --linear-light, premultiplied where there is transparency (unless --straight-alpha), 8-bit
+/// alpha for an 8-bit file; --bright works in the stored form.
+WorkingSpace working_space(const CliOptions& o, int channels, bool deep, bool transparent);
+
+/// The depth a file's pixels go to the device at: 16 bits where the file stores them or the
+/// working space is not the stored form, else 8.
+inline PixelDepth device_depth(bool deep, const WorkingSpace& space) {
+  return deep || !space.is_stored_form() ? PixelDepth::u16 : PixelDepth::u8;
+}
+
+/// What a filter is made for: the width, height, depth and working space of its images; a
+/// filter is reused (batch) or made ahead (single mode) only for an image of the same key.
+using FilterKey = std::tuple<int, int, PixelDepth, WorkingSpace>;
+
 /// A decoded input as the device takes it: RGBA8, or RGBA16 (`wide`) for a 16-bit PNG or a
 /// blur in a working space (premultiplied alpha for an image with transparency unless
 /// --straight-alpha, linear light with --linear-light; see core/working_space.h).
@@ -39,6 +56,7 @@ struct Source {
   PixelDepth depth() const { return wide() ? PixelDepth::u16 : PixelDepth::u8; }
   int width() const { return wide() ? rgba16.width : rgba.width; }
   int height() const { return wide() ? rgba16.height : rgba.height; }
+  FilterKey key() const { return {width(), height(), depth(), space}; }
 };
 
 /// `image` as decoded, prepared for o's operation: expanded to RGBA, at 16 bits where it is

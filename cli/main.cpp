@@ -12,7 +12,6 @@
 #include <memory>
 #include <string>
 #include <system_error>
-#include <tuple>
 #include <utility>
 
 #include "cli/batch.h"
@@ -139,9 +138,6 @@ int run_on_device(Runtime& runtime, const CliOptions& o, const Source& source, O
   return 0;
 }
 
-// What a filter is made for: the size, depth and working space of its images.
-using FilterKey = std::tuple<int, int, PixelDepth, WorkingSpace>;
-
 // The device of --device (or the first of --devices), opened, and the filter for an image with
 // `header`, made ahead of its decoding for the depth and working space the header predicts
 // (transparency is assumed where the file has alpha); `key` says what it was made for.
@@ -158,13 +154,8 @@ PreparedDevice prepare_device(const CliOptions& o, const ImageHeader& header, Ou
   if (o.operation == CliOptions::Operation::bright || o.sweep_wg ||
       (kind == OutputKind::jpeg && (header.width > 65535 || header.height > 65535)))
     return p;
-  WorkingSpace space;
-  space.linear_light = o.linear_light;
-  const bool alpha = header.channels == 2 || header.channels == 4;
-  space.premultiplied = !o.straight_alpha && alpha;
-  space.eight_bit_alpha = !header.sixteen_bit && space.premultiplied;
-  const PixelDepth depth =
-      header.sixteen_bit || !space.is_stored_form() ? PixelDepth::u16 : PixelDepth::u8;
+  const WorkingSpace space = working_space(o, header.channels, header.sixteen_bit, true);
+  const PixelDepth depth = device_depth(header.sixteen_bit, space);
   try {
     const TileSize tiles =
         operation_tiles(*p.runtime, o, header.width, header.height, depth == PixelDepth::u16);
@@ -230,8 +221,7 @@ int run_single(const CliOptions& o) {
 
   PreparedDevice prepared = device.get();
   Runtime& runtime = *prepared.runtime;
-  if (prepared.key != FilterKey{source.width(), source.height(), source.depth(), source.space})
-    prepared.filter.reset();
+  if (prepared.key != source.key()) prepared.filter.reset();
   int status = 0;
   with_device_faults(runtime, source.width(), source.height(), source.depth(), [&] {
     status = run_on_device(runtime, o, source, kind, decode_ms, std::move(prepared.filter));

@@ -259,12 +259,14 @@ PngHeader read_png_header(const std::vector<std::uint8_t>& b, const std::string&
 
 // Requires every chunk up to IEND to lie whole in the file (both decoders refuse a file that
 // ends earlier; stb_image does not need IEND's CRC, so neither does this), so that truncation is
-// reported as such.
-void check_png_complete(const std::vector<std::uint8_t>& b, const std::string& name) {
+// reported as such. Returns whether the file has a tRNS chunk (an alpha channel once decoded).
+bool check_png_complete(const std::vector<std::uint8_t>& b, const std::string& name) {
   std::size_t pos = sizeof kPngSignature;
+  bool trns = false;
   for (;;) {
     if (b.size() - pos < 8) throw_png_truncated(name, b.size(), "before its IEND chunk");
-    if (std::memcmp(&b[pos + 4], "IEND", 4) == 0) return;
+    if (std::memcmp(&b[pos + 4], "IEND", 4) == 0) return trns;
+    trns = trns || std::memcmp(&b[pos + 4], "tRNS", 4) == 0;
     const std::uint32_t length = get32(b, pos);
     if (length > PNG_UINT_31_MAX) {
       throw Error(name + ": corrupt PNG (chunk " + chunk_name(b, pos + 4) + " at byte " +
@@ -284,6 +286,7 @@ struct CheckedFile {
   const char* format = "";                  // "PNG" or "JPEG", for messages
   int width = 0, height = 0, channels = 0;  // a PNG's palette counts as 3 channels
   bool sixteen_bit = false;                 // a PNG of 16 bits per sample
+  bool png_trns = false;                    // a PNG with a tRNS chunk
   PngHeader png_header;
   std::vector<JpegSegment> segments;
 };
@@ -944,7 +947,7 @@ CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string
                 " = " + std::to_string(pixels) + " pixels, more than the limit of " +
                 std::to_string(max_pixels) + " pixels (--max-pixels)");
   }
-  if (file.png) check_png_complete(bytes, name);
+  if (file.png) file.png_trns = check_png_complete(bytes, name);
   file.width = width;
   file.height = height;
   file.channels = channels;
@@ -1037,18 +1040,10 @@ ImageHeader read_image_header(const std::vector<std::uint8_t>& bytes, const std:
   ImageHeader h;
   h.width = file.width;
   h.height = file.height;
-  h.channels = file.channels;
+  // A tRNS chunk gives grey or RGB an alpha channel.
+  h.channels = file.channels + (file.png_trns && file.channels % 2 == 1 ? 1 : 0);
   h.sixteen_bit = file.sixteen_bit;
-  if (file.png) {  // a tRNS chunk gives an alpha channel
-    static const std::uint8_t kTrns[] = {'t', 'R', 'N', 'S'};
-    for (std::size_t pos = sizeof kPngSignature; pos + 8 <= bytes.size();) {
-      const std::uint32_t length = get32(bytes, pos);
-      if (std::equal(kTrns, kTrns + 4, &bytes[pos + 4]) && (h.channels == 1 || h.channels == 3))
-        ++h.channels;
-      if (length > bytes.size() - pos - 8) break;
-      pos += std::size_t{length} + 12;
-    }
-  } else if (orient && orientation_in(bytes, file.segments) >= 5) {
+  if (!file.png && orient && orientation_in(bytes, file.segments) >= 5) {
     std::swap(h.width, h.height);
   }
   return h;
