@@ -278,14 +278,23 @@ std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, cons
   if (kind == OutputKind::csv || kind == OutputKind::json)
     return std::vector<std::uint8_t>(r.text.begin(), r.text.end());
   const ImageFormat format = kind == OutputKind::png ? ImageFormat::png : ImageFormat::jpeg;
+  EncodeOptions e;
+  e.jpeg_quality = o.quality;
+  e.jpeg_subsampling = o.subsampling;
+  e.png_level = o.png_level;
+  e.threads = o.jobs;  // --jobs caps the threads deflating a PNG too (0: hardware threads)
+  // The RGBA result is encoded as r.channels without a reduced copy (encode_rgba).
   if (r.image16.channels != 0) {
-    const Image16 out =
-        r.image16.channels == r.channels ? r.image16 : from_rgba(r.image16, r.channels);
-    if (format == ImageFormat::png && r.deep) return encode_image(out, format, o.quality);
-    return encode_image(narrow(out), format, o.quality);
+    if (format == ImageFormat::png && r.deep) {
+      return r.image16.channels == r.channels ? encode_image(r.image16, format, e)
+                                              : encode_rgba(r.image16, r.channels, format, e);
+    }
+    const Image out = narrow(r.image16);
+    return out.channels == r.channels ? encode_image(out, format, e)
+                                      : encode_rgba(out, r.channels, format, e);
   }
-  if (r.image.channels == r.channels) return encode_image(r.image, format, o.quality);
-  return encode_image(from_rgba(r.image, r.channels), format, o.quality);
+  if (r.image.channels == r.channels) return encode_image(r.image, format, e);
+  return encode_rgba(r.image, r.channels, format, e);
 }
 
 namespace {

@@ -169,8 +169,14 @@ CliOptions parse_options(int argc, const char* const* argv) {
       ("no-orient", "keep a JPEG's pixels as stored (default: turn and mirror them as its EXIF "
                     "orientation says, so that phone photos come out upright)")
       ("quality", "JPEG quality 1..100", cxxopts::value<std::string>()->default_value("95"), "Q")
+      ("subsampling", "JPEG chroma subsampling: 444 (full resolution), 422 (half the columns) "
+                      "or 420 (half the columns and rows)",
+       cxxopts::value<std::string>()->default_value("420"), "S")
+      ("png-level", "zlib compression level of PNG output, 0 (stored) to 9 (smallest, slowest)",
+       cxxopts::value<std::string>()->default_value(std::to_string(kDefaultPngLevel)), "N")
       ("q,quiet", "print nothing but errors (no warnings, progress or summary)")
-      ("jobs", "host threads decoding and encoding, 1..256 (default: hardware threads)",
+      ("jobs", "host threads decoding and encoding (and deflating one PNG), 1..256 (default: "
+               "hardware threads)",
        cxxopts::value<std::string>(), "N");
   spec.add_options("Input limits")
       ("max-pixels", "refuse images larger than N pixels (width * height, read from the header "
@@ -341,6 +347,10 @@ CliOptions parse_options(int argc, const char* const* argv) {
     o.sweep_wg = parsed.count("sweep-wg") > 0;
   }
   o.quality = parse_int(parsed["quality"].as<std::string>(), "--quality", 1, 100, "the quality");
+  o.subsampling = parse_named(chroma_subsampling_table(), parsed["subsampling"].as<std::string>(),
+                              "--subsampling");
+  o.png_level =
+      parse_int(parsed["png-level"].as<std::string>(), "--png-level", 0, 9, "the zlib level");
   if (parsed.count("bench"))
     o.bench_runs =
         parse_int(parsed["bench"].as<std::string>(), "--bench", 1, 100000, "the run count");

@@ -26,6 +26,10 @@ struct CliOptions {
   GaussParams gauss_params;    ///< --gauss
   BrightParams bright_params;  ///< --bright
   int quality = 95;            ///< JPEG quality, 1..100
+  /// --subsampling: JPEG chroma subsampling
+  ChromaSubsampling subsampling = ChromaSubsampling::s420;
+  /// --png-level: zlib level of PNG output, 0..9
+  int png_level = kDefaultPngLevel;
   int bench_runs = 0;          ///< 0: no benchmark
   bool sweep_wg = false;       ///< --sweep-wg: one benchmark row per work-group size
   std::string bench_format = "table";

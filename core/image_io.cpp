@@ -29,7 +29,6 @@
 #include <time.h>
 #include <turbojpeg.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
@@ -47,6 +46,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/png_encode.h"
 
 namespace blurtool {
 
@@ -293,19 +293,6 @@ struct CheckedFile {
 
 // --- libpng ---------------------------------------------------------------------------------
 
-// PNG encoder settings, measured on photographs of 1920x1080 and 3024x4032 pixels: filter Up
-// with zlib's Z_RLE strategy (deflate with run-length matches only) took 0.27 s for 12 Mpixels
-// and was the fastest setting tried, smaller than level 1 and about the size of level 3 with
-// the default strategy (0.38 s and 0.61-0.79 s); stb_image_write took 1.8 s for a file 35-45%
-// larger. On flat synthetic images (text, screenshots) Z_RLE gives files about 1.7x those of
-// level 1, still a few hundredths of a byte per pixel. Paeth would save another 10-20% on
-// photos at 1.3x the time.
-constexpr int kPngFilter = PNG_FILTER_UP;
-constexpr int kPngZlibStrategy = Z_RLE;
-constexpr int kPngZlibLevel = 1;  // with Z_RLE any level but 0 (stored) is the same
-// Bytes of compressed data per IDAT chunk (libpng's default 8 KiB costs a callback each).
-constexpr std::size_t kPngIdatBytes = std::size_t{1} << 17;
-
 // State shared with libpng's callbacks: plain C data only, since it lives across setjmp.
 struct PngIo {
   const std::uint8_t* in = nullptr;  // reading: the file's bytes
@@ -329,19 +316,6 @@ void png_read_memory(png_structp png, png_bytep data, std::size_t length) {
   std::memcpy(data, io->in + io->in_pos, length);
   io->in_pos += length;
 }
-
-void png_write_memory(png_structp png, png_bytep data, std::size_t length) {
-  PngIo* io = static_cast<PngIo*>(png_get_io_ptr(png));
-  bool ok = true;
-  try {
-    io->out->insert(io->out->end(), data, data + length);
-  } catch (...) {  // never unwind through libpng's C frames
-    ok = false;
-  }
-  if (!ok) png_error(png, "out of memory");
-}
-
-void png_flush_memory(png_structp) {}
 
 // Reads the header and sets up the transformations that give stb_image's layout: palette to
 // RGB, grey below 8 bits to 8, tRNS to an alpha channel (of 16 bits in a 16-bit file). With
@@ -388,28 +362,6 @@ bool png_read_pixels(png_structp png, std::uint8_t* pixels, std::size_t row_byte
   return true;
 }
 
-// Writes `pixels` (rows of width * channels samples of `depth` bits, 8 or 16, the latter in the
-// host's byte order) as a PNG.
-bool png_write_pixels(png_structp png, png_infop info, const std::uint8_t* pixels, int width,
-                      int height, int channels, int depth) {
-  if (setjmp(png_jmpbuf(png))) return false;
-  static constexpr int kColorType[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
-                                       PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
-  png_set_user_limits(png, PNG_UINT_31_MAX, PNG_UINT_31_MAX);
-  png_set_IHDR(png, info, width, height, depth, kColorType[channels - 1], PNG_INTERLACE_NONE,
-               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-  png_set_filter(png, PNG_FILTER_TYPE_BASE, kPngFilter);
-  png_set_compression_strategy(png, kPngZlibStrategy);
-  png_set_compression_level(png, kPngZlibLevel);
-  png_set_compression_buffer_size(png, kPngIdatBytes);
-  png_write_info(png, info);
-  if (depth == 16 && kLittleEndian) png_set_swap(png);
-  const std::size_t row_bytes = static_cast<std::size_t>(width) * channels * (depth / 8);
-  for (int y = 0; y < height; ++y) png_write_row(png, pixels + row_bytes * y);
-  png_write_end(png, info);
-  return true;
-}
-
 // Decodes a PNG whose IHDR says `width` x `height` at the depth of T (8 bits, or 16 for a 16-bit
 // file), in RGBA with `rgba`; false if libpng refuses it, with libpng's reason in *reason (""
 // if it gave none).
@@ -444,28 +396,24 @@ bool decode_png_libpng(const std::vector<std::uint8_t>& bytes, int width, int he
   return false;
 }
 
+// The `channels` samples of `image`'s pixels that a PNG of them holds (all of them, or from an
+// RGBA image those from_rgba keeps), as options say.
 template <typename T>
-std::vector<std::uint8_t> encode_png(const BasicImage<T>& image) {
-  std::vector<std::uint8_t> out;
-  // Room for the raw rows: photos compress to less, so the vector never grows and copies.
-  out.reserve(image.pixels.size() * sizeof(T) + image.height + 1024);
-  PngIo io;
-  io.out = &out;
-  png_structp png =
-      png_create_write_struct(PNG_LIBPNG_VER_STRING, &io, png_on_error, png_on_warning);
-  png_infop info = png ? png_create_info_struct(png) : nullptr;
-  bool ok = false;
-  if (info) {
-    png_set_write_fn(png, &io, png_write_memory, png_flush_memory);
-    ok = png_write_pixels(png, info, reinterpret_cast<const std::uint8_t*>(image.pixels.data()),
-                          image.width, image.height, image.channels, kSampleBits<T>);
+std::vector<std::uint8_t> encode_png(const BasicImage<T>& image, int channels,
+                                     const EncodeOptions& options) {
+  if (options.png_level < 0 || options.png_level > 9) {
+    throw UsageError("PNG level " + std::to_string(options.png_level) + " is not in 0..9");
   }
-  png_destroy_write_struct(&png, &info);
-  if (!ok) {
-    throw Error(std::string("encoding PNG failed: ") +
-                (io.message[0] ? io.message : "out of memory"));
-  }
-  return out;
+  PngPixels pixels;
+  pixels.pixels = image.pixels.data();
+  pixels.width = image.width;
+  pixels.height = image.height;
+  pixels.channels = channels;
+  pixels.stride = image.channels;
+  pixels.depth = kSampleBits<T>;
+  PngSettings settings = png_settings(options.png_level);
+  settings.threads = options.threads;
+  return blurtool::encode_png(pixels, settings);
 }
 
 // --- TurboJPEG ------------------------------------------------------------------------------
@@ -522,37 +470,72 @@ bool decode_jpeg_turbojpeg(const std::vector<std::uint8_t>& bytes, int width, in
   return true;
 }
 
-std::vector<std::uint8_t> encode_jpeg(const Image& image, int quality) {
-  const int w = image.width, h = image.height, c = image.channels;
-  if (w > 65535 || h > 65535) {  // JPEG stores each dimension in 16 bits
-    throw Error("image " + std::to_string(w) + "x" + std::to_string(h) +
+// One TurboJPEG compressor per thread, made on the thread's first JPEG and destroyed when the
+// thread ends, so that no image pays for setting one up (tjInitCompress allocates libjpeg's
+// compressor and its memory pools). The output buffer is TurboJPEG's own, allocated per call:
+// a reused buffer of tjBufSize() bytes (TJFLAG_NOREALLOC) was no faster beyond run-to-run noise
+// (scripts/bench-encode.sh) and would hold that memory for every thread.
+tjhandle thread_jpeg_compressor() {
+  thread_local const TjHandle compressor(tjInitCompress(), tjDestroy);
+  if (!compressor) throw Error("encoding JPEG failed: " + tj_reason(nullptr));
+  return compressor.get();
+}
+
+int tj_subsampling(ChromaSubsampling subsampling) {
+  switch (subsampling) {
+    case ChromaSubsampling::s444:
+      return TJSAMP_444;
+    case ChromaSubsampling::s422:
+      return TJSAMP_422;
+    default:
+      return TJSAMP_420;
+  }
+}
+
+// The JPEG of `height` rows of `width` pixels in TurboJPEG's `pixel_format`, rows `pitch` bytes
+// apart, at `quality` with TurboJPEG's `subsampling` (TJSAMP_GRAY for greyscale).
+std::vector<std::uint8_t> compress_jpeg(const std::uint8_t* pixels, int width, int pitch,
+                                        int height, int pixel_format, int subsampling,
+                                        int quality) {
+  if (width > 65535 || height > 65535) {  // JPEG stores each dimension in 16 bits
+    throw Error("image " + std::to_string(width) + "x" + std::to_string(height) +
                 " is too large to encode as JPEG");
   }
-  const std::uint8_t* pixels = image.pixels.data();
-  std::vector<std::uint8_t> grey;  // grey + alpha: JPEG has no alpha, encode the grey plane
-  if (c == 2) {
-    grey.resize(static_cast<std::size_t>(w) * h);
-    for (std::size_t i = 0; i < grey.size(); ++i) grey[i] = pixels[2 * i];
-    pixels = grey.data();
-  }
-  static constexpr int kPixelFormat[] = {TJPF_GRAY, TJPF_GRAY, TJPF_RGB, TJPF_RGBX};
-  const int subsampling = c < 3 ? TJSAMP_GRAY : TJSAMP_420;
-  TjHandle handle(tjInitCompress(), tjDestroy);
-  if (!handle) throw Error("encoding JPEG failed: " + tj_reason(nullptr));
+  tjhandle compressor = thread_jpeg_compressor();
   unsigned char* jpeg = nullptr;  // allocated by TurboJPEG
   unsigned long size = 0;
-  const int status = tjCompress2(handle.get(), pixels, w, 0, h, kPixelFormat[c - 1], &jpeg, &size,
-                                 subsampling, quality, 0);
+  const int status = tjCompress2(compressor, pixels, width, pitch, height, pixel_format, &jpeg,
+                                 &size, subsampling, quality, 0);
   std::unique_ptr<unsigned char, void (*)(unsigned char*)> owned(jpeg, tjFree);
   if (status != 0 || !jpeg || size == 0) {
-    throw Error("encoding JPEG failed: " + tj_reason(handle.get()));
+    throw Error("encoding JPEG failed: " + tj_reason(compressor));
   }
   return std::vector<std::uint8_t>(jpeg, jpeg + size);
 }
 
-// JPEG holds 8 bits per sample.
-std::vector<std::uint8_t> encode_jpeg(const Image16& image, int quality) {
-  return encode_jpeg(narrow(image), quality);
+// The JPEG of the `channels` samples of `image`'s pixels that encode_image writes (all of them,
+// or from an RGBA image those from_rgba keeps; alpha never).
+std::vector<std::uint8_t> encode_jpeg(const Image& image, int channels,
+                                      const EncodeOptions& options) {
+  if (options.jpeg_quality < 1 || options.jpeg_quality > 100) {
+    throw UsageError("JPEG quality " + std::to_string(options.jpeg_quality) + " is not in 1..100");
+  }
+  const int w = image.width, h = image.height, stride = image.channels;
+  const int subsampling = channels < 3 ? TJSAMP_GRAY : tj_subsampling(options.jpeg_subsampling);
+  const std::uint8_t* pixels = image.pixels.data();
+  std::vector<std::uint8_t> grey;  // the grey plane of grey + alpha
+  int format = TJPF_GRAY;
+  if (stride == 4) {
+    format = TJPF_RGBX;  // for 1 or 2 channels R = G = B: libjpeg's luma of it is R exactly
+  } else if (stride == 3) {
+    format = TJPF_RGB;
+  } else if (stride == 2) {
+    grey.resize(static_cast<std::size_t>(w) * h);
+    for (std::size_t i = 0; i < grey.size(); ++i) grey[i] = pixels[2 * i];
+    pixels = grey.data();
+  }
+  return compress_jpeg(pixels, w, w * (grey.empty() ? stride : 1), h, format, subsampling,
+                       options.jpeg_quality);
 }
 
 // --- stb_image: the decoder of last resort --------------------------------------------------
@@ -1117,31 +1100,72 @@ ImageFormat output_format_for(const std::string& path) {
 
 namespace {
 
-// encode_image for samples of T.
+// encode_image and encode_rgba for samples of T: `image` written with `channels` of its
+// samples a pixel (its own count, or 1..4 from RGBA).
 template <typename T>
-std::vector<std::uint8_t> encode(const BasicImage<T>& image, ImageFormat format, int jpeg_quality) {
-  check_image(image, "encode_image");
-  if (format == ImageFormat::png) return encode_png(image);
-  if (jpeg_quality < 1 || jpeg_quality > 100) {
-    throw UsageError("JPEG quality " + std::to_string(jpeg_quality) + " is not in 1..100");
+std::vector<std::uint8_t> encode(const BasicImage<T>& image, int channels, ImageFormat format,
+                                 const EncodeOptions& options) {
+  if (format == ImageFormat::png) return encode_png(image, channels, options);
+  if constexpr (sizeof(T) == 1) {
+    return encode_jpeg(image, channels, options);
+  } else {
+    return encode_jpeg(narrow(image), channels, options);  // JPEG holds 8 bits
   }
-  return encode_jpeg(image, jpeg_quality);
+}
+
+template <typename T>
+std::vector<std::uint8_t> encode_from_rgba(const BasicImage<T>& rgba, int channels,
+                                           ImageFormat format, const EncodeOptions& options) {
+  check_image(rgba, "encode_rgba");
+  if (rgba.channels != 4 || channels < 1 || channels > 4) {
+    throw Error("encode_rgba: needs a 4-channel image and 1..4 output channels, got " +
+                std::to_string(rgba.channels) + " -> " + std::to_string(channels));
+  }
+  return encode(rgba, channels, format, options);
+}
+
+EncodeOptions with_quality(int jpeg_quality) {
+  EncodeOptions options;
+  options.jpeg_quality = jpeg_quality;
+  return options;
 }
 
 // save_image for samples of T.
 template <typename T>
 void save(const BasicImage<T>& image, const std::string& path, int jpeg_quality) {
-  write_file_atomic(path, encode(image, output_format_for(path), jpeg_quality));
+  write_file_atomic(path, encode_image(image, output_format_for(path), jpeg_quality));
 }
 
 }  // namespace
 
+std::vector<std::uint8_t> encode_image(const Image& image, ImageFormat format,
+                                       const EncodeOptions& options) {
+  check_image(image, "encode_image");
+  return encode(image, image.channels, format, options);
+}
+
+std::vector<std::uint8_t> encode_image(const Image16& image, ImageFormat format,
+                                       const EncodeOptions& options) {
+  check_image(image, "encode_image");
+  return encode(image, image.channels, format, options);
+}
+
 std::vector<std::uint8_t> encode_image(const Image& image, ImageFormat format, int jpeg_quality) {
-  return encode(image, format, jpeg_quality);
+  return encode_image(image, format, with_quality(jpeg_quality));
 }
 
 std::vector<std::uint8_t> encode_image(const Image16& image, ImageFormat format, int jpeg_quality) {
-  return encode(image, format, jpeg_quality);
+  return encode_image(image, format, with_quality(jpeg_quality));
+}
+
+std::vector<std::uint8_t> encode_rgba(const Image& rgba, int channels, ImageFormat format,
+                                      const EncodeOptions& options) {
+  return encode_from_rgba(rgba, channels, format, options);
+}
+
+std::vector<std::uint8_t> encode_rgba(const Image16& rgba, int channels, ImageFormat format,
+                                      const EncodeOptions& options) {
+  return encode_from_rgba(rgba, channels, format, options);
 }
 
 void save_image(const Image& image, const std::string& path, int jpeg_quality) {

@@ -9,9 +9,10 @@
 //   12-Mpixel photos), PNGs by libpng straight into the Image (stb_image needs a second buffer
 //   and a copy; 1.1x to 1.7x faster); stb_image decodes whatever those two refuse (CMYK JPEGs,
 //   PNGs libpng rejects), so that every file accepted before is still accepted;
-// - PNGs are encoded by libpng (filter Up, zlib's run-length strategy: 7x faster than
-//   stb_image_write and 25-32% smaller on photos), JPEGs by TurboJPEG (13x faster; 4:2:0
-//   chroma subsampling, or greyscale).
+// - PNGs are encoded by core/png_encode (its own row filters, zlib's deflate in strips on
+//   every core joined into one zlib stream, the chunks' CRCs by zlib's crc32), JPEGs by
+//   TurboJPEG (one compressor per thread; 4:2:0, 4:2:2 or 4:4:4 chroma subsampling, or
+//   greyscale); both read the device's RGBA result without a reduced copy (encode_rgba).
 // 16-bit samples: load_image reduces a 16-bit PNG to 8 bits, load_image_wide keeps its 16 bits
 // (an Image16); an Image16 is written as a 16-bit PNG, or narrowed to 8 bits for JPEG.
 // Outputs are written to a temporary file in the output's directory and renamed into place, so
@@ -22,6 +23,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "core/named.h"
 
 namespace blurtool {
 
@@ -156,18 +159,78 @@ Image apply_orientation(const Image& image, int orientation);
 /// Throws blurtool::UsageError naming `path` for any other extension.
 ImageFormat output_format_for(const std::string& path);
 
-/// Encodes `image` as PNG or JPEG (`jpeg_quality` 1..100) into bytes.
-/// Throws blurtool::Error if encoding fails.
-/// PNG keeps all 1-4 channels exactly. JPEG has no alpha: it is dropped, so a 1- or 2-channel
-/// image is saved as a greyscale JPEG and reads back as 1 channel, a 3- or 4-channel one as
-/// YCbCr with 4:2:0 chroma subsampling that reads back as 3 channels. A `jpeg_quality` outside
-/// 1..100 throws blurtool::UsageError (it is ignored for PNG).
+/// JPEG chroma subsampling: Cb and Cr at full resolution (4:4:4), half the columns (4:2:2) or
+/// half the columns and rows (4:2:0).
+enum class ChromaSubsampling { s444, s422, s420 };
+
+/// The names of --subsampling: "444", "422", "420".
+inline const std::vector<Named<ChromaSubsampling>>& chroma_subsampling_table() {
+  static const std::vector<Named<ChromaSubsampling>> table = {
+      {ChromaSubsampling::s444, "444", "chroma at full resolution"},
+      {ChromaSubsampling::s422, "422", "chroma of half the columns"},
+      {ChromaSubsampling::s420, "420", "chroma of half the columns and half the rows"}};
+  return table;
+}
+
+/// The zlib level PNGs are written with unless told otherwise: the fastest level whose files
+/// are within 10% of level 6's on the sample photos, blurred and not, all together (level 1,
+/// zlib's run-length strategy: the same total size, at a tenth of the time;
+/// docs/performance/png-level.md).
+constexpr int kDefaultPngLevel = 1;
+
+/// How encode_image writes an image. JPEG settings are ignored for PNG and the reverse.
+struct EncodeOptions {
+  int jpeg_quality = 95;  ///< JPEG quality, 1..100
+  ChromaSubsampling jpeg_subsampling = ChromaSubsampling::s420;
+  int png_level = kDefaultPngLevel;  ///< zlib compression level, 0 (stored) .. 9 (smallest)
+  /// Threads deflating one PNG; 0: std::thread::hardware_concurrency(). The bytes written do
+  /// not depend on it.
+  int threads = 0;
+};
+
+/// Encodes `image` as PNG or JPEG into bytes, as `options` say.
+/// PNG keeps all 1-4 channels exactly: each row filtered with the Paeth predictor, deflated by
+/// zlib at options.png_level (png_settings) in strips of about 1 MiB on up to options.threads
+/// threads, joined into one zlib stream (see core/png_encode.h); only the IHDR, IDAT and IEND
+/// chunks. JPEG has no alpha: it is dropped, so a 1- or 2-channel image is saved as a greyscale
+/// JPEG and reads back as 1 channel, a 3- or 4-channel one as YCbCr with
+/// options.jpeg_subsampling that reads back as 3 channels; TurboJPEG compresses, with one
+/// compressor kept per thread (tjCompress2, libjpeg-turbo's SIMD colour conversion and DCT).
+/// Throws blurtool::UsageError for a jpeg_quality outside 1..100 (JPEG) or a png_level outside
+/// 0..9 (PNG), blurtool::Error if the pixel buffer does not hold width * height * channels
+/// samples, a JPEG side exceeds 65535, or encoding fails.
+std::vector<std::uint8_t> encode_image(const Image& image, ImageFormat format,
+                                       const EncodeOptions& options);
+
+/// The same with the default options but `jpeg_quality`.
 std::vector<std::uint8_t> encode_image(const Image& image, ImageFormat format, int jpeg_quality);
 
-/// Encodes a 16-bit `image` as PNG with 16 bits per sample (1-4 channels kept exactly, the same
-/// filter and zlib settings as for 8 bits), or as JPEG, which holds 8 bits only: narrow(image)
-/// encoded as the 8-bit encode_image does. Throws as the 8-bit encode_image.
+/// Encodes a 16-bit `image` as PNG with 16 bits per sample (1-4 channels kept exactly,
+/// big-endian in the file as PNG stores them; the same filter and zlib settings as for 8 bits),
+/// or as JPEG, which holds 8 bits only: narrow(image) encoded as the 8-bit encode_image does.
+/// Throws as the 8-bit encode_image.
+std::vector<std::uint8_t> encode_image(const Image16& image, ImageFormat format,
+                                       const EncodeOptions& options);
+
+/// The same with the default options but `jpeg_quality`.
 std::vector<std::uint8_t> encode_image(const Image16& image, ImageFormat format, int jpeg_quality);
+
+/// Encodes the RGBA image `rgba` (4 channels, as to_rgba made it) as the `channels`-channel
+/// image from_rgba(rgba, channels) would be (1: R; 2: R, A; 3: RGB; 4: all), with the same bytes
+/// as encode_image of that image, but without making it: the PNG encoder picks the samples as
+/// it filters the rows, and TurboJPEG reads the RGBA rows as RGBX (alpha skipped). For 1 or 2
+/// channels TurboJPEG converts RGBX to greyscale (luma), which is R exactly where R = G = B,
+/// as in every image to_rgba expanded from grey and every blur of one (libjpeg's luma weights
+/// 19595 + 38470 + 7471 make 65536 / 65536); this is faster than TJPF_GRAY on a grey copy.
+/// Throws blurtool::Error unless `rgba` has 4 channels and `channels` is 1..4, and as
+/// encode_image.
+std::vector<std::uint8_t> encode_rgba(const Image& rgba, int channels, ImageFormat format,
+                                      const EncodeOptions& options);
+
+/// The 16-bit encode_rgba: a PNG of 16 bits per sample, or a JPEG of narrow(rgba) (as the 16-bit
+/// encode_image).
+std::vector<std::uint8_t> encode_rgba(const Image16& rgba, int channels, ImageFormat format,
+                                      const EncodeOptions& options);
 
 /// Writes `image` to `path` in the format its extension names: encodes, writes to a temporary
 /// file in the same directory, then renames it into place (no partial file on any failure).

@@ -10,6 +10,7 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <turbojpeg.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -167,6 +168,45 @@ TEST_F(Cli, JpegOutputHonoursQuality) {
     sum += std::abs(int(got.pixels[i]) - int(expected.pixels[i]));
   EXPECT_LT(sum / got.pixels.size(), 3.0);
   EXPECT_LT(fs::file_size(q10), fs::file_size(q80));  // --quality reaches the encoder
+}
+
+// --subsampling reaches the JPEG (TurboJPEG's header reader says which), --png-level the PNG:
+// the same pixels at every level, 0 stored (larger than the samples), 9 smaller than 1.
+TEST_F(Cli, SubsamplingAndPngLevelReachTheEncoders) {
+  tjhandle handle = tjInitDecompress();
+  ASSERT_NE(handle, nullptr);
+  const std::pair<const char*, int> subsamplings[] = {
+      {nullptr, TJSAMP_420}, {"444", TJSAMP_444}, {"422", TJSAMP_422}, {"420", TJSAMP_420}};
+  for (auto [name, expected] : subsamplings) {
+    SCOPED_TRACE(name ? name : "default");
+    const std::string out = (out_ / "s.jpg").string();
+    std::vector<std::string> args = {"--box", "3", kCoffee, out};
+    if (name) args.insert(args.begin(), {"--subsampling", name});
+    const Result r = run(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string jpeg = read_file(out);
+    int w = 0, h = 0, subsampling = -1, colorspace = -1;
+    ASSERT_EQ(tjDecompressHeader3(handle, reinterpret_cast<const unsigned char*>(jpeg.data()),
+                                  jpeg.size(), &w, &h, &subsampling, &colorspace),
+              0);
+    EXPECT_EQ(subsampling, expected);
+  }
+  tjDestroy(handle);
+  const Image expected = expected_box(load_image(kCoffee), 3, EdgeMode::clamp);
+  std::vector<std::uintmax_t> sizes;
+  for (const char* level : {"0", "1", "6", "9"}) {
+    SCOPED_TRACE(std::string("--png-level ") + level);
+    const std::string out = (out_ / (std::string("l") + level + ".png")).string();
+    const Result r = run({"--box", "3", "--png-level", level, kCoffee, out});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(max_diff(load_image(out), expected), 0);
+    sizes.push_back(fs::file_size(out));
+  }
+  EXPECT_GT(sizes[0], expected.pixels.size());
+  EXPECT_LT(sizes[3], sizes[1]);
+  // The default is level 1: the same bytes.
+  ASSERT_EQ(run({"--box", "3", kCoffee, out_ / "default.png"}).status, 0);
+  EXPECT_EQ(read_file(out_ / "default.png"), read_file(out_ / "l1.png"));
 }
 
 TEST_F(Cli, BenchPrintsTable) {
@@ -418,7 +458,15 @@ TEST_F(Cli, UsageErrorsNameTheOptionAtFault) {
       // A switch with a value cxxopts does not take ("Argument 'no' failed to parse").
       {{"--box", "3", "--linear-light=no", kCoffee, out}, {"'--linear-light=no'", "switch"}},
       {{"--box", "3", "--force=yes", kCoffee, out}, {"'--force=yes'", "switch"}},
-      {{"--box", "3", "--bench-format", "csv", kCoffee, out}, {"--bench-format", "--bench"}}};
+      {{"--box", "3", "--bench-format", "csv", kCoffee, out}, {"--bench-format", "--bench"}},
+      {{"--box", "3", "--subsampling", "411", kCoffee, out},
+       {"--subsampling", "'411'", "444, 422, 420"}},
+      {{"--box", "3", "--subsampling", "4:4:4", kCoffee, out}, {"--subsampling", "'4:4:4'"}},
+      {{"--box", "3", "--subsampling", "", kCoffee, out}, {"--subsampling", "''"}},
+      {{"--box", "3", "--png-level", "10", kCoffee, out}, {"--png-level", "'10'", "0 to 9"}},
+      {{"--box", "3", "--png-level", "-1", kCoffee, out}, {"--png-level", "'-1'", "0 to 9"}},
+      {{"--box", "3", "--png-level", "fast", kCoffee, out}, {"--png-level", "'fast'", "0 to 9"}},
+      {{"--box", "3", "--png-level", "1.5", kCoffee, out}, {"--png-level", "'1.5'", "0 to 9"}}};
   for (const auto& [args, parts] : cases) {
     SCOPED_TRACE(::testing::PrintToString(args));
     expect_failure(run(args), 2, parts, Files{});

@@ -1,8 +1,10 @@
-// Tests for core/image_io: exact PNG round trips for every channel count, JPEG within a loose
-// tolerance, the checks made before anything is decoded (signature, empty and missing files,
-// truncated JPEGs, max_pixels), 16-bit PNG warnings, the fast decoders (libpng, TurboJPEG)
-// against stb_image, which they replaced, the atomic save (no partial or temporary file left
-// behind, even when a signal ends the process mid-write) and the RGBA conversions.
+// Tests for core/image_io: exact PNG round trips for every channel count, depth, zlib level and
+// strip layout of the parallel PNG encoder (checked by zlib and stb_image too), JPEG within a
+// loose tolerance, JPEG and PNG from RGBA against the reduced image, JPEG chroma subsampling, the
+// checks made before anything is decoded (signature, empty and missing files, truncated JPEGs,
+// max_pixels), 16-bit PNG warnings, the fast decoders (libpng, TurboJPEG) against stb_image, which
+// they replaced, the atomic save (no partial or temporary file left behind, even when a signal ends
+// the process mid-write) and the RGBA conversions.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stb/stb_image.h>
@@ -10,7 +12,10 @@
 #include <sys/stat.h>
 #include <turbojpeg.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +32,7 @@
 
 #include "core/error.h"
 #include "core/image_io.h"
+#include "core/png_encode.h"
 
 namespace blurtool {
 namespace {
@@ -1145,6 +1151,25 @@ TEST(OutputFormat, ByExtension) {
 
 TEST(Encode, ChecksItsArguments) {
   const Image image = random_image(5, 3, 3, 2);
+  EncodeOptions options;
+  for (int level : {-1, 10}) {
+    options.png_level = level;
+    const std::string message =
+        error_of<UsageError>([&] { encode_image(image, ImageFormat::png, options); });
+    EXPECT_NE(message.find("PNG level " + std::to_string(level)), std::string::npos) << message;
+    EXPECT_NO_THROW(encode_image(image, ImageFormat::jpeg, options));  // JPEG ignores it
+  }
+  options = EncodeOptions{};
+  options.jpeg_quality = 0;
+  EXPECT_THROW(encode_image(image, ImageFormat::jpeg, options), UsageError);
+  EXPECT_NO_THROW(encode_image(image, ImageFormat::png, options));  // PNG ignores it
+  const Image rgba = to_rgba(image);
+  for (int channels : {0, 5})
+    EXPECT_THROW(encode_rgba(rgba, channels, ImageFormat::png, EncodeOptions{}), Error);
+  EXPECT_THROW(encode_rgba(image, 3, ImageFormat::jpeg, EncodeOptions{}), Error);  // not RGBA
+  Image short_rgba = rgba;
+  short_rgba.pixels.pop_back();
+  EXPECT_THROW(encode_rgba(short_rgba, 3, ImageFormat::png, EncodeOptions{}), Error);
   EXPECT_THROW(encode_image(image, ImageFormat::jpeg, 0), UsageError);
   EXPECT_THROW(encode_image(image, ImageFormat::jpeg, 101), UsageError);
   EXPECT_NO_THROW(encode_image(image, ImageFormat::jpeg, 1));
@@ -1161,6 +1186,359 @@ TEST(Encode, ChecksItsArguments) {
   EXPECT_NO_THROW(encode_image(wide, ImageFormat::jpeg, 100));
   wide.pixels.pop_back();
   EXPECT_THROW(encode_image(wide, ImageFormat::png, 95), Error);
+}
+
+// --- The PNG encoder: strips deflated in parallel, joined into one zlib stream ---
+
+struct Chunk {
+  std::string type;
+  Bytes data;
+};
+
+// The chunks of a PNG, each one's CRC checked with zlib's crc32 (the project's decoders ignore
+// CRCs, as stb_image did, so they would not notice a wrong one).
+std::vector<Chunk> png_chunks(const Bytes& png) {
+  std::vector<Chunk> chunks;
+  const Bytes signature = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  EXPECT_TRUE(png.size() >= 8 && Bytes(png.begin(), png.begin() + 8) == signature);
+  auto get32 = [&](std::size_t at) {
+    return std::uint32_t{png[at]} << 24 | std::uint32_t{png[at + 1]} << 16 |
+           std::uint32_t{png[at + 2]} << 8 | png[at + 3];
+  };
+  std::size_t at = 8;
+  while (at + 12 <= png.size()) {
+    const std::size_t length = get32(at);
+    if (at + 12 + length > png.size()) break;
+    Chunk chunk{std::string(png.begin() + at + 4, png.begin() + at + 8),
+                Bytes(png.begin() + at + 8, png.begin() + at + 8 + length)};
+    const std::uint32_t crc = ::crc32(0, png.data() + at + 4, static_cast<uInt>(4 + length));
+    EXPECT_EQ(get32(at + 8 + length), crc) << "CRC of chunk " << chunks.size() << " " << chunk.type;
+    chunks.push_back(std::move(chunk));
+    at += 12 + length;
+  }
+  EXPECT_EQ(at, png.size()) << "bytes after the last whole chunk";
+  return chunks;
+}
+
+// The IDAT chunks' zlib stream inflated by zlib, which checks its header and Adler-32: the
+// filtered rows. Fails the test unless it is one complete stream with nothing after it.
+Bytes inflate_idat(const std::vector<Chunk>& chunks, std::size_t expected_size) {
+  Bytes stream;
+  for (const Chunk& c : chunks)
+    if (c.type == "IDAT") stream.insert(stream.end(), c.data.begin(), c.data.end());
+  Bytes out(expected_size + 1);  // one byte more: a stream holding too much shows
+  z_stream z{};
+  EXPECT_EQ(inflateInit(&z), Z_OK);
+  z.next_in = stream.data();
+  z.avail_in = static_cast<uInt>(stream.size());
+  z.next_out = out.data();
+  z.avail_out = static_cast<uInt>(out.size());
+  const int status = inflate(&z, Z_FINISH);
+  EXPECT_EQ(status, Z_STREAM_END) << (z.msg ? z.msg : "");
+  EXPECT_EQ(z.avail_in, 0u) << "bytes after the zlib stream";
+  out.resize(out.size() - z.avail_out);
+  inflateEnd(&z);
+  EXPECT_EQ(out.size(), expected_size);
+  return out;
+}
+
+// The types of the chunks, in order, with runs of IDAT written once.
+std::vector<std::string> chunk_types(const std::vector<Chunk>& chunks) {
+  std::vector<std::string> types;
+  for (const Chunk& c : chunks)
+    if (types.empty() || c.type != "IDAT" || types.back() != "IDAT") types.push_back(c.type);
+  return types;
+}
+
+std::size_t idat_count(const std::vector<Chunk>& chunks) {
+  return std::count_if(chunks.begin(), chunks.end(),
+                       [](const Chunk& c) { return c.type == "IDAT"; });
+}
+
+template <typename T>
+PngPixels png_pixels(const BasicImage<T>& image, int channels) {
+  PngPixels p;
+  p.pixels = image.pixels.data();
+  p.width = image.width;
+  p.height = image.height;
+  p.channels = channels;
+  p.stride = image.channels;
+  p.depth = 8 * sizeof(T);
+  return p;
+}
+
+// Decodes `png` with libpng (decode_image_wide) at its own depth, as samples of T.
+template <typename T>
+BasicImage<T> libpng_decode(const Bytes& png) {
+  std::vector<std::string> warnings;
+  const DecodedImage d = decode_image_wide(png, "mem.png", &warnings);
+  EXPECT_TRUE(warnings.empty());
+  if constexpr (sizeof(T) == 1) {
+    EXPECT_FALSE(d.is_wide());
+    return d.narrow;
+  } else {
+    EXPECT_TRUE(d.is_wide());
+    return d.wide;
+  }
+}
+
+// Every layout, depth and strip layout comes back exactly through libpng and stb_image, and is
+// one valid zlib stream (zlib checks it): 1-4 channels, 8 and 16 bits, odd and prime sizes, 1x1,
+// 1xN and Nx1, a strip per row on more threads than rows, strips of a few rows, and the default
+// (one strip for images this small); from the image itself and from its RGBA expansion (the
+// samples from_rgba keeps, without the reduced copy), which give the same bytes.
+template <typename T>
+void check_png_layouts() {
+  struct Strips {
+    std::size_t bytes;
+    int threads;
+  };
+  const std::vector<std::pair<int, int>> sizes = {{1, 1},   {1, 29},  {29, 1},
+                                                  {37, 23}, {131, 3}, {3, 131}};
+  for (auto [w, h] : sizes) {
+    for (int channels = 1; channels <= 4; ++channels) {
+      const BasicImage<T> image = random_image<T>(w, h, channels, w * 31 + h * 7 + channels);
+      const BasicImage<T> rgba = to_rgba(image);
+      const std::size_t filtered = h * (1 + std::size_t(w) * channels * sizeof(T));
+      Bytes first;
+      for (Strips strips : {Strips{0, 0}, Strips{1, 8}, Strips{100, 3}, Strips{1, 1}}) {
+        SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + "x" + std::to_string(channels) +
+                     " at " + std::to_string(8 * sizeof(T)) + " bits, strips of " +
+                     std::to_string(strips.bytes) + " bytes on " + std::to_string(strips.threads) +
+                     " threads");
+        PngSettings settings;
+        settings.level = 6;
+        settings.filter = PngFilter::paeth;
+        settings.strip_bytes = strips.bytes;
+        settings.threads = strips.threads;
+        const Bytes png = encode_png(png_pixels(image, channels), settings);
+        EXPECT_EQ(encode_png(png_pixels(rgba, channels), settings), png) << "from RGBA";
+        const std::vector<Chunk> chunks = png_chunks(png);
+        EXPECT_EQ(chunk_types(chunks), (std::vector<std::string>{"IHDR", "IDAT", "IEND"}));
+        // A strip per row: an IDAT chunk per row.
+        if (strips.bytes == 1) {
+          EXPECT_EQ(idat_count(chunks), std::size_t(h));
+        }
+        inflate_idat(chunks, filtered);
+        const BasicImage<T> back = libpng_decode<T>(png);
+        EXPECT_EQ(back.width, w);
+        EXPECT_EQ(back.height, h);
+        EXPECT_EQ(back.channels, channels);
+        EXPECT_EQ(back.pixels, image.pixels);
+        EXPECT_EQ(stb_decode<T>(png).pixels, image.pixels);
+        // The same filtered bytes whatever the strips: only the deflate blocks differ.
+        if (first.empty()) first = inflate_idat(chunks, filtered);
+        EXPECT_EQ(inflate_idat(chunks, filtered), first);
+      }
+    }
+  }
+}
+
+TEST(PngEncoder, RoundTripIsExactForEveryLayoutDepthAndStripping8) {
+  check_png_layouts<std::uint8_t>();
+}
+
+TEST(PngEncoder, RoundTripIsExactForEveryLayoutDepthAndStripping16) {
+  check_png_layouts<std::uint16_t>();
+}
+
+// Every filter is exact too (the encoder's own filters against libpng's unfiltering), on a
+// photo whose neighbouring pixels are alike, where a wrong predictor would show.
+TEST(PngEncoder, EveryFilterRoundTrips) {
+  const Image photo = load_image(kSamples + "coffee_600x400.png");
+  for (PngFilter filter : {PngFilter::none, PngFilter::sub, PngFilter::up, PngFilter::average,
+                           PngFilter::paeth, PngFilter::adaptive}) {
+    for (int channels : {3, 4}) {
+      SCOPED_TRACE("filter " + std::to_string(static_cast<int>(filter)) + ", " +
+                   std::to_string(channels) + " channels");
+      const Image image = channels == 3 ? photo : to_rgba(photo);
+      PngSettings settings;
+      settings.level = 1;
+      settings.filter = filter;
+      settings.strip_bytes = 50000;  // several strips, a filter reading across their boundary
+      const Bytes png = encode_png(png_pixels(image, channels), settings);
+      EXPECT_GT(idat_count(png_chunks(png)), 10u);
+      EXPECT_EQ(libpng_decode<std::uint8_t>(png).pixels, image.pixels);
+      // The filter type bytes: the one asked for on every row, or for adaptive a mix.
+      const Bytes rows = inflate_idat(png_chunks(png), image.pixels.size() + image.height);
+      std::set<int> types;
+      for (int y = 0; y < image.height; ++y)
+        types.insert(rows[y * (1 + std::size_t(image.width) * channels)]);
+      if (filter == PngFilter::adaptive) {
+        EXPECT_GT(types.size(), 1u);
+      } else {
+        EXPECT_EQ(types, std::set<int>{static_cast<int>(filter)});
+      }
+    }
+  }
+}
+
+// A photo of several strips: the same bytes on any number of threads, one zlib stream within
+// 1% of one strip's size, decoded exactly.
+TEST(PngEncoder, StripsGiveTheSameBytesOnAnyThreadCountAndCostUnderOnePercent) {
+  const Image photo = load_image(kSamples + "dune_1680x1050.jpg");  // 5.3 MB: 6 strips
+  PngSettings settings;
+  settings.level = kDefaultPngLevel;
+  settings.threads = 1;
+  const Bytes one_thread = encode_png(png_pixels(photo, 3), settings);
+  const std::vector<Chunk> chunks = png_chunks(one_thread);
+  EXPECT_EQ(idat_count(chunks), 6u);
+  inflate_idat(chunks, photo.pixels.size() + photo.height);
+  for (int threads : {2, 5, 64}) {
+    settings.threads = threads;
+    EXPECT_EQ(encode_png(png_pixels(photo, 3), settings), one_thread) << threads << " threads";
+  }
+  settings.strip_bytes = std::size_t{1} << 30;  // one strip: one deflate stream
+  const Bytes one_stream = encode_png(png_pixels(photo, 3), settings);
+  EXPECT_EQ(idat_count(png_chunks(one_stream)), 1u);
+  EXPECT_LT(double(one_thread.size()), 1.01 * double(one_stream.size()));
+  EXPECT_EQ(decode_image(one_thread, "dune.png").pixels, photo.pixels);
+}
+
+// Every --png-level round-trips exactly through encode_image: level 0 stores the rows (more
+// bytes than the samples), 9 gives less than 1 and 4; each file is one valid zlib stream whose
+// header names the level as zlib's deflate would.
+TEST_F(ImageIo, PngRoundTripIsExactAtEveryLevel) {
+  const Image photo = load_image(kSamples + "coffee_600x400.png");
+  const Image16 deep = random_image<std::uint16_t>(41, 17, 4, 5);
+  std::vector<std::size_t> sizes;
+  for (int level = 0; level <= 9; ++level) {
+    SCOPED_TRACE("level " + std::to_string(level));
+    EncodeOptions options;
+    options.png_level = level;
+    const Bytes png = encode_image(photo, ImageFormat::png, options);
+    const std::vector<Chunk> chunks = png_chunks(png);
+    inflate_idat(chunks, photo.pixels.size() + photo.height);
+    const std::uint16_t header = chunks[1].data[0] << 8 | chunks[1].data[1];
+    EXPECT_EQ(header, zlib_header(level, level == 1 ? Z_RLE : Z_FILTERED));
+    EXPECT_EQ(decode_image(png, "coffee.png").pixels, photo.pixels);
+    EXPECT_EQ(
+        decode_image_wide(encode_image(deep, ImageFormat::png, options), "deep.png").wide.pixels,
+        deep.pixels);
+    sizes.push_back(png.size());
+  }
+  EXPECT_GT(sizes[0], photo.pixels.size());
+  EXPECT_LT(sizes[1], photo.pixels.size());
+  EXPECT_LT(sizes[9], sizes[1]);
+  EXPECT_LT(sizes[9], sizes[4]);
+}
+
+// The header bytes are the ones zlib's deflate writes for each level and strategy.
+TEST(PngEncoder, ZlibHeaderIsDeflates) {
+  for (int level = 0; level <= 9; ++level) {
+    for (int strategy : {Z_DEFAULT_STRATEGY, Z_FILTERED, Z_RLE}) {
+      z_stream z{};
+      ASSERT_EQ(deflateInit2(&z, level, Z_DEFLATED, 15, 8, strategy), Z_OK);
+      std::uint8_t in = 0, out[64];
+      z.next_in = &in;
+      z.avail_in = 1;
+      z.next_out = out;
+      z.avail_out = sizeof out;
+      ASSERT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+      deflateEnd(&z);
+      EXPECT_EQ(zlib_header(level, strategy), out[0] << 8 | out[1])
+          << "level " << level << " strategy " << strategy;
+    }
+  }
+}
+
+// encode_rgba writes what encode_image writes for the image from_rgba would make: the same
+// bytes, PNG and JPEG (every subsampling), 8 and 16 bits, 1-4 channels, on a photo (grey and
+// grey + alpha from its red channel, as to_rgba expands them: R = G = B).
+TEST_F(ImageIo, EncodeRgbaWritesWhatEncodingTheReducedImageWrites) {
+  const Image photo = load_image(kSamples + "coffee_600x400.png");
+  const Image photo_rgba = to_rgba(photo);
+  Image alpha = random_image(photo.width, photo.height, 1, 9);
+  for (int channels = 1; channels <= 4; ++channels) {
+    // The photo with `channels`: grey from R, alpha random.
+    Image image = from_rgba(photo_rgba, channels == 2 ? 1 : channels);
+    if (channels == 2) {
+      Image ga = from_rgba(photo_rgba, 2);
+      for (std::size_t i = 0; i < alpha.pixels.size(); ++i) {
+        ga.pixels[2 * i] = image.pixels[i];
+        ga.pixels[2 * i + 1] = alpha.pixels[i];
+      }
+      image = ga;
+    }
+    const Image rgba = to_rgba(image);
+    for (ChromaSubsampling subsampling :
+         {ChromaSubsampling::s444, ChromaSubsampling::s422, ChromaSubsampling::s420}) {
+      SCOPED_TRACE(std::to_string(channels) + " channels, subsampling " +
+                   name_of(chroma_subsampling_table(), subsampling));
+      EncodeOptions options;
+      options.jpeg_subsampling = subsampling;
+      EXPECT_EQ(encode_rgba(rgba, channels, ImageFormat::jpeg, options),
+                encode_image(image, ImageFormat::jpeg, options));
+      EXPECT_EQ(encode_rgba(widen(rgba), channels, ImageFormat::jpeg, options),
+                encode_image(image, ImageFormat::jpeg, options));
+    }
+    SCOPED_TRACE(std::to_string(channels) + " channels");
+    EXPECT_EQ(encode_rgba(rgba, channels, ImageFormat::png, EncodeOptions{}),
+              encode_image(image, ImageFormat::png, EncodeOptions{}));
+    const Image16 deep = random_image<std::uint16_t>(53, 29, channels, 77 + channels);
+    EXPECT_EQ(encode_rgba(to_rgba(deep), channels, ImageFormat::png, EncodeOptions{}),
+              encode_image(deep, ImageFormat::png, EncodeOptions{}));
+  }
+}
+
+// --subsampling reaches the file: TurboJPEG's header reader reports what was asked for, and
+// full-resolution chroma costs bytes; grey images are greyscale JPEGs whatever it says.
+TEST_F(ImageIo, JpegSubsamplingIsWhatWasAskedFor) {
+  const Image photo = load_image(kSamples + "coffee_600x400.png");
+  const std::pair<ChromaSubsampling, int> cases[] = {{ChromaSubsampling::s444, TJSAMP_444},
+                                                     {ChromaSubsampling::s422, TJSAMP_422},
+                                                     {ChromaSubsampling::s420, TJSAMP_420}};
+  tjhandle handle = tjInitDecompress();
+  ASSERT_NE(handle, nullptr);
+  auto subsampling_of = [&](const Bytes& jpeg) {
+    int w = 0, h = 0, subsampling = -1, colorspace = -1;
+    EXPECT_EQ(
+        tjDecompressHeader3(handle, jpeg.data(), jpeg.size(), &w, &h, &subsampling, &colorspace),
+        0);
+    return subsampling;
+  };
+  std::vector<std::size_t> sizes;
+  for (auto [subsampling, expected] : cases) {
+    EncodeOptions options;
+    options.jpeg_subsampling = subsampling;
+    const Bytes jpeg = encode_image(photo, ImageFormat::jpeg, options);
+    EXPECT_EQ(subsampling_of(jpeg), expected);
+    EXPECT_EQ(subsampling_of(encode_rgba(to_rgba(photo), 3, ImageFormat::jpeg, options)), expected);
+    EXPECT_EQ(subsampling_of(encode_rgba(to_rgba(photo), 1, ImageFormat::jpeg, options)),
+              TJSAMP_GRAY);
+    EXPECT_LT(difference(decode_image(jpeg, "coffee.jpg"), photo).first, 3.0);
+    sizes.push_back(jpeg.size());
+  }
+  EXPECT_EQ(subsampling_of(encode_image(photo, ImageFormat::jpeg, EncodeOptions{})), TJSAMP_420);
+  tjDestroy(handle);
+  EXPECT_GT(sizes[0], sizes[1]);
+  EXPECT_GT(sizes[1], sizes[2]);
+}
+
+// The compressor kept per thread gives every thread the same bytes, image after image of
+// different sizes and kinds.
+TEST_F(ImageIo, JpegEncodesAreTheSameOnEveryThread) {
+  const Image photo = load_image(kSamples + "coffee_600x400.png");
+  const Image small = random_image(17, 9, 3, 4);
+  const Image grey = from_rgba(to_rgba(photo), 1);
+  const Bytes expected[] = {encode_image(photo, ImageFormat::jpeg, 95),
+                            encode_image(small, ImageFormat::jpeg, 90),
+                            encode_image(grey, ImageFormat::jpeg, 80)};
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 5; ++i) {
+        mismatches += encode_image(photo, ImageFormat::jpeg, 95) != expected[0];
+        mismatches += encode_image(small, ImageFormat::jpeg, 90) != expected[1];
+        EncodeOptions q80;
+        q80.jpeg_quality = 80;
+        mismatches += encode_rgba(to_rgba(grey), 1, ImageFormat::jpeg, q80) != expected[2];
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 // The RGBA conversions at both depths.
