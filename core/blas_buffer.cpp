@@ -55,8 +55,10 @@ BlasTiming saxpy_buffer(Runtime& rt, const SaxpyArgs& a, const std::vector<float
 BlasTiming sdot_buffer(Runtime& rt, const SdotArgs& a, const std::vector<float>& x,
                        const std::vector<float>& y, float& result, int runs) {
   check_fits(rt, {x.size() * 4, y.size() * 4}, "sdot n=" + std::to_string(a.n));
-  cl::Kernel partial = rt.kernel("blas", "blas_sdot_partial", "");
-  cl::Kernel final_sum = rt.kernel("blas", "blas_sdot_final", "");
+  std::vector<cl::Kernel> kernels =
+      rt.kernels("blas", {"blas_sdot_partial", "blas_sdot_final"}, "");
+  cl::Kernel partial = kernels[0];
+  cl::Kernel final_sum = kernels[1];
   // Enough work-groups to fill a large GPU, no more than the data needs.
   const size_t groups = std::clamp<size_t>((a.n + kDotWg - 1) / kDotWg, 1, kDotGroups);
   return time_runs(runs, [&]() {

@@ -154,8 +154,10 @@ BlasTiming sdot_image(Runtime& rt, const SdotArgs& a, const std::vector<float>& 
   const std::string what = "sdot n=" + std::to_string(a.n);
   const Layout l = layout(rt, static_cast<size_t>(a.n), what);
   check_fits(rt, {l.bytes(), l.bytes(), l.bytes(), l.bytes()}, what);
-  cl::Kernel mul = rt.kernel("blas_image", "blas_image_mul", "");
-  cl::Kernel halve = rt.kernel("blas_image", "blas_image_halve", "");
+  std::vector<cl::Kernel> kernels =
+      rt.kernels("blas_image", {"blas_image_mul", "blas_image_halve"}, "");
+  cl::Kernel mul = kernels[0];
+  cl::Kernel halve = kernels[1];
   return time_runs(runs, [&]() {
     result = 0;
     if (a.n == 0) return 0.0;
@@ -199,9 +201,11 @@ BlasTiming sgemm_image(Runtime& rt, int form, const SgemmArgs& a, const std::vec
   if (reorder_b) bytes.push_back(lrb.bytes());
   check_fits(rt, bytes, what);
 
-  cl::Kernel gemm =
-      rt.kernel("blas_image", four ? "blas_image_sgemm_4x4" : "blas_image_sgemm_1x1", "");
-  cl::Kernel reorder = rt.kernel("blas_image", "blas_image_reorder", "");
+  std::vector<cl::Kernel> kernels = rt.kernels(
+      "blas_image", {four ? "blas_image_sgemm_4x4" : "blas_image_sgemm_1x1", "blas_image_reorder"},
+      "");
+  cl::Kernel gemm = kernels[0];
+  cl::Kernel reorder = kernels[1];
   const size_t group = group_size(rt, gemm);
   const std::vector<float> c0 = C;
   return time_runs(runs, [&]() {

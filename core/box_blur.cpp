@@ -472,15 +472,16 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
   const std::uint64_t pixels = static_cast<std::uint64_t>(width) * height;
   const std::uint64_t inter = pixels * intermediate_bytes(params_.intermediate);
   const std::uint64_t io = pixels * pixel_bytes(depth);  // the input, or the output
+  // The schedule's passes from one program (each program costs a compiler front end).
+  kernels_ = runtime.kernels("box", names, options);
   for (size_t i = 0; i < names.size(); ++i) {
-    kernels_.push_back(runtime.kernel("box", names[i], options));
     // A device that cannot run box_cols_ring's 16x8 work-groups gets the per-work-item pass.
     if (names[i] == "box_cols_ring" &&
-        kernels_.back().getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(runtime.device().device) <
+        kernels_[i].getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(runtime.device().device) <
             static_cast<size_t>(kBoxRingColumns) * kBoxRingLanes) {
       col_ring_ = false;
       names[i] = "box_cols_segmented";
-      kernels_.back() = runtime.kernel("box", names[i], options);
+      kernels_[i] = runtime.kernel("box", names[i], options);
     }
     std::uint64_t bytes = !two_pass ? 2 * io : io + inter;
     passes_.push_back({names[i], bytes});

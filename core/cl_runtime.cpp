@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -124,12 +125,291 @@ bool store_program_binary(const std::string& key, const std::vector<unsigned cha
   }
 }
 
+// --- Kernel selection -------------------------------------------------------------------------
+// Drivers compile every function of a program's text, used or not: NVIDIA each kernel down to
+// machine code, PoCL each function to IR (it builds with -Dinline=, at -O0), linked with what
+// it calls of its built-in library. So a program's text keeps only the kernels asked for and the
+// functions that the rest of the text still names (select_kernels).
+
+// A function definition at file scope: from the start of the line of its first token to the end
+// of the line of its closing brace.
+struct FunctionSpan {
+  std::string name;
+  bool kernel = false;              // qualified `kernel` or `__kernel`
+  bool removable = true;            // false where its lines hold anything the rest could depend on
+  std::vector<std::string> macros;  // what its #define and #undef lines name
+  size_t begin = 0, end = 0;  // byte offsets; `end` is at the line's newline (or the text's end)
+};
+
+// An identifier outside comments and literals (directives included), at byte `at`.
+struct Token {
+  std::string name;
+  size_t at = 0;
+};
+
+bool is_identifier_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+// The function definitions at file scope of OpenCL C `text` and every identifier in it; false
+// where the text cannot be split safely: braces or parentheses that do not balance, an
+// unterminated comment or literal, or braces that differ between the branches of a
+// preprocessor conditional (the scan cannot tell then which brace closes a function). A
+// function is not removable where other text shares its first or last line, where its lines
+// hold a directive other than a conditional, #pragma unroll, or a #define or #undef (those
+// are listed in `macros`, for the caller to check that no later line names them), or where it
+// starts or ends inside a conditional that it does not close. Functions that a macro
+// defines are not seen: their text is a directive, and they always stay.
+bool scan_functions(const std::string& text, std::vector<FunctionSpan>& spans,
+                    std::vector<Token>& tokens) {
+  enum class State { between, statement, body };
+  State state = State::between;
+  FunctionSpan span;             // the statement or function being read
+  size_t span_conditionals = 0;  // conditional depth where it began
+  char last = 0;                 // the last significant character of the statement ('a': a word)
+  std::string last_word;
+  bool attribute_group = false;  // the last group at file scope was __attribute__((...))
+  int braces = 0, parens = 0;
+  std::vector<int> conditionals;  // brace depth at each open #if
+  bool line_blank = true;         // nothing but white space or comments so far on this line
+  size_t line_start = 0;
+  const size_t n = text.size();
+  size_t i = 0;
+  auto begin_statement = [&]() {
+    if (state != State::between) return;
+    state = State::statement;
+    span = FunctionSpan();
+    span.begin = line_start;
+    span.removable = line_blank;
+    span_conditionals = conditionals.size();
+  };
+  while (i < n) {
+    const char c = text[i];
+    if (c == '\n') {
+      line_blank = true;
+      line_start = ++i;
+      continue;
+    }
+    if (c == '/' && i + 1 < n && text[i + 1] == '/') {
+      i = std::min(text.find('\n', i), n);
+      continue;
+    }
+    if (c == '/' && i + 1 < n && text[i + 1] == '*') {
+      const size_t close = text.find("*/", i + 2);
+      if (close == std::string::npos) return false;
+      i = close + 2;  // white space: a span that starts after it takes it along
+      continue;
+    }
+    if (c == '#' && line_blank) {  // a directive, continued over lines that end in '\'
+      size_t end = i;
+      while ((end = text.find('\n', end)) != std::string::npos) {
+        size_t back = end;
+        while (back > i &&
+               (text[back - 1] == ' ' || text[back - 1] == '\t' || text[back - 1] == '\r'))
+          --back;
+        if (back == i || text[back - 1] != '\\') break;
+        ++end;
+      }
+      if (end == std::string::npos) end = n;
+      for (size_t at = i + 1; at < end;) {  // its identifiers are mentions, not its comments
+        if (text.compare(at, 2, "//") == 0) break;
+        if (text.compare(at, 2, "/*") == 0) {
+          at = std::min(text.find("*/", at + 2), end);
+          continue;
+        }
+        if (text[at] == '"') {
+          at = std::min(text.find('"', at + 1), end) + 1;
+          continue;
+        }
+        if (!is_identifier_char(text[at])) {
+          ++at;
+          continue;
+        }
+        size_t word_end = at;
+        while (word_end < end && is_identifier_char(text[word_end])) ++word_end;
+        tokens.push_back({text.substr(at, word_end - at), at});
+        at = word_end;
+      }
+      size_t at = i + 1;
+      while (at < end && (text[at] == ' ' || text[at] == '\t')) ++at;
+      size_t word_end = at;
+      while (word_end < end && is_identifier_char(text[word_end])) ++word_end;
+      const std::string word = text.substr(at, word_end - at);
+      if (word == "if" || word == "ifdef" || word == "ifndef") {
+        conditionals.push_back(braces);
+      } else if (word == "elif" || word == "else" || word == "endif") {
+        if (conditionals.empty() || conditionals.back() != braces) return false;
+        if (state != State::between && conditionals.size() <= span_conditionals)
+          span.removable = false;  // closes a conditional opened before the function
+        if (word == "endif") conditionals.pop_back();
+      } else if (state != State::between && (word == "define" || word == "undef")) {
+        size_t name = word_end;  // the macro: the span stays if later text names it
+        while (name < end && (text[name] == ' ' || text[name] == '\t')) ++name;
+        size_t name_end = name;
+        while (name_end < end && is_identifier_char(text[name_end])) ++name_end;
+        span.macros.push_back(text.substr(name, name_end - name));
+      } else if (state != State::between) {
+        // #pragma unroll binds to the loop after it; anything else (#include, #line, #error,
+        // #pragma OPENCL EXTENSION) may matter to later lines.
+        size_t arg = word_end;
+        while (arg < end && (text[arg] == ' ' || text[arg] == '\t')) ++arg;
+        if (word != "pragma" ||
+            !(text.compare(arg, 6, "unroll") == 0 || text.compare(arg, 8, "nounroll") == 0))
+          span.removable = false;
+      }
+      i = end;  // its newline, if any, is read above
+      continue;
+    }
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      begin_statement();
+      for (++i; i < n && text[i] != c && text[i] != '\n'; ++i)
+        if (text[i] == '\\') ++i;
+      if (i >= n || text[i] != c) return false;
+      ++i;
+      line_blank = false;
+      last = c;
+      continue;
+    }
+    if (is_identifier_char(c)) {
+      size_t end = i;
+      while (end < n && is_identifier_char(text[end])) ++end;
+      std::string word = text.substr(i, end - i);
+      // A word after a closed group other than an attribute's: the group ended a macro call
+      // with no ';' after it (DEFINE_STAGE_ROWS4(...)), and a new statement begins.
+      if (state == State::statement && braces == 0 && parens == 0 && last == ')' &&
+          !attribute_group && word != "__attribute__" && word != "__attribute")
+        state = State::between;
+      begin_statement();
+      line_blank = false;
+      if (state == State::statement && parens == 0 && (word == "kernel" || word == "__kernel"))
+        span.kernel = true;
+      tokens.push_back({word, i});
+      last_word = std::move(word);
+      last = 'a';
+      i = end;
+      continue;
+    }
+    begin_statement();
+    line_blank = false;
+    switch (c) {
+      case '(':
+        if (state == State::statement && braces == 0 && parens == 0) {
+          attribute_group =
+              last == 'a' && (last_word == "__attribute__" || last_word == "__attribute");
+          if (span.name.empty() && last == 'a' && !attribute_group) span.name = last_word;
+        }
+        ++parens;
+        break;
+      case ')':
+        if (--parens < 0) return false;
+        break;
+      case ';':
+        if (braces == 0 && parens == 0) state = State::between;  // a declaration
+        break;
+      case '{':
+        if (state == State::statement && braces == 0 && parens == 0 && last == ')' &&
+            !span.name.empty())
+          state = State::body;
+        ++braces;
+        break;
+      case '}':
+        if (--braces < 0) return false;
+        if (state == State::body && braces == 0) {
+          if (conditionals.size() != span_conditionals) span.removable = false;
+          size_t at = i + 1;  // only white space or a // comment may follow on its line
+          while (at < n && (text[at] == ' ' || text[at] == '\t' || text[at] == '\r')) ++at;
+          if (at < n && text[at] != '\n' && text.compare(at, 2, "//") != 0) span.removable = false;
+          span.end = std::min(text.find('\n', at), n);
+          spans.push_back(span);
+          state = State::between;
+        }
+        break;
+      default:
+        break;
+    }
+    last = c;
+    ++i;
+  }
+  return state == State::between && braces == 0 && parens == 0 && conditionals.empty();
+}
+
+// The sorted, deduplicated kernel names, joined by spaces: the selection part of a cache key.
+std::string selection_key(std::vector<std::string> kernels) {
+  std::sort(kernels.begin(), kernels.end());
+  kernels.erase(std::unique(kernels.begin(), kernels.end()), kernels.end());
+  std::string key;
+  for (const std::string& name : kernels) key += (key.empty() ? "" : " ") + name;
+  return key;
+}
+
 }  // namespace
 
+std::string select_kernels(const std::string& text, const std::vector<std::string>& keep) {
+  if (keep.empty()) return text;
+  std::vector<FunctionSpan> spans;
+  std::vector<Token> tokens;
+  if (!scan_functions(text, spans, tokens)) return text;
+  for (const std::string& name : keep) {
+    if (std::none_of(spans.begin(), spans.end(),
+                     [&name](const FunctionSpan& s) { return s.kernel && s.name == name; }))
+      return text;
+  }
+  // Every removable function but the kernels asked for starts out removed; a removed one whose
+  // name the kept text mentions comes back, with what it mentions, until nothing changes.
+  std::vector<bool> removed(spans.size());
+  for (size_t s = 0; s < spans.size(); ++s) {
+    for (const std::string& macro : spans[s].macros) {
+      spans[s].removable =
+          spans[s].removable && std::none_of(tokens.begin(), tokens.end(), [&](const Token& t) {
+            return t.at > spans[s].end && t.name == macro;
+          });
+    }
+    removed[s] = spans[s].removable && !(spans[s].kernel && std::find(keep.begin(), keep.end(),
+                                                                      spans[s].name) != keep.end());
+  }
+  std::vector<size_t> owner(tokens.size(), spans.size());  // the span each token lies in
+  for (size_t t = 0, s = 0; t < tokens.size(); ++t) {
+    while (s < spans.size() && spans[s].end < tokens[t].at) ++s;
+    if (s < spans.size() && spans[s].begin <= tokens[t].at) owner[t] = s;
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::set<std::string> mentioned;
+    for (size_t t = 0; t < tokens.size(); ++t)
+      if (owner[t] == spans.size() || !removed[owner[t]]) mentioned.insert(tokens[t].name);
+    for (size_t s = 0; s < spans.size(); ++s) {
+      if (removed[s] && mentioned.count(spans[s].name)) {
+        removed[s] = false;
+        changed = true;
+      }
+    }
+  }
+  std::string result;
+  result.reserve(text.size());
+  size_t copied = 0;
+  for (size_t s = 0; s < spans.size(); ++s) {
+    if (!removed[s]) continue;
+    const auto first = text.begin() + static_cast<long>(spans[s].begin);
+    const auto last = text.begin() + static_cast<long>(spans[s].end);
+    result.append(text, copied, spans[s].begin - copied);
+    result.append(static_cast<size_t>(std::count(first, last, '\n')), '\n');
+    copied = spans[s].end;
+  }
+  result.append(text, copied, std::string::npos);
+  return result;
+}
+
 bool driver_caches_programs(const DeviceInfo& device) {
-  // PoCL keeps compiled kernels in ~/.cache/pocl unless POCL_KERNEL_CACHE=0, and asking it for
-  // a program's binary compiles every kernel in it (3 s more for kernels/box.cl on 2 cores);
-  // NVIDIA keeps its JIT output in ~/.nv/ComputeCache unless CUDA_CACHE_DISABLE=1.
+  // PoCL keeps compiled kernels in ~/.cache/pocl unless POCL_KERNEL_CACHE=0. Asking it for a
+  // program's binary compiles each kernel again, for any work-group size (a run compiles it for
+  // its own size): even with programs of one kernel that makes a first run about a third
+  // slower, and a later run reading our binary instead of PoCL's cache gains only the
+  // preprocessing PoCL does to find its entry (kernels/NOTES.md, 2026-11-24). So on PoCL ours
+  // only reads. NVIDIA keeps its JIT output in ~/.nv/ComputeCache unless CUDA_CACHE_DISABLE=1.
   if (device.platform.find("Portable Computing Language") != std::string::npos)
     return !env_is("POCL_KERNEL_CACHE", "0");
   if (device.platform.find("NVIDIA") != std::string::npos)
@@ -360,30 +640,37 @@ std::unique_ptr<Runtime> Runtime::sibling() const {
   return std::unique_ptr<Runtime>(new Runtime(*this, std::move(queue)));
 }
 
-cl::Program& Runtime::program(const std::string& family, const std::string& schedule_options) {
+std::string program_source(const std::string& family, const std::vector<std::string>& kernels) {
+  const auto& sources = kernel_sources();
+  auto source = sources.find(family);
+  if (source == sources.end()) throw Error("no embedded kernel family '" + family + "'");
+  // kernels/common.cl goes first; #line keeps the family's own line numbers in build logs.
+  std::string text = source->second;
+  auto common = sources.find("common");
+  if (family != "common" && common != sources.end()) text = common->second + "\n#line 1\n" + text;
+  return select_kernels(text, kernels);
+}
+
+cl::Program& Runtime::program(const std::string& family, const std::string& schedule_options,
+                              const std::vector<std::string>& kernels) {
   // BLURTOOL_CL_OPTIONS: build options for kernel work (say -cl-nv-verbose for NVIDIA's
   // register counts), appended to every program's own; part of the cache key like them.
   std::string options = schedule_options;
   if (const char* extra = std::getenv("BLURTOOL_CL_OPTIONS"); extra && *extra)
     options += std::string(options.empty() ? "" : " ") + extra;
-  const auto id = std::make_pair(family, options);
+  const std::string selection = selection_key(kernels);
+  const auto id = std::make_tuple(family, options, selection);
   auto found = programs_.find(id);
   if (found != programs_.end()) return found->second;
 
-  const auto& sources = kernel_sources();
-  auto source = sources.find(family);
-  if (source == sources.end()) throw Error("no embedded kernel family '" + family + "'");
-
-  // kernels/common.cl goes first; #line keeps the family's own line numbers in build logs.
-  std::string text = source->second;
-  auto common = sources.find("common");
-  if (family != "common" && common != sources.end()) text = common->second + "\n#line 1\n" + text;
-
+  const std::string text = program_source(family, kernels);
   const CacheMode mode = program_cache_mode();
   const bool use_disk = mode != CacheMode::off;
   const bool store = mode == CacheMode::on || !driver_caches_programs(device_);
+  // The selection is in the key as well as the text it selects, so that two selections never
+  // share an entry even where the text could not be split and is the same.
   const std::string key = device_.platform + "\n" + device_.name + "\n" + device_.version + "\n" +
-                          device_.driver + "\n" + options + "\n" + text;
+                          device_.driver + "\n" + options + "\nkernels: " + selection + "\n" + text;
   if (use_disk) {
     const std::vector<unsigned char> binary = load_program_binary(key);
     if (!binary.empty()) {
@@ -398,24 +685,27 @@ cl::Program& Runtime::program(const std::string& family, const std::string& sche
     }
   }
 
+  // "kernels/box.cl", or "kernels/box.cl (box_tiled)" for a selection, in messages.
+  const std::string what =
+      "kernels/" + family + ".cl" + (selection.empty() ? "" : " (" + selection + ")");
   cl::Program program(context_, text);
   try {
     program.build({device_.device}, options.c_str());
   } catch (const cl::BuildError& e) {
     std::string log;
     for (const auto& entry : e.getBuildLog()) log += entry.second;
-    throw Error("building kernels/" + family + ".cl failed on " + device_.name + " with options '" +
-                options + "':\n" + log);
+    throw Error("building " + what + " failed on " + device_.name + " with options '" + options +
+                "':\n" + log);
   } catch (const cl::Error& e) {
     std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_.device);
-    throw Error("building kernels/" + family + ".cl failed on " + device_.name + " with options '" +
-                options + "': " + describe_cl_error(e) + "\n" + log);
+    throw Error("building " + what + " failed on " + device_.name + " with options '" + options +
+                "': " + describe_cl_error(e) + "\n" + log);
   }
   ++cache_stats_.built;
   if (const char* e = std::getenv("BLURTOOL_BUILD_LOG"); e && *e && std::strcmp(e, "0") != 0) {
     const std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_.device);
-    std::fprintf(stderr, "blurtool: built kernels/%s.cl on %s with options '%s'%s%s\n",
-                 family.c_str(), device_.name.c_str(), options.c_str(),
+    std::fprintf(stderr, "blurtool: built %s on %s with options '%s'%s%s\n", what.c_str(),
+                 device_.name.c_str(), options.c_str(),
                  log.find_first_not_of(" \n\r\t") == std::string::npos ? "" : ":\n", log.c_str());
   }
   if (use_disk && store) {
@@ -431,7 +721,16 @@ cl::Program& Runtime::program(const std::string& family, const std::string& sche
 
 cl::Kernel Runtime::kernel(const std::string& family, const std::string& name,
                            const std::string& options) {
-  return cl::Kernel(program(family, options), name.c_str());
+  return cl::Kernel(program(family, options, {name}), name.c_str());
+}
+
+std::vector<cl::Kernel> Runtime::kernels(const std::string& family,
+                                         const std::vector<std::string>& names,
+                                         const std::string& options) {
+  cl::Program& built = program(family, options, names);
+  std::vector<cl::Kernel> result;
+  for (const std::string& name : names) result.emplace_back(built, name.c_str());
+  return result;
 }
 
 double event_ms(const cl::Event& event) {

@@ -4,11 +4,13 @@
 // Every OpenCL call goes through the Khronos C++ bindings with exceptions enabled, so a failing
 // call throws cl::Error carrying the call's name; describe_cl_error() turns that into a line
 // such as "clCreateImage failed: CL_INVALID_IMAGE_SIZE (-40)". Programs are built from the
-// sources embedded from kernels/*.cl and cached in memory, keyed by family and build options
-// (the CLBlast approach); a failed build throws blurtool::Error with the build log and options.
-// Their device binaries are also cached on disk (cache_directory()/programs), keyed by the
-// whole source text, the options, the platform, device and driver version, so that a second
-// process skips the compiler (OpenCV's and Halide's approach).
+// sources embedded from kernels/*.cl, holding only the kernels a caller asks for (a family file
+// holds many schedules, and a run uses one or two of them), and cached in memory, keyed by
+// family, kernels and build options (the CLBlast approach); a failed build throws
+// blurtool::Error with the build log and options. Their device binaries are also cached on disk
+// (cache_directory()/programs), keyed by the kernels, the whole source text, the options, the
+// platform, device and driver version, so that a second process skips the compiler (OpenCV's
+// and Halide's approach).
 #pragma once
 
 #define CL_HPP_TARGET_OPENCL_VERSION 120
@@ -20,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -88,6 +91,21 @@ bool driver_caches_programs(const DeviceInfo& device);
 /// `text` with every character but letters, digits, '.' and '-' replaced by '_' (for file names).
 std::string file_name_safe(std::string text);
 
+/// OpenCL C `source` with only the kernels named in `kernels` left: the definition of every
+/// other kernel, and of every function that nothing left names, blanked out line by line, so
+/// that the text keeps its line count and build-log line numbers still point at the right line.
+/// Macros, types, declarations and preprocessor conditionals stay. `source` itself comes back
+/// where `kernels` is empty, where it names a kernel the text does not define at file scope
+/// (one a macro defines, say), or where the text cannot be split safely: braces that differ
+/// between the branches of an #if, or a function whose lines hold a directive that later lines
+/// may depend on (such a function just stays).
+std::string select_kernels(const std::string& source, const std::vector<std::string>& kernels);
+
+/// The OpenCL C text that Runtime::program compiles for `kernels` of family `family`:
+/// kernels/common.cl, a #line directive, then kernels/<family>.cl, passed through
+/// select_kernels. Throws blurtool::Error if no such family is embedded.
+std::string program_source(const std::string& family, const std::vector<std::string>& kernels);
+
 /// What Runtime::program did with the on-disk program cache, counted per Runtime.
 struct ProgramCacheStats {
   int loaded = 0;  ///< programs created from a cached binary
@@ -106,18 +124,25 @@ class Runtime {
   /// In-order queue created with CL_QUEUE_PROFILING_ENABLE.
   cl::CommandQueue& queue() { return queue_; }
 
-  /// The program for kernel family `family` (kernels/<family>.cl) built with `options`
-  /// (-D definitions), compiled once per process, and once per device and driver while the
-  /// on-disk cache holds its binary: cache_directory()/programs/<hash>.bin, written atomically
-  /// (a temporary file renamed into place, so concurrent processes never see half a file),
-  /// holding the full key so that a hash collision or a damaged file is a miss, never a wrong
-  /// program. BLURTOOL_PROGRAM_CACHE: unset or "auto" reads the cache and writes it only where
-  /// the driver keeps no cache of its own (driver_caches_programs: on PoCL, writing would force
-  /// a compile of every kernel in the file and slow the first run 2.5x); "1" or "on" always
-  /// writes; "0" or "off" neither reads nor writes. Failing to read or write it only costs a
-  /// compile. Throws blurtool::Error with the build log and the options on a
-  /// failed build, or if no such family is embedded.
-  cl::Program& program(const std::string& family, const std::string& options);
+  /// The program for the kernels `kernels` of family `family` (kernels/<family>.cl; all of its
+  /// kernels where `kernels` is empty), compiled from program_source(family, kernels) with
+  /// `options` (-D definitions). A program holds no kernel beyond those asked for (unless the
+  /// file cannot be split, see select_kernels), so a run compiles only what it uses: drivers
+  /// compile every function of a program's text (NVIDIA down to machine code, PoCL to IR linked
+  /// with its built-in library), and a family file holds many schedules. Kernels used together
+  /// belong in one program (Runtime::kernels): each program costs a compiler front end. Compiled
+  /// once per process for each family, kernel set (order and repeats do not matter) and
+  /// options, and once per device and driver while the on-disk cache holds its binary:
+  /// cache_directory()/programs/<hash>.bin, written atomically (a temporary file renamed into
+  /// place, so concurrent processes never see half a file), holding the full key so that a
+  /// hash collision or a damaged file is a miss, never a wrong program.
+  /// BLURTOOL_PROGRAM_CACHE: unset or "auto" reads the cache and writes it only where the
+  /// driver keeps no cache of its own (driver_caches_programs; see there why); "1" or "on"
+  /// always writes; "0" or "off" neither reads nor writes. Failing to read or write it only
+  /// costs a compile. Throws blurtool::Error with the build log and the options on a failed
+  /// build, or if no such family is embedded.
+  cl::Program& program(const std::string& family, const std::string& options,
+                       const std::vector<std::string>& kernels = {});
 
   /// A Runtime on the same device and context with an in-order profiling queue of its own and
   /// the programs built so far, so that a second thread can keep the device busy while this
@@ -128,8 +153,16 @@ class Runtime {
   /// What the on-disk program cache did in this Runtime so far.
   const ProgramCacheStats& program_cache_stats() const { return cache_stats_; }
 
-  /// A new kernel object `name` from program(family, options).
+  /// A new kernel object `name` from program(family, options, {name}): a program of that one
+  /// kernel. Throws as program() does, and cl::Error (CL_INVALID_KERNEL_NAME) if the family
+  /// defines no such kernel (after building the whole family: select_kernels keeps it all).
   cl::Kernel kernel(const std::string& family, const std::string& name, const std::string& options);
+
+  /// New kernel objects for `names`, in that order, all from one program,
+  /// program(family, options, names): for a schedule whose passes are built together (one
+  /// compile instead of one a kernel). Throws as kernel() does.
+  std::vector<cl::Kernel> kernels(const std::string& family, const std::vector<std::string>& names,
+                                  const std::string& options);
 
  private:
   Runtime(const Runtime& base, cl::CommandQueue queue);
@@ -137,7 +170,8 @@ class Runtime {
   DeviceInfo device_;
   cl::Context context_;
   cl::CommandQueue queue_;
-  std::map<std::pair<std::string, std::string>, cl::Program> programs_;
+  /// Keyed by family, options and the sorted kernel names ("" for the whole family).
+  std::map<std::tuple<std::string, std::string, std::string>, cl::Program> programs_;
   ProgramCacheStats cache_stats_;
 };
 

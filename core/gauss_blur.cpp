@@ -474,9 +474,10 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
                 : v == GaussVariant::separable_mma  ? 8  // f16 RGBA
                                                     : intermediate_bytes(params_.intermediate));
   const std::string variant = name_of(gauss_variant_table(), v);
+  // The schedule's passes from one program (each program costs a compiler front end).
+  kernels_ = runtime.kernels("gauss", names, options);
   for (size_t i = 0; i < names.size(); ++i) {
     const bool tiled = v == GaussVariant::tiled;
-    kernels_.push_back(runtime.kernel("gauss", names[i], options));
     // One pass reads the input and writes the output; of two, each moves one of them and the
     // intermediate.
     passes_.push_back({names[i], names.size() == 1 ? 2 * px * pixels : px * pixels + inter});
@@ -485,7 +486,7 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
     const bool transposed = row && i == 1 && v != GaussVariant::separable_buffer;
     const size_t local =
         (v == GaussVariant::separable_buffer && i == 0) || gauss_is_mma(v) ? 0 : local_total;
-    check_work_group(kernels_.back(), runtime.device(), transposed ? 1 : wx, transposed ? wx : wy,
+    check_work_group(kernels_[i], runtime.device(), transposed ? 1 : wx, transposed ? wx : wy,
                      local, variant, radius_);
   }
   if (v == GaussVariant::tiled) {

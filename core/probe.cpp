@@ -54,8 +54,10 @@ CacheProbe::CacheProbe(Runtime& runtime, const Image& rgba)
   buffer_ = cl::Buffer(runtime.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
                        const_cast<std::uint8_t*>(rgba.pixels.data()));
   out_ = cl::Buffer(runtime.context(), CL_MEM_WRITE_ONLY, bytes);
-  image_kernel_ = runtime.kernel("probe", "probe_cache_image", "");
-  buffer_kernel_ = runtime.kernel("probe", "probe_cache_buffer", "");
+  std::vector<cl::Kernel> kernels =
+      runtime.kernels("probe", {"probe_cache_image", "probe_cache_buffer"}, "");
+  image_kernel_ = kernels[0];
+  buffer_kernel_ = kernels[1];
 }
 
 cl::Event CacheProbe::enqueue(CacheRead read, ProbeScale s) {
@@ -92,8 +94,10 @@ BranchProbe::BranchProbe(Runtime& runtime, int width, int height, int rounds)
     : runtime_(runtime), width_(width), height_(height), rounds_(rounds) {
   out_ = cl::Buffer(runtime.context(), CL_MEM_WRITE_ONLY,
                     static_cast<size_t>(width) * height * 4 * sizeof(float));
-  branch_ = runtime.kernel("probe", "probe_branch", "");
-  none_ = runtime.kernel("probe", "probe_no_branch", "");
+  std::vector<cl::Kernel> kernels =
+      runtime.kernels("probe", {"probe_branch", "probe_no_branch"}, "");
+  branch_ = kernels[0];
+  none_ = kernels[1];
 }
 
 cl::Event BranchProbe::enqueue(BranchKind kind, float frequency) {

@@ -98,8 +98,11 @@ WorkingSpaceFilter::WorkingSpaceFilter(Runtime& runtime, std::shared_ptr<Filter>
   if (inner_->depth() != PixelDepth::u16)
     throw Error("working space: schedule '" + inner_->describe() + "' is not built for 16 bits");
   depth_ = PixelDepth::u16;
-  prepare_ = runtime.kernel("working_space", "working_space_prepare", "");
-  finish_ = runtime.kernel("working_space", "working_space_finish", "");
+  // One program for both: each program costs PoCL a compiler front end of its own.
+  std::vector<cl::Kernel> kernels =
+      runtime.kernels("working_space", {"working_space_prepare", "working_space_finish"}, "");
+  prepare_ = kernels[0];
+  finish_ = kernels[1];
   to_linear_ = table_buffer(runtime, srgb_to_linear_table());
   to_srgb_ = table_buffer(runtime, linear_to_srgb_table());
   const std::uint64_t bytes = static_cast<std::uint64_t>(width) * height * 8;

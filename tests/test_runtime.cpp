@@ -13,13 +13,18 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/box_blur.h"
 #include "core/box_reference.h"
 #include "core/cl_runtime.h"
 #include "core/error.h"
+#include "core/kernel_sources.h"
 #include "tests/cli_support.h"
 #include "tests/test_support.h"
 
@@ -85,6 +90,214 @@ TEST(ClRuntime, ExtraBuildOptionsAndBuildLogFromTheEnvironment) {
   ::testing::internal::CaptureStderr();
   runtime.program("bright", "-DFROM_THE_SCHEDULE -DSECOND");
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
+// --- Programs of the kernels a run uses --------------------------------------------------------
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The kernels whose definition ("kernel [__attribute__((...))] void name(") starts a line of
+// `text`, with that line's number (1-based), read independently of the runtime's scanner.
+std::vector<std::pair<std::string, size_t>> kernel_definitions(const std::string& text) {
+  static const std::regex definition(R"(^\s*(__)?kernel\b.*?\bvoid\s+(\w+)\s*\()");
+  std::vector<std::pair<std::string, size_t>> kernels;
+  const std::vector<std::string> lines = lines_of(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::smatch m;
+    if (std::regex_search(lines[i], m, definition)) kernels.emplace_back(m[2], i + 1);
+  }
+  return kernels;
+}
+
+std::set<std::string> program_kernel_names(const cl::Program& program) {
+  std::set<std::string> names;
+  std::istringstream in(program.getInfo<CL_PROGRAM_KERNEL_NAMES>());
+  for (std::string name; std::getline(in, name, ';');)
+    if (!name.empty()) names.insert(name);
+  return names;
+}
+
+// Every kernel of every family, alone: its text keeps the line count and the kernel's own
+// definition line where it was, holds no other kernel, and is the family's text with some lines
+// blanked, nothing else changed.
+TEST(KernelSelection, EachKernelAloneKeepsItsLinesAndDropsTheOthers) {
+  size_t families = 0;
+  for (const auto& [family, source] : kernel_sources()) {
+    if (family == "common") continue;
+    ++families;
+    const std::string whole = program_source(family, {});
+    const std::vector<std::string> whole_lines = lines_of(whole);
+    const auto defined = kernel_definitions(whole);
+    ASSERT_GE(defined.size(), 2u) << family;
+    for (const auto& [name, line] : defined) {
+      const std::string text = program_source(family, {name});
+      const std::vector<std::string> lines = lines_of(text);
+      ASSERT_EQ(lines.size(), whole_lines.size()) << family << " " << name;
+      EXPECT_LT(text.size(), whole.size()) << family << " " << name;
+      const std::vector<std::pair<std::string, size_t>> only = {{name, line}};
+      EXPECT_EQ(kernel_definitions(text), only) << family << " " << name;
+      for (size_t i = 0; i < lines.size(); ++i) {
+        EXPECT_TRUE(lines[i].empty() || lines[i] == whole_lines[i])
+            << family << " " << name << " line " << i + 1 << ": " << lines[i];
+      }
+    }
+    // Two at once: both stay; the order and repeats of the names do not matter.
+    const std::string pair = program_source(family, {defined[1].first, defined[0].first});
+    EXPECT_EQ(kernel_definitions(pair).size(), 2u) << family;
+    EXPECT_EQ(program_source(family, {defined[0].first, defined[1].first, defined[0].first}), pair);
+  }
+  EXPECT_GE(families, 5u);
+  EXPECT_THROW(program_source("no_such_family", {"k"}), Error);
+}
+
+// What the selection keeps of texts made for it: helpers the kept kernel calls (and what they
+// call), kernels that a kept kernel calls, macros and the functions they name, and whole texts
+// where it cannot tell what a function's lines do.
+TEST(KernelSelection, KeepsWhatItCannotProveUnused) {
+  const std::string text =
+      "#define SCALE 2\n"                                        // 1
+      "inline int twice(int x) { return SCALE * x; }\n"          // 2
+      "inline int used(int x) {\n"                               // 3
+      "  return twice(x) + 1;\n"                                 // 4
+      "}\n"                                                      // 5
+      "inline int unused(int x) { return x; }\n"                 // 6
+      "#define CALLS_NAMED(x) named(x)\n"                        // 7
+      "inline int named(int x) { return x; }\n"                  // 8
+      "kernel void a(global int* p) { p[0] = used(p[0]); }\n"    // 9
+      "kernel __attribute__((reqd_work_group_size(1, 1, 1)))\n"  // 10
+      "void b(global int* p) {\n"                                // 11
+      "  a(p);  // a kernel that calls another\n"                // 12
+      "}\n"                                                      // 13
+      "kernel void c(global int* p) {\n"                         // 14
+      "#define LOCAL_ONLY 3\n"                                   // 15
+      "  p[0] = LOCAL_ONLY;\n"                                   // 16
+      "#undef LOCAL_ONLY\n"                                      // 17
+      "}\n"                                                      // 18
+      "kernel void d(global int* p) {\n"                         // 19
+      "#define LEAKS 4\n"                                        // 20
+      "  p[0] = LEAKS;\n"                                        // 21
+      "}\n"                                                      // 22
+      "inline int after(void) { return LEAKS; }\n";              // 23
+  auto kept = [&](const std::vector<std::string>& kernels) {
+    const std::string selected = select_kernels(text, kernels);
+    EXPECT_EQ(lines_of(selected).size(), lines_of(text).size());
+    std::string lines;  // the numbers of the lines left, e.g. "1 2 3"
+    const std::vector<std::string> all = lines_of(selected);
+    for (size_t i = 0; i < all.size(); ++i)
+      if (!all[i].empty()) lines += (lines.empty() ? "" : " ") + std::to_string(i + 1);
+    return lines;
+  };
+  // a, its helper and the helper's helper, not unused(); named() stays since a macro names it;
+  // d stays since a line after it names its macro, though after(), that line, goes (nothing
+  // calls it).
+  EXPECT_EQ(kept({"a"}), "1 2 3 4 5 7 8 9 19 20 21 22");
+  // b calls a, so a and its helpers stay.
+  EXPECT_EQ(kept({"b"}), "1 2 3 4 5 7 8 9 10 11 12 13 19 20 21 22");
+  // c's macro lives and dies inside it.
+  EXPECT_EQ(kept({"c"}), "1 7 8 14 15 16 17 18 19 20 21 22");
+  EXPECT_EQ(kept({"c", "a"}), "1 2 3 4 5 7 8 9 14 15 16 17 18 19 20 21 22");
+  EXPECT_EQ(select_kernels(text, {}), text);
+  EXPECT_EQ(select_kernels(text, {"no_such_kernel"}), text);
+  EXPECT_EQ(select_kernels(text, {"twice"}), text);  // a function, not a kernel
+
+  // A kernel that a macro defines is not seen: asking for it keeps everything, and the macro's
+  // use stays whatever is asked for.
+  const std::string made =
+      "#define MAKE(n) kernel void n(global int* p) { p[0] = 1; }\n"
+      "MAKE(made)\n"
+      "kernel void plain(global int* p) { p[0] = 2; }\n";
+  EXPECT_EQ(select_kernels(made, {"made"}), made);
+  EXPECT_EQ(select_kernels(made, {"plain"}), made);
+  EXPECT_EQ(select_kernels(made, {"plain", "made"}), made);
+  // Braces that differ between the branches of an #if: the text as it is.
+  const std::string branches =
+      "kernel void x(global int* p) {\n"
+      "#ifdef A\n"
+      "  if (p[0]) {\n"
+      "#else\n"
+      "  if (p[1]) {\n"
+      "#endif\n"
+      "    p[2] = 0;\n"
+      "  }\n"
+      "}\n"
+      "kernel void y(global int* p) { p[0] = 0; }\n";
+  EXPECT_EQ(select_kernels(branches, {"y"}), branches);
+  // A comment or literal that mentions a name is no use of it.
+  const std::string mentions =
+      "inline int helper(void) { return 1; }\n"
+      "kernel void k(global int* p) { p[0] = 0; }  // not helper()\n"
+      "/* helper */ kernel void other(global int* p) { p[0] = helper(); }\n";
+  EXPECT_EQ(select_kernels(mentions, {"k"}),
+            "\nkernel void k(global int* p) { p[0] = 0; }  // "
+            "not helper()\n\n");
+}
+
+// Programs built for a selection hold just those kernels (CL_PROGRAM_KERNEL_NAMES); the
+// selection is part of the in-memory key, in any order; a kernel the family lacks is an
+// OpenCL error, not a crash.
+TEST(ClRuntime, ProgramsHoldOnlyTheSelectedKernels) {
+  ScopedEnv env;
+  env.set("BLURTOOL_PROGRAM_CACHE", "off");
+  Runtime rt(select_device(""));
+  cl::Program& tiled = rt.program("box", "", {"box_tiled"});
+  EXPECT_EQ(program_kernel_names(tiled), std::set<std::string>{"box_tiled"});
+  EXPECT_EQ(tiled.getInfo<CL_PROGRAM_NUM_KERNELS>(), 1u);
+  cl::Program& pair = rt.program("box", "", {"box_rows_direct", "box_cols_direct"});
+  EXPECT_EQ(program_kernel_names(pair),
+            (std::set<std::string>{"box_cols_direct", "box_rows_direct"}));
+  EXPECT_EQ(rt.program_cache_stats().built, 2);
+  cl::Program& again =
+      rt.program("box", "", {"box_cols_direct", "box_rows_direct", "box_cols_direct"});
+  EXPECT_EQ(&again, &pair);
+  EXPECT_EQ(rt.program_cache_stats().built, 2);
+  // One kernel a program: no sharing between two single-kernel selections.
+  const std::vector<cl::Kernel> both =
+      rt.kernels("box", {"box_rows_direct", "box_cols_direct"}, "");
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0].getInfo<CL_KERNEL_FUNCTION_NAME>(), "box_rows_direct");
+  EXPECT_EQ(both[1].getInfo<CL_KERNEL_FUNCTION_NAME>(), "box_cols_direct");
+  EXPECT_EQ(rt.program_cache_stats().built, 2);
+  const cl::Kernel single = rt.kernel("box", "box_single", "");
+  EXPECT_EQ(program_kernel_names(single.getInfo<CL_KERNEL_PROGRAM>()),
+            std::set<std::string>{"box_single"});
+  EXPECT_EQ(rt.program_cache_stats().built, 3);
+  // No selection: the whole family.
+  const std::set<std::string> whole = program_kernel_names(rt.program("box", ""));
+  EXPECT_GT(whole.size(), 10u);
+  EXPECT_TRUE(whole.count("box_tiled") && whole.count("box_single") &&
+              whole.count("box_cols_ring"));
+  EXPECT_THROW(rt.kernel("bright", "no_such_kernel", ""), cl::Error);
+}
+
+// A failed build of a selection names it, and its log points at the family file's own line.
+TEST(ClRuntime, FailedBuildOfASelectionPointsAtTheFamilyLine) {
+  ScopedEnv env;
+  env.set("BLURTOOL_PROGRAM_CACHE", "off");
+  Runtime rt(select_device(""));
+  // box_cols_scan's first use of SCAN_LANES, as the family file numbers it.
+  const std::vector<std::string> lines = lines_of(kernel_sources().at("box"));
+  size_t line = 0;
+  for (size_t i = 0, in_kernel = 0; i < lines.size() && !line; ++i) {
+    if (lines[i].find("void box_cols_scan(") != std::string::npos) in_kernel = 1;
+    if (in_kernel && lines[i].find("SCAN_LANES") != std::string::npos && lines[i].find("//") != 0)
+      line = i + 1;
+  }
+  ASSERT_GT(line, 0u);
+  try {
+    rt.program("box", "-DSCAN_LANES=no_such_size", {"box_cols_scan"});
+    FAIL() << "the build should have failed";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("building kernels/box.cl (box_cols_scan) failed"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find(":" + std::to_string(line) + ":"), std::string::npos)
+        << "line " << line << " not in: " << what;
+  }
 }
 
 TEST(ClRuntime, SelectsDevicesByIndexAndName) {
@@ -243,6 +456,30 @@ TEST_F(ProgramCache, AutoWritesOnlyWhereTheDriverKeepsNoCacheButAlwaysReads) {
   DeviceInfo other;
   other.platform = "Intel(R) OpenCL Graphics";
   EXPECT_FALSE(driver_caches_programs(other));
+}
+
+// Two selections of one family and options are two entries on disk, each loaded back as its
+// own program by a new Runtime: never one for the other.
+TEST_F(ProgramCache, TwoSelectionsNeverShareAnEntry) {
+  {
+    Runtime rt(select_device(""));
+    rt.program("bright", "", {"bright_serial"});
+    rt.program("bright", "", {"bright_tree"});
+    EXPECT_EQ(rt.program_cache_stats().built, 2);
+    EXPECT_EQ(rt.program_cache_stats().stored, 2);
+  }
+  EXPECT_EQ(cached_files().size(), 2u);
+  Runtime rt(select_device(""));
+  EXPECT_EQ(program_kernel_names(rt.program("bright", "", {"bright_tree"})),
+            std::set<std::string>{"bright_tree"});
+  EXPECT_EQ(program_kernel_names(rt.program("bright", "", {"bright_serial"})),
+            std::set<std::string>{"bright_serial"});
+  EXPECT_EQ(rt.program_cache_stats().loaded, 2);
+  EXPECT_EQ(rt.program_cache_stats().built, 0);
+  // The whole family is a third entry.
+  EXPECT_GT(program_kernel_names(rt.program("bright", "")).size(), 2u);
+  EXPECT_EQ(rt.program_cache_stats().built, 1);
+  EXPECT_EQ(cached_files().size(), 3u);
 }
 
 TEST_F(ProgramCache, TurnedOffItNeitherReadsNorWrites) {
