@@ -274,7 +274,8 @@ SourceRun render_source(Runtime& runtime, const CliOptions& o, Filter& filter, c
   return r;
 }
 
-std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const CliOptions& o) {
+std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const CliOptions& o,
+                                        int png_threads) {
   if (kind == OutputKind::csv || kind == OutputKind::json)
     return std::vector<std::uint8_t>(r.text.begin(), r.text.end());
   const ImageFormat format = kind == OutputKind::png ? ImageFormat::png : ImageFormat::jpeg;
@@ -282,7 +283,7 @@ std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, cons
   e.jpeg_quality = o.quality;
   e.jpeg_subsampling = o.subsampling;
   e.png_level = o.png_level;
-  e.threads = o.jobs;  // --jobs caps the threads deflating a PNG too (0: hardware threads)
+  e.threads = png_threads;
   // The RGBA result is encoded as r.channels without a reduced copy (encode_rgba).
   if (r.image16.channels != 0) {
     if (format == ImageFormat::png && r.deep) {
@@ -588,7 +589,8 @@ class Pipeline {
         const bool ok = guarded(f.item, [&] {
           std::vector<std::uint8_t> bytes;
           try {
-            bytes = encode_output(f.rendered, item.kind, o_);
+            // One image deflates on --jobs threads; several already fill them one each.
+            bytes = encode_output(f.rendered, item.kind, o_, items_.size() > 1 ? 1 : o_.jobs);
           } catch (const Error& e) {  // e.g. too large for JPEG: the output is at fault
             throw Error("output '" + item.output + "': " + e.what());
           }

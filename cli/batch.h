@@ -132,9 +132,13 @@ SourceRun render_source(Runtime& runtime, const CliOptions& o, Filter& filter, c
 Rendered render_tiled(Runtime& runtime, const CliOptions& o, const Source& source, OutputKind kind,
                       TileSize tiles);
 
-/// The bytes of `r` in `kind` (JPEG at o.quality), its image reduced to r.channels first. A
-/// 16-bit result is written as a 16-bit PNG when the input was deep, else as 8 bits.
-std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const CliOptions& o);
+/// The bytes of `r` in `kind` (JPEG at o.quality and o.subsampling, PNG at o.png_level), its
+/// image reduced to r.channels as it is encoded. A 16-bit result is written as a 16-bit PNG when
+/// the input was deep, else as 8 bits. `png_threads` caps the threads deflating one PNG (0: the
+/// hardware's); a batch of several images passes 1, since its encoding threads already fill the
+/// cores.
+std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const CliOptions& o,
+                                        int png_threads);
 
 /// Runs a batch (o.batch): plans every INPUT (files, folders, -r) into o.output, skips existing
 /// outputs unless --force, runs the pipeline on the device(s) of --device or --devices, reports

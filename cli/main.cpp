@@ -84,7 +84,7 @@ int run_on_device(Runtime& runtime, const CliOptions& o, const Source& source, O
   const int width = source.width(), height = source.height();
   const TileSize tiles = operation_tiles(runtime, o, width, height, source.wide());
   if (tiles.width < width || tiles.height < height) {
-    write_output(o, encode_output(render_tiled(runtime, o, source, kind, tiles), kind, o));
+    write_output(o, encode_output(render_tiled(runtime, o, source, kind, tiles), kind, o, o.jobs));
     return 0;
   }
   auto make = [&](WorkGroup wg) {
@@ -114,7 +114,7 @@ int run_on_device(Runtime& runtime, const CliOptions& o, const Source& source, O
   const FilterRun& result = run.timings;
 
   start = std::chrono::steady_clock::now();
-  write_output(o, encode_output(run.rendered, kind, o));
+  write_output(o, encode_output(run.rendered, kind, o, o.jobs));
   const double encode_ms = ms_since(start);
 
   if (o.bench_runs > 0) {
