@@ -1,10 +1,11 @@
 // The batch driver (see batch.h).
 //
-// Stages: decode (host pool) -> device (one thread per device, each with its own context,
-// queue and compiled programs for the whole batch) -> encode and write (host pool). The pool's
-// threads take an encode when one is waiting, else a decode, so that they follow whichever
-// stage is short of hands; a cap on the images held in memory keeps decoders from running far
-// ahead of the devices or the encoders.
+// Stages: decode (host pool) -> device (threads per device, each with its own queue on the
+// device's context and compiled programs for the whole batch) -> encode and write (host pool).
+// The pool's threads take an encode when one is waiting, else a decode, so that they follow
+// whichever stage is short of hands; a cap on the images held in memory keeps decoders from
+// running far ahead of the devices or the encoders. The devices are opened (context, programs)
+// while the first images decode: that set-up takes as long as decoding dozens of photos.
 #include "cli/batch.h"
 
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -477,34 +479,27 @@ std::string clock_text(double seconds) {
 // The pipeline over plan.items: all state under one mutex, one condition variable.
 class Pipeline {
  public:
-  Pipeline(const CliOptions& o, const Plan& plan, std::vector<std::unique_ptr<Runtime>>& devices)
-      : o_(o), items_(plan.items), devices_(devices) {
+  Pipeline(const CliOptions& o, const Plan& plan) : o_(o), items_(plan.items) {
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     workers_ = o.jobs > 0 ? static_cast<size_t>(o.jobs) : hw;
-    // Images held at once: enough to keep every device and worker busy, no more.
-    size_t lanes = 0;
-    for (auto& rt : devices) lanes += lanes_of(rt->device());
-    cap_ = workers_ + 2 * lanes;
+    cap_ = workers_ + 2;  // until the devices are known (open_devices)
     failed_ = plan.failed.size();
     skipped_ = plan.skipped;
     progress_ = !o.quiet && isatty(STDERR_FILENO);
   }
 
-  // Runs the batch; returns the number of images that failed in it.
+  // Runs the batch. A device that cannot be opened, or that cannot run the schedule asked for
+  // (a usage error), ends the batch before any output is written: its error is rethrown here,
+  // and what the images said while the devices opened is dropped.
   void run() {
     start_ = std::chrono::steady_clock::now();
-    // A GPU gets more than one device thread (lane), each with its own queue, so that one
-    // image's upload and download overlap another's kernels; a CPU device runs on the cores
-    // that decode and encode, and gets one.
-    std::vector<std::unique_ptr<Runtime>> lanes;
-    for (auto& rt : devices_)
-      for (int i = 1; i < lanes_of(rt->device()); ++i) lanes.push_back(rt->sibling());
+    opening_ = items_.empty() ? 0 : 1;  // the device list, until it is known
     std::vector<std::thread> threads;
-    for (auto& rt : devices_) threads.emplace_back([this, &rt] { device_loop(*rt); });
-    for (auto& rt : lanes) threads.emplace_back([this, &rt] { device_loop(*rt); });
+    if (!items_.empty()) threads.emplace_back([this] { open_devices(); });
     for (size_t i = 0; i < workers_; ++i) threads.emplace_back([this] { worker_loop(); });
     for (std::thread& t : threads) t.join();
     if (progress_) std::cerr << "\r\033[K" << std::flush;
+    if (setup_error_) std::rethrow_exception(setup_error_);
   }
 
   // Device threads (lanes) `device` gets: BLURTOOL_DEVICE_LANES (1-8, for measurements and
@@ -543,17 +538,85 @@ class Pipeline {
   void fail(size_t item, const std::string& why) {
     std::unique_lock<std::mutex> lock(mutex_);
     ++failed_;
-    clear_progress();
-    std::cerr << "blurtool: " << items_[item].input << ": " << why << "\n";
-    draw_progress();
+    say("blurtool: " + items_[item].input + ": " + why + "\n");
   }
 
   void warn(const std::string& text) {
     if (o_.quiet) return;
     std::unique_lock<std::mutex> lock(mutex_);
+    say("blurtool: warning: " + text + "\n");
+  }
+
+  // With the lock held: `line` to stderr, or kept until every device is open, so that a batch
+  // that ends in a device's usage error says only that.
+  void say(const std::string& line) {
+    if (opening_ > 0) {
+      held_lines_.push_back(line);
+      return;
+    }
     clear_progress();
-    std::cerr << "blurtool: warning: " << text << "\n";
+    std::cerr << line;
     draw_progress();
+  }
+
+  // The devices of --device or --devices (batch_devices: the OpenCL platforms are loaded and
+  // asked), each then opened by its own device_main thread.
+  void open_devices() {
+    try {
+      devices_ = batch_devices(o_);
+    } catch (...) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      setup_error_ = std::current_exception();
+      --opening_;
+      cv_.notify_all();
+      return;
+    }
+    {
+      // Images held at once from now on: enough to keep every device and worker busy, no more.
+      std::unique_lock<std::mutex> lock(mutex_);
+      size_t lanes = 0;
+      for (const DeviceInfo& d : devices_) lanes += lanes_of(d);
+      cap_ = workers_ + 2 * lanes;
+      opening_ += devices_.size() - 1;  // batch_devices never returns an empty list
+    }
+    std::vector<std::thread> threads;
+    for (const DeviceInfo& d : devices_) threads.emplace_back([this, &d] { device_main(d); });
+    for (std::thread& t : threads) t.join();
+  }
+
+  // A device's threads: opens it (context, queue, the filter built once for a small image so
+  // that a schedule it cannot run is found before any image), waits for the other devices,
+  // then runs its lanes. A GPU gets more than one lane, each with its own queue, so that one
+  // image's upload and download overlap another's kernels; a CPU device runs on the cores that
+  // decode and encode, and gets one.
+  void device_main(const DeviceInfo& device) {
+    std::unique_ptr<Runtime> rt;
+    std::vector<std::unique_ptr<Runtime>> lanes;
+    try {
+      rt = std::make_unique<Runtime>(device);
+      make_filter(*rt, o_, 64, 64);
+      for (int i = 1; i < lanes_of(device); ++i) lanes.push_back(rt->sibling());
+    } catch (...) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (!setup_error_) setup_error_ = std::current_exception();
+      --opening_;
+      cv_.notify_all();
+      return;
+    }
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (--opening_ == 0 && !setup_error_) {
+        for (const std::string& line : held_lines_) say(line);
+        held_lines_.clear();
+      }
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return opening_ == 0; });
+      if (setup_error_) return;
+    }
+    std::vector<std::thread> threads;
+    for (auto& lane : lanes) threads.emplace_back([this, &lane] { device_loop(*lane); });
+    device_loop(*rt);
+    for (std::thread& t : threads) t.join();
   }
 
   // Runs `work` for `item`, turning any exception into a reported failure.
@@ -575,12 +638,19 @@ class Pipeline {
     return false;
   }
 
+  // Called with the lock held: whether a worker may start decoding the next image. While the
+  // devices open, decoding runs ahead of the cap up to kOpeningBytes of decoded pixels.
+  bool may_decode() const {
+    if (next_ >= items_.size()) return false;
+    return held_ < cap_ || (opening_ > 0 && decoded_bytes_ < kOpeningBytes);
+  }
+
   void worker_loop() {
     for (;;) {
       std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [&] {
-        return !finished_.empty() || (next_ < items_.size() && held_ < cap_) || all_settled();
-      });
+      cv_.wait(lock,
+               [&] { return setup_error_ || !finished_.empty() || may_decode() || all_settled(); });
+      if (setup_error_) return;
       if (!finished_.empty()) {
         Finished f = std::move(finished_.front());
         finished_.pop_front();
@@ -608,7 +678,7 @@ class Pipeline {
         cv_.notify_all();
         continue;
       }
-      if (next_ < items_.size() && held_ < cap_) {
+      if (may_decode()) {
         const size_t i = next_++;
         ++decoding_;
         ++held_;
@@ -626,6 +696,7 @@ class Pipeline {
         lock.lock();
         --decoding_;
         if (ok) {
+          decoded_bytes_ += d.source.bytes();
           decoded_.push_back(std::move(d));
         } else {
           --held_;
@@ -667,6 +738,7 @@ class Pipeline {
       if (decoded_.empty()) return;
       Decoded d = std::move(decoded_.front());
       decoded_.pop_front();
+      decoded_bytes_ -= d.source.bytes();
       ++on_device_;
       lock.unlock();
       Finished f{d.item, {}, d.bytes};
@@ -708,9 +780,12 @@ class Pipeline {
   }
   size_t planned_failures() const { return failed_at_plan_; }
 
+  // Decoded pixels a batch may hold ahead of the cap while its devices open.
+  static constexpr double kOpeningBytes = 512.0 * (1 << 20);
+
   const CliOptions& o_;
   const std::vector<Item>& items_;
-  std::vector<std::unique_ptr<Runtime>>& devices_;
+  std::vector<DeviceInfo> devices_;  // set by open_devices
   size_t workers_ = 1, cap_ = 1;
 
   std::mutex mutex_;
@@ -720,7 +795,11 @@ class Pipeline {
   size_t on_device_ = 0;  // items on a device
   size_t held_ = 0;       // items between the start of decoding and the end of writing
   std::deque<Decoded> decoded_;
+  double decoded_bytes_ = 0;  // pixels of decoded_, bytes
   std::deque<Finished> finished_;
+  size_t opening_ = 0;                   // devices still being opened
+  std::exception_ptr setup_error_;       // the first device's failure to open, if any
+  std::vector<std::string> held_lines_;  // messages kept while the devices open (say)
   size_t done_ = 0, failed_ = 0, skipped_ = 0, failed_at_plan_ = 0;
   double input_bytes_ = 0;
   bool progress_ = false;
@@ -743,23 +822,20 @@ int run_batch(const CliOptions& o) {
               << " no .png, .jpg or .jpeg file" << (o.recursive ? "" : " (-r descends)") << "\n";
 
   // Resolved even when nothing is left to do, so that a bad --device or --devices is a usage
-  // error of every run, not only of those with images to process.
-  const std::vector<DeviceInfo> chosen = batch_devices(o);
-  std::vector<std::unique_ptr<Runtime>> devices;
-  if (!p.items.empty()) {
-    for (const DeviceInfo& d : chosen) {
-      devices.push_back(std::make_unique<Runtime>(d));
-      // A schedule the device cannot run (--variant, --wg) is a usage error of the whole
-      // batch, found before any image: build the filter once for a small image.
-      make_filter(*devices.back(), o, 64, 64);
-    }
-  }
+  // error of every run, not only of those with images to process; with images, the pipeline
+  // resolves and opens the devices while it decodes the first ones.
+  if (p.items.empty()) batch_devices(o);
   std::error_code ec;
-  fs::create_directories(o.output, ec);
+  const bool made_folder = fs::create_directories(o.output, ec);
   if (ec) throw Error("output folder '" + o.output + "': " + ec.message());
-  Pipeline pipeline(o, p, devices);
+  Pipeline pipeline(o, p);
   pipeline.set_planned_failures(p.failed.size());
-  pipeline.run();
+  try {
+    pipeline.run();
+  } catch (...) {
+    if (made_folder) fs::remove(o.output, ec);  // only while still empty
+    throw;
+  }
 
   if (!o.quiet) {
     const double s = pipeline.seconds();

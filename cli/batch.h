@@ -53,6 +53,10 @@ struct Source {
   bool deep = false;   ///< the file stores 16-bit samples: a PNG output keeps 16 bits
   WorkingSpace space;  ///< the blur's working space (the stored form for --bright)
   bool wide() const { return rgba16.channels != 0; }
+  /// The pixels' size in host memory, bytes.
+  double bytes() const {
+    return wide() ? 2.0 * rgba16.pixels.size() : static_cast<double>(rgba.pixels.size());
+  }
   PixelDepth depth() const { return wide() ? PixelDepth::u16 : PixelDepth::u8; }
   int width() const { return wide() ? rgba16.width : rgba.width; }
   int height() const { return wide() ? rgba16.height : rgba.height; }

@@ -3,7 +3,9 @@
 // benchmarks) and downloads, timing each kernel with profiling events.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,23 @@ inline std::string pixel_options(PixelDepth depth) {
 
 /// A filter schedule bound to one device, image size and pixel depth, with its intermediate
 /// images.
+/// Host memory a GPU reads and writes at full bus speed: a buffer made with
+/// CL_MEM_ALLOC_HOST_PTR and kept mapped, whose host pointer is page-locked on NVIDIA's OpenCL
+/// (its "pinned memory" recipe). A transfer from ordinary pageable memory is copied by the
+/// driver through a small pinned buffer of its own, one chunk and one transfer at a time, so
+/// that device threads of a batch queue behind each other; from pinned memory it is one DMA.
+/// Empty (data() null) until made; unmapped and released with the last copy.
+struct PinnedBuffer {
+  PinnedBuffer() = default;
+  /// `bytes` of pinned memory in `runtime`'s context, mapped for reading and writing. Throws
+  /// cl::Error when the device cannot allocate or map it.
+  PinnedBuffer(Runtime& runtime, std::size_t bytes);
+  void* data() const { return host.get(); }
+  std::size_t bytes = 0;
+  cl::Buffer buffer;
+  std::shared_ptr<void> host;  ///< the mapped pointer; its deleter unmaps
+};
+
 class Filter {
  public:
   virtual ~Filter() = default;
@@ -84,6 +103,10 @@ class Filter {
   cl::Image2D io_src, io_dst;
   cl::Buffer io_src_buffer, io_dst_buffer;
   int io_width = 0, io_height = 0;  ///< pixels of the kept input and output
+  /// On a GPU, the pinned host memory run_filter stages the input and the output through
+  /// (see PinnedBuffer), made and kept like io_src and io_dst.
+  PinnedBuffer io_staging_in, io_staging_out;
+  int io_runs = 0;  ///< run_filter calls through the kept input and output
 
  protected:
   /// " 16-bit" for a 16-bit filter, else "": the end of describe().

@@ -46,6 +46,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/host_memory.h"
 #include "core/png_encode.h"
 
 namespace blurtool {
@@ -387,7 +388,7 @@ bool decode_png_libpng(const std::vector<std::uint8_t>& bytes, int width, int he
     image->width = w;
     image->height = h;
     image->channels = c;
-    image->pixels.resize(static_cast<std::size_t>(w) * h * c);
+    resize_fresh(image->pixels, static_cast<std::size_t>(w) * h * c);
     if (png_read_pixels(png, reinterpret_cast<std::uint8_t*>(image->pixels.data()),
                         static_cast<std::size_t>(w) * c * sizeof(T), h, passes))
       return true;
@@ -459,7 +460,7 @@ bool decode_jpeg_turbojpeg(const std::vector<std::uint8_t>& bytes, int width, in
   image->width = w;
   image->height = h;
   image->channels = out_channels;
-  image->pixels.resize(static_cast<std::size_t>(w) * h * out_channels);
+  resize_fresh(image->pixels, static_cast<std::size_t>(w) * h * out_channels);
   const int format = rgba ? TJPF_RGBX : c == 1 ? TJPF_GRAY : TJPF_RGB;
   const int status = tjDecompress2(handle.get(), bytes.data(), bytes.size(), image->pixels.data(),
                                    w, 0, h, format, 0);
@@ -622,7 +623,7 @@ BasicImage<T> decode_stb(const std::vector<std::uint8_t>& bytes, const std::stri
   image.width = result->width;
   image.height = result->height;
   image.channels = result->channels;
-  image.pixels.resize(checked_size(image.width, image.height, image.channels, name.c_str()));
+  resize_fresh(image.pixels, checked_size(image.width, image.height, image.channels, name.c_str()));
   std::memcpy(image.pixels.data(), pixels, image.pixels.size() * sizeof(T));
   return image;
 }
@@ -1069,7 +1070,8 @@ Image apply_orientation(const Image& image, int orientation) {
   if (orientation <= 1 || orientation > 8) return image;
   const int w = image.width, h = image.height, c = image.channels;
   const bool swap = orientation >= 5;
-  Image out{swap ? h : w, swap ? w : h, c, std::vector<std::uint8_t>(image.pixels.size())};
+  Image out{swap ? h : w, swap ? w : h, c, {}};
+  resize_fresh(out.pixels, image.pixels.size());
   // The stored pixel shown at (x, y): sx = a x + b y + c (w - 1), sy = d x + e y + f (h - 1).
   static const int kMap[9][6] = {{},
                                  {1, 0, 0, 0, 1, 0},    // 1 as stored

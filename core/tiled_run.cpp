@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/host_memory.h"
 
 namespace blurtool {
 
@@ -95,7 +96,8 @@ BasicFilterRun<T> run_tiled_at(Runtime& runtime, const MakeFilter& make,
   const int w = rgba.width, h = rgba.height;
   constexpr size_t px = 4 * sizeof(T);  // bytes a pixel
   BasicFilterRun<T> all;
-  all.output = BasicImage<T>{w, h, 4, std::vector<T>(rgba.pixels.size())};
+  all.output = BasicImage<T>{w, h, 4, {}};
+  resize_fresh(all.output.pixels, rgba.pixels.size());
   for (int y0 = 0; y0 < h; y0 += tile.height) {
     for (int x0 = 0; x0 < w; x0 += tile.width) {
       const int tw = std::min(tile.width, w - x0), th = std::min(tile.height, h - y0);

@@ -192,6 +192,41 @@ TEST_F(Batch, SeveralLanesOnOneDeviceWriteWhatSingleModeWrites) {
   }
 }
 
+TEST_F(Batch, PinnedStagingWritesWhatPageableTransfersWrite) {
+  // GPUs stage uploads and downloads through pinned memory (run_filter); forced here on the CPU
+  // device, over sizes that change from image to image (the staging is made again), on buffer
+  // schedules (the default on a CPU) and image ones (double), in a batch and in single mode.
+  const std::vector<std::tuple<std::string, int, int, int>> images = {
+      {"a.png", 64, 48, 3}, {"b.png", 37, 23, 4}, {"c.jpg", 64, 48, 3}, {"d.png", 19, 41, 1}};
+  unsigned seed = 60;
+  for (const auto& [name, w, h, c] : images) make_image(in_ / name, seed++, w, h, c);
+  for (const std::vector<std::string>& op :
+       {std::vector<std::string>{"--box", "3"},
+        std::vector<std::string>{"--box", "3", "--variant", "double"},
+        std::vector<std::string>{"--gauss", "1.5"}}) {
+    SCOPED_TRACE(::testing::PrintToString(op));
+    fs::remove_all(out_);
+    ::setenv("BLURTOOL_PINNED_STAGING", "1", 1);
+    ::setenv("BLURTOOL_DEVICE_LANES", "2", 1);
+    std::vector<std::string> args = op;
+    for (const std::string& a : {std::string("--quiet"), in_.string(), out_.string()})
+      args.push_back(a);
+    const Result r = run(args);
+    const std::string staged_single = single(op, in_ / "b.png", "b.png");
+    ::unsetenv("BLURTOOL_DEVICE_LANES");
+    ::setenv("BLURTOOL_PINNED_STAGING", "0", 1);
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const auto& [name, w, h, c] : images) {
+      SCOPED_TRACE(name);
+      const std::string pageable = single(op, in_ / name, name);
+      EXPECT_FALSE(pageable.empty());
+      EXPECT_EQ(read_file(out_ / name), pageable);
+      if (name == "b.png") EXPECT_EQ(staged_single, pageable);
+    }
+    ::unsetenv("BLURTOOL_PINNED_STAGING");
+  }
+}
+
 TEST_F(Batch, FolderWithBrokenFilesWritesGoodOnesAndReportsEachFailure) {
   const Image rgb = make_image(in_ / "good rgb.png", 1);
   make_image(in_ / "good rgba.png", 2, 40, 30, 4);
@@ -647,6 +682,26 @@ TEST_F(Batch, BadDeviceListIsAUsageErrorEvenWhenNothingIsLeftToDo) {
   const Result r = run({"--box", "2", "--devices", "99", in_.string(), out_.string()});
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_TRUE(has_line(r.err, {"99"})) << r.err;
+}
+
+TEST_F(Batch, AScheduleTheDeviceCannotRunEndsTheBatchBeforeAnyOutput) {
+  // The devices open while the first images decode; a schedule the device cannot run is still
+  // a usage error of the whole batch: exit 2, that error alone (not the broken file's, decoded
+  // meanwhile, nor a warning), no output folder.
+  for (int i = 0; i < 6; ++i) make_image(in_ / ("a" + std::to_string(i) + ".png"), 140 + i, 32, 24);
+  write_file(in_ / "broken.png", "xx");
+  const Result r = run({"--gauss", "100", "--radius", "300", "--variant", "naive-local", "--wg",
+                        "8x8", in_.string(), out_.string()});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(has_line(r.err, {"--wg 8x8", "CL_DEVICE_LOCAL_MEM_SIZE"})) << r.err;
+  EXPECT_EQ(r.err.find("broken.png"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(out_));
+  // The same batch with a schedule that fits writes the good images and names the broken one.
+  const Result ok = run({"--gauss", "1", in_.string(), out_.string()});
+  EXPECT_EQ(ok.status, 1) << ok.err;
+  EXPECT_TRUE(has_line(ok.err, {"broken.png"})) << ok.err;
+  EXPECT_EQ(tree(out_).size(), 6u);
 }
 
 TEST_F(Batch, JobsOneAndFourGiveIdenticalOutputs) {
