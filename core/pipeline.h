@@ -11,13 +11,25 @@
 // run_single chains them for one image, opening the device and making its filter on a second
 // thread while the image decodes; run_batch (core/batch_pipeline.h) runs them on thread pools.
 //
-// Strip streaming (bounded memory for very large images) would plug in between these stages
-// without changing their roles: the decode stage would hand out strips of rows (a Source of
-// `rows` x width plus its first row), the device stage would filter each strip uploaded with
-// operation_halo rows above and below (the tiled runs of core/tiled_run.h already do this for
-// rectangles, bit for bit as one run), and the encode stage would take the strips in order
-// (libpng and libjpeg-turbo both write row by row). The Source and Rendered types would then
-// describe a strip instead of the whole image; the stage boundaries stay where they are.
+// Strip streaming (memory bounded by a strip, not the image) would plug in at these same
+// boundaries without changing the stages' roles (not implemented):
+//   - decode: decode_source would become a reader handing out Sources of a band of rows (with
+//     the band's first row), each carrying operation_halo(o) rows of context above and below
+//     that the device stage reads but does not output; the decoder keeps the halo rows of the
+//     previous band (libpng and libjpeg's scanline interface both read row by row; TurboJPEG's
+//     whole-image calls do not);
+//   - device: DeviceStage::run would filter a band as run_filter_tiled (core/tiled_run.h) does
+//     a tile, which already gives the same bytes as one run, and return a Rendered of the
+//     band's own rows; filters are made per band height (make_filter_per_size: the first,
+//     the middle and the last band differ by their halo); --bright finds the points per band
+//     as find_bright_points_tiled does per tile;
+//   - encode and write: encode_output would append each band's rows in order to one open
+//     encoder (the PNG encoder deflates rows in strips already; JPEG would need libjpeg's
+//     scanline interface) and write_output would stream into the temporary file that is
+//     renamed into place at the end.
+// The working space conversions are per pixel and need no halo; a whole-image property
+// (transparency anywhere, for premultiplication) would have to come from the header or a
+// first pass.
 //
 // Everything here depends only on the OpenCL runtime, image I/O and the filters; reports
 // (benchmarks, sweeps) are made by the caller from what run_single returns.
@@ -46,6 +58,7 @@ namespace blurtool {
 /// devices, the host threads, the limits, the files and the batch switches. The command line
 /// (cli/options.h) fills one, with a few options of its own besides.
 struct JobOptions {
+  /// The operation: --box, --gauss or --bright; its parameters are the matching *_params.
   enum class Operation { box, gauss, bright } operation = Operation::box;
   BoxParams box_params;        ///< --box
   GaussParams gauss_params;    ///< --gauss
@@ -232,6 +245,7 @@ struct DeviceRequest {
 /// builds its filter once). Not thread-safe: one per device thread.
 class DeviceStage {
  public:
+  /// A stage running o's operation on `runtime`; both must outlive it.
   DeviceStage(Runtime& runtime, const JobOptions& o) : runtime_(runtime), o_(o) {}
 
   /// Takes `filter` (made ahead, e.g. from the image's header) as the filter for `key`.
