@@ -1,12 +1,13 @@
-// The batch driver (see batch.h).
+// The batch driver (see batch_pipeline.h).
 //
-// Stages: decode (host pool) -> device (threads per device, each with its own queue on the
-// device's context and compiled programs for the whole batch) -> encode and write (host pool).
-// The pool's threads take an encode when one is waiting, else a decode, so that they follow
-// whichever stage is short of hands; a cap on the images held in memory keeps decoders from
-// running far ahead of the devices or the encoders. The devices are opened (context, programs)
-// while the first images decode: that set-up takes as long as decoding dozens of photos.
-#include "cli/batch.h"
+// Stages (pipeline.h): decode (host pool) -> device (threads per device, each with its own
+// queue on the device's context and compiled programs for the whole batch) -> encode and write
+// (host pool). The pool's threads take an encode when one is waiting, else a decode, so that
+// they follow whichever stage is short of hands; a cap on the images held in memory keeps
+// decoders from running far ahead of the devices or the encoders. The devices are opened
+// (context, programs) while the first images decode: that set-up takes as long as decoding
+// dozens of photos.
+#include "core/batch_pipeline.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,284 +22,18 @@
 #include <deque>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <system_error>
 #include <thread>
-#include <tuple>
 
-#include "core/box_blur.h"
-#include "core/bright_points.h"
-#include "core/error.h"
-#include "core/gauss_blur.h"
+#include "core/pipeline.h"
 
 namespace fs = std::filesystem;
 
 namespace blurtool {
-
-namespace {
-
-bool is_image_name(const std::string& path) {
-  const std::string ext = lower_extension(path);
-  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
-}
-
-}  // namespace
-
-OutputKind output_kind(const std::string& path, const std::string& input, const CliOptions& o) {
-  std::string name = o.format;
-  if (name.empty()) {
-    std::string ext = lower_extension(path == "-" ? input : path);
-    if (path == "-" && !is_image_name(input)) ext = ".png";
-    if (ext == ".jpeg") ext = ".jpg";
-    name = ext.empty() ? ext : ext.substr(1);
-  }
-  const bool bright = o.operation == CliOptions::Operation::bright;
-  if (name == "png") return OutputKind::png;
-  if (name == "jpg") return OutputKind::jpeg;
-  if (bright && name == "csv") return OutputKind::csv;
-  if (bright && name == "json") return OutputKind::json;
-  if (bright)
-    throw UsageError("output '" + path + "': with --bright it must end in .csv or .json " +
-                     "(the points) or .png, .jpg or .jpeg (the image with a glow at each point)");
-  throw UsageError("output '" + path +
-                   "': unknown image format; use a .png, .jpg or .jpeg name, or --format");
-}
-
-namespace {
-
-// Whether any alpha sample of `rgba` is below `max`.
-template <typename T>
-bool has_transparency(const BasicImage<T>& rgba, T max) {
-  for (size_t i = 3; i < rgba.pixels.size(); i += 4)
-    if (rgba.pixels[i] < max) return true;
-  return false;
-}
-
-}  // namespace
-
-WorkingSpace working_space(const CliOptions& o, int channels, bool deep, bool transparent) {
-  WorkingSpace space;
-  space.linear_light = o.linear_light;
-  if (o.operation != CliOptions::Operation::bright) {  // not a blur, never premultiplied
-    const bool alpha = channels == 2 || channels == 4;
-    space.premultiplied = !o.straight_alpha && alpha && transparent;
-    space.eight_bit_alpha = !deep && space.premultiplied;  // the output keeps 8 bits
-  }
-  return space;
-}
-
-Source make_source(DecodedImage image, const CliOptions& o) {
-  Source s;
-  s.channels = image.channels();
-  s.deep = image.is_wide();
-  if (s.deep)
-    s.rgba16 = image.wide.channels == 4 ? std::move(image.wide) : to_rgba(image.wide);
-  else
-    s.rgba = image.narrow.channels == 4 ? std::move(image.narrow) : to_rgba(image.narrow);
-  const bool alpha = s.channels == 2 || s.channels == 4;
-  const bool transparent = alpha && (s.deep ? has_transparency<std::uint16_t>(s.rgba16, 65535)
-                                            : has_transparency<std::uint8_t>(s.rgba, 255));
-  s.space = working_space(o, s.channels, s.deep, transparent);
-  if (!s.deep && device_depth(s.deep, s.space) == PixelDepth::u16) {
-    s.rgba16 = widen(s.rgba);
-    s.rgba = Image{};
-  }
-  return s;
-}
-
-std::unique_ptr<Filter> make_filter(Runtime& runtime, const CliOptions& o, int width, int height,
-                                    WorkGroup wg, PixelDepth depth, WorkingSpace space) {
-  std::unique_ptr<Filter> filter;
-  switch (o.operation) {
-    case CliOptions::Operation::bright:
-      filter = std::make_unique<BrightFinder>(runtime, o.bright_params, width, height, depth);
-      break;
-    case CliOptions::Operation::box:
-      filter = std::make_unique<BoxFilter>(runtime, o.box_params, width, height, depth);
-      break;
-    case CliOptions::Operation::gauss: {
-      GaussParams params = o.gauss_params;
-      if (!wg.is_default()) params.wg = wg;
-      filter = std::make_unique<GaussFilter>(runtime, params, width, height, depth);
-      break;
-    }
-  }
-  if (space.is_stored_form()) return filter;
-  return std::make_unique<WorkingSpaceFilter>(runtime, std::shared_ptr<Filter>(std::move(filter)),
-                                              space, width, height);
-}
-
-namespace {
-
-// Pixels of context a tile needs around its output pixels: a blur's radius; for bright points
-// the glow's reach (finding the points needs none).
-int operation_halo(const CliOptions& o) {
-  switch (o.operation) {
-    case CliOptions::Operation::box:
-      return o.box_params.radius;
-    case CliOptions::Operation::gauss:
-      return gauss_radius(o.gauss_params);
-    case CliOptions::Operation::bright:
-      break;
-  }
-  return bright_glow_halo(o.bright_params);
-}
-
-}  // namespace
-
-namespace {
-
-// The result of bright points found in RGBA `rgba` (8 or 16 bits): their list (csv, json) or
-// `rgba` with a glow at each (in one piece, or in `tiles`), into r.
-template <typename T>
-void render_points(Runtime& runtime, const CliOptions& o, const std::vector<BrightPoint>& points,
-                   const BasicImage<T>& rgba, OutputKind kind, Rendered& r, TileSize tiles = {}) {
-  if (kind == OutputKind::csv) {
-    r.text = bright_points_csv(points);
-    return;
-  }
-  if (kind == OutputKind::json) {
-    r.text = bright_points_json(points);
-    return;
-  }
-  BasicImage<T> glow = tiles.is_default()
-                           ? draw_glow(runtime, rgba, points, o.bright_params)
-                           : draw_glow_tiled(runtime, rgba, points, o.bright_params, tiles);
-  if constexpr (depth_of<T> == PixelDepth::u16)
-    r.image16 = std::move(glow);
-  else
-    r.image = std::move(glow);
-}
-
-}  // namespace
-
-TileSize operation_tiles(const Runtime& runtime, const CliOptions& o, int width, int height,
-                         bool wide) {
-  const bool bright = o.operation == CliOptions::Operation::bright;
-  const int halo = operation_halo(o);
-  TileSize t = plan_tiles(runtime.device(), width, height, halo, o.max_tile,
-                          wide ? kWideTileBytesPerPixel : 24);
-  if (t.width >= width && t.height >= height) return TileSize{width, height};
-  if (bright) {  // whole blocks of the image's grid in every tile
-    const int b = o.bright_params.block;
-    if (t.width >= b) t.width = t.width / b * b;
-    if (t.height >= b) t.height = t.height / b * b;
-    if (t.width < b || t.height < b)
-      throw Error("device '" + runtime.device().name + "' cannot hold a tile of whole " +
-                  std::to_string(b) + "x" + std::to_string(b) + " blocks with the glow's " +
-                  std::to_string(halo) + "-pixel halo; choose another with --device");
-  }
-  if (o.bench_runs > 0)
-    throw UsageError(std::string(o.sweep_wg ? "--sweep-wg" : "--bench") +
-                     " times the image in one piece; here it runs in " +
-                     std::to_string((width + t.width - 1) / t.width) + "x" +
-                     std::to_string((height + t.height - 1) / t.height) + " tiles of " +
-                     std::to_string(t.width) + "x" + std::to_string(t.height) +
-                     " (the device's limits or --max-tile)");
-  return t;
-}
-
-Rendered render_tiled(Runtime& runtime, const CliOptions& o, const Source& source, OutputKind kind,
-                      TileSize tiles) {
-  Rendered r;
-  r.channels = source.channels;
-  r.deep = source.deep;
-  const Image& rgba = source.rgba;
-  if (o.operation == CliOptions::Operation::bright) {
-    if (!source.wide()) {
-      render_points(runtime, o, find_bright_points_tiled(runtime, rgba, o.bright_params, tiles),
-                    rgba, kind, r, tiles);
-    } else {
-      render_points(runtime, o,
-                    find_bright_points_tiled(runtime, source.rgba16, o.bright_params, tiles,
-                                             source.space.linear_light),
-                    source.rgba16, kind, r, tiles);
-    }
-    return r;
-  }
-  // Every tile with the schedule auto takes for the whole image (the tuning table goes by size).
-  CliOptions same = o;
-  const PixelDepth depth = source.depth();
-  const int w = source.width(), h = source.height();
-  if (o.operation == CliOptions::Operation::box)
-    same.box_params = resolve_box_schedule(o.box_params, runtime.device(), w, h, depth);
-  else
-    same.gauss_params = resolve_gauss_schedule(o.gauss_params, runtime.device(), w, h, depth);
-  const MakeFilter make = make_filter_per_size([&](int width, int height) {
-    return std::shared_ptr<Filter>(
-        make_filter(runtime, same, width, height, {}, depth, source.space));
-  });
-  if (source.wide())
-    r.image16 = run_filter_tiled(runtime, make, source.rgba16, operation_halo(o), tiles).output;
-  else
-    r.image = run_filter_tiled(runtime, make, rgba, operation_halo(o), tiles).output;
-  return r;
-}
-
-Rendered render(Runtime& runtime, const CliOptions& o, Filter& filter, Image output,
-                const Image& rgba, int channels, OutputKind kind) {
-  Rendered r;
-  r.channels = channels;
-  if (o.operation != CliOptions::Operation::bright) {
-    r.image = std::move(output);
-    return r;
-  }
-  render_points(runtime, o, bright_finder_of(filter).points(), rgba, kind, r);
-  return r;
-}
-
-SourceRun render_source(Runtime& runtime, const CliOptions& o, Filter& filter, const Source& source,
-                        OutputKind kind, int runs) {
-  SourceRun r;
-  if (!source.wide()) {
-    r.timings = run_filter(runtime, filter, source.rgba, runs);
-    r.rendered =
-        render(runtime, o, filter, std::move(r.timings.output), source.rgba, source.channels, kind);
-    r.timings.output = Image{};
-    return r;
-  }
-  FilterRun16 run = run_filter(runtime, filter, source.rgba16, runs);
-  r.timings = timings_of(run);
-  r.rendered.channels = source.channels;
-  r.rendered.deep = source.deep;
-  if (o.operation != CliOptions::Operation::bright) {
-    r.rendered.image16 = std::move(run.output);
-    return r;
-  }
-  std::vector<BrightPoint> points = bright_finder_of(filter).points();
-  if (source.space.linear_light) stored_colours(points, source.rgba16);
-  render_points(runtime, o, std::move(points), source.rgba16, kind, r.rendered);
-  return r;
-}
-
-std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const CliOptions& o,
-                                        int png_threads) {
-  if (kind == OutputKind::csv || kind == OutputKind::json)
-    return std::vector<std::uint8_t>(r.text.begin(), r.text.end());
-  const ImageFormat format = kind == OutputKind::png ? ImageFormat::png : ImageFormat::jpeg;
-  EncodeOptions e;
-  e.jpeg_quality = o.quality;
-  e.jpeg_subsampling = o.subsampling;
-  e.png_level = o.png_level;
-  e.threads = png_threads;
-  // The RGBA result is encoded as r.channels without a reduced copy (encode_rgba).
-  if (r.image16.channels != 0) {
-    if (format == ImageFormat::png && r.deep) {
-      return r.image16.channels == r.channels ? encode_image(r.image16, format, e)
-                                              : encode_rgba(r.image16, r.channels, format, e);
-    }
-    const Image out = narrow(r.image16);
-    return out.channels == r.channels ? encode_image(out, format, e)
-                                      : encode_rgba(out, r.channels, format, e);
-  }
-  if (r.image.channels == r.channels) return encode_image(r.image, format, e);
-  return encode_rgba(r.image, r.channels, format, e);
-}
 
 namespace {
 
@@ -318,7 +53,7 @@ struct Plan {
 
 // The output name for `input` found at `relative` under its root: --format's extension, else
 // the input's own when it is an image name, else ".png".
-fs::path output_name(const fs::path& relative, const CliOptions& o) {
+fs::path output_name(const fs::path& relative, const JobOptions& o) {
   fs::path out = relative;
   if (!o.format.empty())
     out.replace_extension("." + o.format);
@@ -339,7 +74,7 @@ bool same_file(const fs::path& a, const fs::path& b) {
 // are not followed. The output path is built from the names as found, never from a link's
 // target. A folder that cannot be read is a failure of the batch, not a silent gap.
 void scan_folder(const fs::path& dir, const fs::path& relative, bool recursive,
-                 const fs::path& out_canonical, const CliOptions& o,
+                 const fs::path& out_canonical, const JobOptions& o,
                  std::vector<std::pair<fs::path, fs::path>>& found, Plan& p) {
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
@@ -368,7 +103,7 @@ void scan_folder(const fs::path& dir, const fs::path& relative, bool recursive,
   }
 }
 
-Plan plan(const CliOptions& o) {
+Plan plan(const JobOptions& o) {
   std::error_code ec;
   const fs::path out_dir = o.output;
   // "file/" does not exist to stat(): look at the name without its trailing slashes.
@@ -455,7 +190,7 @@ Plan plan(const CliOptions& o) {
 }
 
 // The devices of --devices (every one for "all"), or the one of --device.
-std::vector<DeviceInfo> batch_devices(const CliOptions& o) {
+std::vector<DeviceInfo> batch_devices(const JobOptions& o) {
   if (o.devices.empty()) return {select_device(o.device)};
   std::vector<DeviceInfo> all = list_devices(), chosen;
   std::set<int> seen;
@@ -479,7 +214,7 @@ std::string clock_text(double seconds) {
 // The pipeline over plan.items: all state under one mutex, one condition variable.
 class Pipeline {
  public:
-  Pipeline(const CliOptions& o, const Plan& plan) : o_(o), items_(plan.items) {
+  Pipeline(const JobOptions& o, const Plan& plan) : o_(o), items_(plan.items) {
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     workers_ = o.jobs > 0 ? static_cast<size_t>(o.jobs) : hw;
     cap_ = workers_ + 2;  // until the devices are known (open_devices)
@@ -686,9 +421,7 @@ class Pipeline {
         Decoded d{i, {}, 0};
         const bool ok = guarded(i, [&] {
           std::vector<std::string> warnings;
-          d.source = make_source(load_image_wide(items_[i].input, &warnings, o_.max_pixels,
-                                                 o_.max_file_bytes, o_.orient, true),
-                                 o_);
+          d.source = decode_source(read_input(items_[i].input, o_), o_, &warnings);
           for (const std::string& w : warnings) warn(w);  // each names the file
           std::error_code ec;
           d.bytes = static_cast<double>(fs::file_size(items_[i].input, ec));
@@ -708,30 +441,9 @@ class Pipeline {
     }
   }
 
-  // The device's part for decoded image d: its blur (in one piece, or in tiles), rendered into
-  // f; `filter` is the previous image's, reused while the size (width x height), depth and
-  // working space (`key`) stay the same.
-  void blur(Runtime& rt, const Decoded& d, Finished& f, std::unique_ptr<Filter>& filter,
-            FilterKey& key) {
-    const Source& s = d.source;
-    const TileSize tiles = operation_tiles(rt, o_, s.width(), s.height(), s.wide());
-    if (tiles.width < s.width() || tiles.height < s.height()) {
-      f.rendered = render_tiled(rt, o_, s, items_[d.item].kind, tiles);
-      return;
-    }
-    const FilterKey wanted = s.key();
-    if (!filter || key != wanted) {
-      filter.reset();
-      filter = make_filter(rt, o_, s.width(), s.height(), {}, s.depth(), s.space);
-      key = wanted;
-    }
-    f.rendered = render_source(rt, o_, *filter, s, items_[d.item].kind, 0).rendered;
-  }
-
   void device_loop(Runtime& rt) {
-    // The filter of the previous image, reused while the size stays the same.
-    std::unique_ptr<Filter> filter;
-    FilterKey key;
+    // Keeps the previous image's filter, reused while size, depth and working space stay.
+    DeviceStage stage(rt, o_);
     for (;;) {
       std::unique_lock<std::mutex> lock(mutex_);
       cv_.wait(lock, [&] { return !decoded_.empty() || no_more_input(); });
@@ -742,11 +454,8 @@ class Pipeline {
       ++on_device_;
       lock.unlock();
       Finished f{d.item, {}, d.bytes};
-      const bool ok = guarded(d.item, [&] {
-        with_device_faults(rt, d.source.width(), d.source.height(), d.source.depth(),
-                           [&] { blur(rt, d, f, filter, key); });
-      });
-      if (!ok) filter.reset();  // a failed run may leave the filter in any state
+      const bool ok =
+          guarded(d.item, [&] { f.rendered = stage.run(d.source, items_[d.item].kind).rendered; });
       lock.lock();
       --on_device_;
       if (ok)
@@ -783,7 +492,7 @@ class Pipeline {
   // Decoded pixels a batch may hold ahead of the cap while its devices open.
   static constexpr double kOpeningBytes = 512.0 * (1 << 20);
 
-  const CliOptions& o_;
+  const JobOptions& o_;
   const std::vector<Item>& items_;
   std::vector<DeviceInfo> devices_;  // set by open_devices
   size_t workers_ = 1, cap_ = 1;
@@ -812,7 +521,7 @@ class Pipeline {
 
 }  // namespace
 
-int run_batch(const CliOptions& o) {
+int run_batch(const JobOptions& o) {
   const Plan p = plan(o);
   for (const auto& [input, why] : p.failed)
     std::cerr << "blurtool: " << input << ": " << why << "\n";

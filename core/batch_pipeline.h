@@ -1,0 +1,22 @@
+// The batch driver: every image of the INPUT files and folders through one operation into an
+// output folder, the stages of core/pipeline.h overlapping: decoding and encoding on a pool of
+// host threads, device work on threads of each device (--device, or --devices to spread the
+// batch), with a cap on the images held in memory.
+#pragma once
+
+#include "core/pipeline.h"
+
+namespace blurtool {
+
+/// Runs a batch (o.batch): plans every INPUT (files, folders, -r) into the folder o.output
+/// (made if missing; removed again if the batch ends before writing into it), skips existing
+/// outputs unless --force, refuses an output that is an input or the output of another input,
+/// runs the stages on the device(s) of --device or --devices, reports each failing file on
+/// stderr and goes on; progress on a terminal and a summary unless --quiet. Returns the exit
+/// status: 0 every image done or skipped, 1 some failed. Throws blurtool::UsageError before any
+/// work for a bad output folder or device list, or for a schedule a device cannot run;
+/// blurtool::Error (or cl::Error) for a device that cannot be opened, before any output is
+/// written.
+int run_batch(const JobOptions& o);
+
+}  // namespace blurtool
