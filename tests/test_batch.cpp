@@ -221,7 +221,9 @@ TEST_F(Batch, PinnedStagingWritesWhatPageableTransfersWrite) {
       const std::string pageable = single(op, in_ / name, name);
       EXPECT_FALSE(pageable.empty());
       EXPECT_EQ(read_file(out_ / name), pageable);
-      if (name == "b.png") EXPECT_EQ(staged_single, pageable);
+      if (name == "b.png") {
+        EXPECT_EQ(staged_single, pageable);
+      }
     }
     ::unsetenv("BLURTOOL_PINNED_STAGING");
   }
