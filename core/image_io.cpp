@@ -474,7 +474,8 @@ bool decode_jpeg_turbojpeg(const std::vector<std::uint8_t>& bytes, int width, in
 
 // One TurboJPEG compressor per thread, made on the thread's first JPEG and destroyed when the
 // thread ends, so that no image pays for setting one up (tjInitCompress allocates libjpeg's
-// compressor and its memory pools). The output buffer is TurboJPEG's own, allocated per call:
+// compressor and its memory pools); the threads compress_jpeg starts for one image's strips
+// pay it once for that image. The output buffer is TurboJPEG's own, allocated per call:
 // a reused buffer of tjBufSize() bytes (TJFLAG_NOREALLOC) was no faster beyond run-to-run noise
 // (scripts/bench-encode.sh) and would hold that memory for every thread.
 tjhandle thread_jpeg_compressor() {
@@ -539,7 +540,8 @@ struct StripParts {
 
 // The parts of `strip`, or false where it is not one baseline scan that joining keeps intact:
 // a frame other than SOF0 (progressive, arithmetic, extended), a DRI already there (TurboJPEG's
-// TJ_RESTART environment variable), a frame `width` wide. Throws where the JPEG is not whole.
+// TJ_RESTART environment variable), a frame not `width` wide. Throws where the JPEG is not
+// whole.
 bool strip_parts(const TjJpeg& strip, int width, StripParts* parts) {
   const std::uint8_t* b = strip.data.get();
   if (strip.size < 4 || b[0] != 0xFF || b[1] != 0xD8 || b[strip.size - 2] != 0xFF ||
@@ -1233,9 +1235,7 @@ JpegStripLayout jpeg_strip_layout(int width, int height, bool grey, ChromaSubsam
   if (strip_rows > 0) {
     rows = (std::int64_t{strip_rows} - 1) / layout.mcu_height + 1;
   } else if (strip_rows == 0) {
-    const std::int64_t pixels = std::int64_t{width} * height;
-    if (pixels < kJpegStripMinPixels) return layout;
-    const std::int64_t pieces = (pixels - 1) / kJpegStripPixels + 1;
+    const std::int64_t pieces = (std::int64_t{width} * height - 1) / kJpegStripPixels + 1;
     rows = (mcu_rows - 1) / pieces + 1;
   } else {
     return layout;

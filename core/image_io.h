@@ -12,7 +12,9 @@
 // - PNGs are encoded by core/png_encode (its own row filters, zlib's deflate in strips on
 //   every core joined into one zlib stream, the chunks' CRCs by zlib's crc32), JPEGs by
 //   TurboJPEG (one compressor per thread; 4:2:0, 4:2:2 or 4:4:4 chroma subsampling, or
-//   greyscale); both read the device's RGBA result without a reduced copy (encode_rgba).
+//   greyscale; a large image in strips on every core joined by restart markers into one
+//   JPEG, see JpegStripLayout); both read the device's RGBA result without a reduced copy
+//   (encode_rgba).
 // 16-bit samples: load_image reduces a 16-bit PNG to 8 bits, load_image_wide keeps its 16 bits
 // (an Image16); an Image16 is written as a 16-bit PNG, or narrowed to 8 bits for JPEG.
 // Outputs are written to a temporary file in the output's directory and renamed into place, so
@@ -213,14 +215,13 @@ std::vector<std::uint8_t> encode_image(const Image& image, ImageFormat format,
 /// The same with the default options but `jpeg_quality`.
 std::vector<std::uint8_t> encode_image(const Image& image, ImageFormat format, int jpeg_quality);
 
-/// Images of fewer pixels (width * height) than this are written as one-piece JPEGs by default:
-/// below it a strip's fixed cost is not worth paying (kernels/NOTES.md, "JPEG output in restart
-/// strips"), and a batch, which encodes one image a thread, gains nothing from strips.
-constexpr std::int64_t kJpegStripMinPixels = std::int64_t{4} << 20;
-
-/// Pixels a JPEG restart strip aims at by default: strips are as equal in height as whole MCU
-/// rows allow, as many as width * height / kJpegStripPixels rounded up (12 for a 3024x4032 photo).
-constexpr std::int64_t kJpegStripPixels = std::int64_t{1} << 20;
+/// Pixels a JPEG restart strip holds at most by default: an image is cut into
+/// ceil(width * height / kJpegStripPixels) strips, as equal in height as whole MCU rows allow
+/// (42 for a 3024x4032 photo at 4:2:0, 8 for 1920x1080), so an image of at most this many
+/// pixels is one piece. On two cores 2 to 42 strips of one image take the same time, and a
+/// strip costs about 10 microseconds on one thread and a few bytes, so strips are small enough
+/// to keep many cores busy (kernels/NOTES.md, "JPEG output in restart strips").
+constexpr std::int64_t kJpegStripPixels = std::int64_t{1} << 18;
 
 /// How a JPEG is cut into horizontal strips that are compressed independently (on several
 /// threads) and joined by restart markers: the method of ITU T.81's restart intervals (B.2.1
@@ -251,9 +252,10 @@ struct JpegStripLayout {
 
 /// The strips encode_image writes a `width` x `height` JPEG in, greyscale (`grey`) or with
 /// `subsampling`; `strip_rows` as EncodeOptions::jpeg_strip_rows. The layout depends on nothing
-/// else (never on the thread count), so neither do the bytes written. By default: one piece
-/// below kJpegStripMinPixels, else strips of about kJpegStripPixels. One piece wherever the
-/// strips would be one. Throws blurtool::Error unless width and height are 1..65535.
+/// else (never on the thread count), so neither do the bytes written. By default strips of at
+/// most about kJpegStripPixels (see there), fewer MCU rows where the restart interval would
+/// exceed 65535 MCUs; one piece wherever that makes one strip. Throws blurtool::Error unless
+/// width and height are 1..65535.
 JpegStripLayout jpeg_strip_layout(int width, int height, bool grey, ChromaSubsampling subsampling,
                                   int strip_rows = 0);
 

@@ -1714,18 +1714,38 @@ TEST_F(ImageIo, JpegStripsCarryADriAndTheirRestartMarkersInOrder) {
   }
 }
 
-// The default layout: strips only from kJpegStripMinPixels, of about kJpegStripPixels each, a
-// restart interval that DRI's 16 bits hold whatever the width, sizes JPEG can store.
+// The default layout: strips of at most about kJpegStripPixels, as equal as whole MCU rows
+// allow, so one piece up to kJpegStripPixels; a restart interval that DRI's 16 bits hold whatever
+// the width; sizes JPEG can store.
 TEST(JpegStripLayout, DependsOnlyOnTheImage) {
-  const JpegStripLayout photo = jpeg_strip_layout(3024, 4032, false, ChromaSubsampling::s420);
-  EXPECT_EQ(photo.strips, 12);
-  EXPECT_EQ(photo.strip_rows, 336);
-  EXPECT_EQ(photo.restart_interval, 189 * 21);
-  EXPECT_EQ(jpeg_strip_layout(1920, 1080, false, ChromaSubsampling::s420).strips, 1);
-  EXPECT_EQ(jpeg_strip_layout(1920, 1080, false, ChromaSubsampling::s420).strip_rows, 1080);
-  EXPECT_EQ(jpeg_strip_layout(2048, 2047, true, ChromaSubsampling::s420).strips, 1);
-  EXPECT_EQ(jpeg_strip_layout(2048, 2048, true, ChromaSubsampling::s420).strips, 4);
-  EXPECT_EQ(jpeg_strip_layout(3024, 4032, false, ChromaSubsampling::s420, -1).strips, 1);
+  struct Case {
+    int width, height;
+    bool grey;
+    ChromaSubsampling subsampling;
+    int strip_rows;                                     // asked for
+    int mcu_width, mcu_height, strips, rows, interval;  // expected
+  };
+  const auto s420 = ChromaSubsampling::s420;
+  const Case cases[] = {{3024, 4032, false, s420, 0, 16, 16, 42, 96, 189 * 6},
+                        {1920, 1080, false, ChromaSubsampling::s422, 0, 16, 8, 8, 136, 120 * 17},
+                        {1920, 1080, false, ChromaSubsampling::s444, 0, 8, 8, 8, 136, 240 * 17},
+                        {1024, 256, true, s420, 0, 8, 8, 1, 256, 0},
+                        {1024, 257, true, s420, 0, 8, 8, 2, 136, 128 * 17},
+                        {3024, 4032, false, s420, -1, 16, 16, 1, 4032, 0},
+                        {65535, 16, false, s420, 0, 16, 16, 1, 16, 0},  // one MCU row
+                        {640, 480, false, s420, 480, 16, 16, 1, 480, 0},
+                        {640, 480, false, s420, 1, 16, 16, 30, 16, 40}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.width) + "x" + std::to_string(c.height) + " strip rows " +
+                 std::to_string(c.strip_rows));
+    const JpegStripLayout layout =
+        jpeg_strip_layout(c.width, c.height, c.grey, c.subsampling, c.strip_rows);
+    EXPECT_EQ(layout.mcu_width, c.mcu_width);
+    EXPECT_EQ(layout.mcu_height, c.mcu_height);
+    EXPECT_EQ(layout.strips, c.strips);
+    EXPECT_EQ(layout.strip_rows, c.rows);
+    EXPECT_EQ(layout.restart_interval, c.interval);
+  }
   for (int strip_rows : {0, 1000, 65535}) {
     // 65535 wide: 8192 MCU columns, so at most 7 MCU rows a strip
     const JpegStripLayout wide =
@@ -1735,28 +1755,27 @@ TEST(JpegStripLayout, DependsOnlyOnTheImage) {
     EXPECT_EQ(wide.strip_rows % 8, 0);
     EXPECT_EQ(wide.restart_interval, wide.strip_rows / 8 * 8192);
   }
-  EXPECT_EQ(jpeg_strip_layout(640, 480, false, ChromaSubsampling::s420, 480).strips, 1);
-  EXPECT_EQ(jpeg_strip_layout(640, 480, false, ChromaSubsampling::s420, 1).strip_rows, 16);
   EXPECT_THROW(jpeg_strip_layout(65536, 8, false, ChromaSubsampling::s420), Error);
   EXPECT_THROW(jpeg_strip_layout(8, 0, false, ChromaSubsampling::s420), Error);
 }
 
-// A JPEG large enough for strips by default: the same bytes on 1, 2 and 8 threads (and from
-// encode_rgba), decoded to the one-piece encode's pixels.
+// A JPEG large enough for 32 strips by default: the same bytes on 1, 2, 8 and the hardware
+// threads (and from encode_rgba), decoded to the one-piece encode's pixels.
 TEST_F(ImageIo, JpegStripsGiveTheSameBytesOnAnyThreadCount) {
   const Image photo = load_image(kSamples + "dune_1680x1050.jpg");
-  Image image;  // 2048x2048: the photo tiled, mirrored where it repeats
-  image.width = image.height = 2048;
+  Image image;  // 3000x3000: the photo tiled, mirrored where it repeats
+  image.width = image.height = 3000;
   image.channels = 3;
-  image.pixels.resize(std::size_t{2048} * 2048 * 3);
-  for (int y = 0; y < 2048; ++y)
-    for (int x = 0; x < 2048; ++x) {
-      const int sx = x < photo.width ? x : 2 * photo.width - 1 - x;
-      const int sy = y < photo.height ? y : 2 * photo.height - 1 - y;
+  image.pixels.resize(std::size_t{3000} * 3000 * 3);
+  auto mirror = [](int i, int n) {
+    return i % (2 * n) < n ? i % (2 * n) : 2 * n - 1 - i % (2 * n);
+  };
+  for (int y = 0; y < image.height; ++y)
+    for (int x = 0; x < image.width; ++x)
       for (int c = 0; c < 3; ++c)
-        image.pixels[image.index(x, y, c)] = photo.pixels[photo.index(sx, sy, c)];
-    }
-  ASSERT_GE(std::int64_t{image.width} * image.height, kJpegStripMinPixels);
+        image.pixels[image.index(x, y, c)] =
+            photo.pixels[photo.index(mirror(x, photo.width), mirror(y, photo.height), c)];
+  ASSERT_EQ(jpeg_strip_layout(3000, 3000, false, ChromaSubsampling::s420).strips, 32);
   const Bytes one =
       encode_image(image, ImageFormat::jpeg, jpeg_options(ChromaSubsampling::s420, 0, 1));
   EXPECT_EQ(jpeg_markers(one).count(0xDD), 1u);
