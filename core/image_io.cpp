@@ -47,6 +47,7 @@
 
 #include "core/error.h"
 #include "core/host_memory.h"
+#include "core/parallel.h"
 #include "core/png_encode.h"
 
 namespace blurtool {
@@ -120,17 +121,17 @@ struct JpegSegment {
 // Walks the JPEG's top-level marker segments from SOI to the first SOS (skipping each segment
 // whole by its big-endian length, so that markers inside an APP1 EXIF thumbnail are never read
 // as the image's own). Returns them, and where the entropy-coded data starts in *scan.
-std::vector<JpegSegment> jpeg_segments(const std::vector<std::uint8_t>& b, const std::string& name,
-                                       std::size_t* scan) {
+std::vector<JpegSegment> jpeg_segments(const std::uint8_t* b, std::size_t size,
+                                       const std::string& name, std::size_t* scan) {
   std::vector<JpegSegment> segments;
   std::size_t pos = 2;  // after SOI
   for (;;) {
-    if (pos >= b.size()) throw_truncated(name, "ends before its image data");
+    if (pos >= size) throw_truncated(name, "ends before its image data");
     if (b[pos] != 0xFF) {
       throw Error(name + ": corrupt JPEG (no marker at byte " + std::to_string(pos) + ")");
     }
-    while (pos < b.size() && b[pos] == 0xFF) ++pos;  // a marker may follow any number of FFs
-    if (pos >= b.size()) throw_truncated(name, "ends before its image data");
+    while (pos < size && b[pos] == 0xFF) ++pos;  // a marker may follow any number of FFs
+    if (pos >= size) throw_truncated(name, "ends before its image data");
     const std::uint8_t marker = b[pos++];
     if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue;  // TEM, RSTn: no length
     if (marker == 0x00 || marker == 0xD8 || marker == 0xD9) {
@@ -138,10 +139,10 @@ std::vector<JpegSegment> jpeg_segments(const std::vector<std::uint8_t>& b, const
       std::snprintf(hex, sizeof hex, "FF %02X", marker);
       throw Error(name + ": corrupt JPEG (unexpected marker " + hex + " before its image data)");
     }
-    if (b.size() - pos < 2) throw_truncated(name, "ends inside a marker segment");
+    if (size - pos < 2) throw_truncated(name, "ends inside a marker segment");
     const std::size_t length = (std::size_t{b[pos]} << 8) | b[pos + 1];
     if (length < 2) throw Error(name + ": corrupt JPEG (marker segment length < 2)");
-    if (length > b.size() - pos) throw_truncated(name, "ends inside a marker segment");
+    if (length > size - pos) throw_truncated(name, "ends inside a marker segment");
     segments.push_back({marker, pos + 2, length - 2});
     pos += length;
     if (marker == 0xDA) break;  // SOS: entropy-coded data follows
@@ -156,7 +157,7 @@ std::vector<JpegSegment> jpeg_segments(const std::vector<std::uint8_t>& b, const
 std::vector<JpegSegment> check_jpeg_complete(const std::vector<std::uint8_t>& b,
                                              const std::string& name) {
   std::size_t pos = 0;
-  std::vector<JpegSegment> segments = jpeg_segments(b, name, &pos);
+  std::vector<JpegSegment> segments = jpeg_segments(b.data(), b.size(), name, &pos);
   for (; pos + 1 < b.size(); ++pos) {
     if (b[pos] == 0xFF && b[pos + 1] == 0xD9) return segments;
   }
@@ -473,7 +474,8 @@ bool decode_jpeg_turbojpeg(const std::vector<std::uint8_t>& bytes, int width, in
 
 // One TurboJPEG compressor per thread, made on the thread's first JPEG and destroyed when the
 // thread ends, so that no image pays for setting one up (tjInitCompress allocates libjpeg's
-// compressor and its memory pools). The output buffer is TurboJPEG's own, allocated per call:
+// compressor and its memory pools); the threads compress_jpeg starts for one image's strips
+// pay it once for that image. The output buffer is TurboJPEG's own, allocated per call:
 // a reused buffer of tjBufSize() bytes (TJFLAG_NOREALLOC) was no faster beyond run-to-run noise
 // (scripts/bench-encode.sh) and would hold that memory for every thread.
 tjhandle thread_jpeg_compressor() {
@@ -493,25 +495,145 @@ int tj_subsampling(ChromaSubsampling subsampling) {
   }
 }
 
-// The JPEG of `height` rows of `width` pixels in TurboJPEG's `pixel_format`, rows `pitch` bytes
-// apart, at `quality` with TurboJPEG's `subsampling` (TJSAMP_GRAY for greyscale).
-std::vector<std::uint8_t> compress_jpeg(const std::uint8_t* pixels, int width, int pitch,
-                                        int height, int pixel_format, int subsampling,
-                                        int quality) {
-  if (width > 65535 || height > 65535) {  // JPEG stores each dimension in 16 bits
-    throw Error("image " + std::to_string(width) + "x" + std::to_string(height) +
-                " is too large to encode as JPEG");
-  }
+// A JPEG in a buffer TurboJPEG allocated.
+struct TjJpeg {
+  std::unique_ptr<unsigned char, void (*)(unsigned char*)> data{nullptr, tjFree};
+  std::size_t size = 0;
+};
+
+// The pixels a JPEG is compressed from: `height` rows of `width` pixels in TurboJPEG's
+// `format`, rows `pitch` bytes apart, at `quality` with TurboJPEG's `subsampling`
+// (TJSAMP_GRAY for greyscale).
+struct JpegSource {
+  const std::uint8_t* pixels;
+  int width, pitch, height, format, subsampling, quality;
+};
+
+// The JPEG of rows [first, first + rows) of `source`, by this thread's compressor.
+TjJpeg compress_rows(const JpegSource& source, int first, int rows) {
   tjhandle compressor = thread_jpeg_compressor();
+  TjJpeg out;
   unsigned char* jpeg = nullptr;  // allocated by TurboJPEG
   unsigned long size = 0;
-  const int status = tjCompress2(compressor, pixels, width, pitch, height, pixel_format, &jpeg,
-                                 &size, subsampling, quality, 0);
-  std::unique_ptr<unsigned char, void (*)(unsigned char*)> owned(jpeg, tjFree);
+  const int status = tjCompress2(
+      compressor, source.pixels + static_cast<std::size_t>(first) * source.pitch, source.width,
+      source.pitch, rows, source.format, &jpeg, &size, source.subsampling, source.quality, 0);
+  out.data.reset(jpeg);
+  out.size = size;
   if (status != 0 || !jpeg || size == 0) {
     throw Error("encoding JPEG failed: " + tj_reason(compressor));
   }
-  return std::vector<std::uint8_t>(jpeg, jpeg + size);
+  return out;
+}
+
+void put16(std::uint8_t* p, unsigned v) {
+  p[0] = static_cast<std::uint8_t>(v >> 8);
+  p[1] = static_cast<std::uint8_t>(v);
+}
+
+// Where the parts of one strip's JPEG lie: its marker segments before SOS ([0, sos)), the SOS
+// segment ([sos, scan)), the entropy-coded data ([scan, size - 2), EOI after it), and the SOF0
+// height's two bytes (at height).
+struct StripParts {
+  std::size_t sos = 0, scan = 0, height = 0;
+};
+
+// The parts of `strip`, or false where it is not one baseline scan that joining keeps intact:
+// a frame other than SOF0 (progressive, arithmetic, extended), a DRI already there (TurboJPEG's
+// TJ_RESTART environment variable), a frame not `width` wide. Throws where the JPEG is not
+// whole.
+bool strip_parts(const TjJpeg& strip, int width, StripParts* parts) {
+  const std::uint8_t* b = strip.data.get();
+  if (strip.size < 4 || b[0] != 0xFF || b[1] != 0xD8 || b[strip.size - 2] != 0xFF ||
+      b[strip.size - 1] != 0xD9) {
+    throw Error("encoding JPEG failed: a strip is not a whole JPEG");
+  }
+  std::size_t scan = 0;
+  const std::vector<JpegSegment> segments = jpeg_segments(b, strip.size, "JPEG strip", &scan);
+  bool baseline = false;
+  for (const JpegSegment& s : segments) {
+    if (s.marker == 0xDD || (s.marker >= 0xC1 && s.marker <= 0xCF && s.marker != 0xC4 &&
+                             s.marker != 0xC8 && s.marker != 0xCC)) {
+      return false;  // DRI, or a frame other than baseline
+    }
+    if (s.marker == 0xC0) {
+      // P (1 byte), Y (2), X (2): the height is patched, the width must be the image's
+      if (s.length < 6 || baseline) return false;
+      baseline = (std::size_t{b[s.payload + 3]} << 8 | b[s.payload + 4]) ==
+                 static_cast<std::size_t>(width);
+      parts->height = s.payload + 1;
+    }
+  }
+  if (!baseline || scan > strip.size - 2) return false;
+  parts->sos = segments.back().payload - 4;  // FF DA and the length before the payload
+  parts->scan = scan;
+  return true;
+}
+
+// One JPEG of the strips, top to bottom, of an image `height` rows high, each strip but the
+// last `restart_interval` MCUs (see JpegStripLayout in image_io.h for the layout): the first
+// strip's marker segments with the SOF0 height patched, a DRI, its SOS, then every strip's
+// entropy-coded data with RSTm between them, and EOI. Empty where the strips cannot be joined
+// (strip_parts refuses one, or their marker segments differ anywhere but in the SOF0 height:
+// other tables, as TurboJPEG's TJ_OPTIMIZE environment variable gives per strip).
+std::vector<std::uint8_t> join_jpeg_strips(const std::vector<TjJpeg>& strips, int width, int height,
+                                           int restart_interval) {
+  std::vector<StripParts> parts(strips.size());
+  for (std::size_t i = 0; i < strips.size(); ++i) {
+    if (!strip_parts(strips[i], width, &parts[i])) return {};
+  }
+  const std::uint8_t* first = strips[0].data.get();
+  const StripParts& p0 = parts[0];
+  std::size_t total = p0.scan + 6 + 2;  // the marker segments, DRI, EOI
+  for (std::size_t i = 0; i < strips.size(); ++i) {
+    const std::uint8_t* b = strips[i].data.get();
+    const StripParts& p = parts[i];
+    const bool same = p.scan == p0.scan && p.height == p0.height &&
+                      std::equal(b, b + p.height, first) &&
+                      std::equal(b + p.height + 2, b + p.scan, first + p.height + 2);
+    if (!same) return {};
+    total += strips[i].size - 2 - p.scan + (i > 0 ? 2 : 0);  // entropy-coded data, RSTm
+  }
+  std::vector<std::uint8_t> out;
+  out.reserve(total);
+  out.insert(out.end(), first, first + p0.sos);
+  put16(out.data() + p0.height, static_cast<unsigned>(height));
+  std::uint8_t dri[6] = {0xFF, 0xDD, 0x00, 0x04};
+  put16(dri + 4, static_cast<unsigned>(restart_interval));
+  out.insert(out.end(), std::begin(dri), std::end(dri));
+  out.insert(out.end(), first + p0.sos, first + p0.scan);
+  for (std::size_t i = 0; i < strips.size(); ++i) {
+    if (i > 0) {
+      out.push_back(0xFF);
+      out.push_back(static_cast<std::uint8_t>(0xD0 + (i - 1) % 8));  // RST0..RST7 in turn
+    }
+    const std::uint8_t* b = strips[i].data.get();
+    out.insert(out.end(), b + parts[i].scan, b + strips[i].size - 2);
+  }
+  out.push_back(0xFF);
+  out.push_back(0xD9);
+  return out;
+}
+
+// The JPEG of `source`, in the strips of `layout` on up to `threads` threads (0: hardware
+// threads), or in one piece where the layout has one strip or the strips cannot be joined.
+std::vector<std::uint8_t> compress_jpeg(const JpegSource& source, const JpegStripLayout& layout,
+                                        int threads) {
+  if (layout.strips > 1) {
+    std::vector<TjJpeg> strips(layout.strips);
+    struct NoState {};
+    for_each_piece<NoState>(
+        layout.strips, worker_threads(threads, layout.strips), [&](int s, NoState&) {
+          const int first = s * layout.strip_rows;
+          strips[s] =
+              compress_rows(source, first, std::min(layout.strip_rows, source.height - first));
+        });
+    std::vector<std::uint8_t> joined =
+        join_jpeg_strips(strips, source.width, source.height, layout.restart_interval);
+    if (!joined.empty()) return joined;
+  }
+  const TjJpeg jpeg = compress_rows(source, 0, source.height);
+  return std::vector<std::uint8_t>(jpeg.data.get(), jpeg.data.get() + jpeg.size);
 }
 
 // The JPEG of the `channels` samples of `image`'s pixels that encode_image writes (all of them,
@@ -522,6 +644,8 @@ std::vector<std::uint8_t> encode_jpeg(const Image& image, int channels,
     throw UsageError("JPEG quality " + std::to_string(options.jpeg_quality) + " is not in 1..100");
   }
   const int w = image.width, h = image.height, stride = image.channels;
+  const JpegStripLayout layout =
+      jpeg_strip_layout(w, h, channels < 3, options.jpeg_subsampling, options.jpeg_strip_rows);
   const int subsampling = channels < 3 ? TJSAMP_GRAY : tj_subsampling(options.jpeg_subsampling);
   const std::uint8_t* pixels = image.pixels.data();
   std::vector<std::uint8_t> grey;  // the grey plane of grey + alpha
@@ -535,8 +659,9 @@ std::vector<std::uint8_t> encode_jpeg(const Image& image, int channels,
     for (std::size_t i = 0; i < grey.size(); ++i) grey[i] = pixels[2 * i];
     pixels = grey.data();
   }
-  return compress_jpeg(pixels, w, w * (grey.empty() ? stride : 1), h, format, subsampling,
-                       options.jpeg_quality);
+  const JpegSource source{
+      pixels, w, w * (grey.empty() ? stride : 1), h, format, subsampling, options.jpeg_quality};
+  return compress_jpeg(source, layout, options.threads);
 }
 
 // --- stb_image: the decoder of last resort --------------------------------------------------
@@ -1060,7 +1185,7 @@ int exif_orientation(const std::vector<std::uint8_t>& bytes) {
   if (!starts_with(bytes, kJpegSignature)) return 1;
   try {
     std::size_t scan = 0;
-    return orientation_in(bytes, jpeg_segments(bytes, "", &scan));
+    return orientation_in(bytes, jpeg_segments(bytes.data(), bytes.size(), "", &scan));
   } catch (const Error&) {
     return 1;  // decode_image reports the damage; here it only means no orientation
   }
@@ -1091,6 +1216,37 @@ Image apply_orientation(const Image& image, int orientation) {
     }
   }
   return out;
+}
+
+JpegStripLayout jpeg_strip_layout(int width, int height, bool grey, ChromaSubsampling subsampling,
+                                  int strip_rows) {
+  if (width < 1 || height < 1 || width > 65535 || height > 65535) {  // JPEG's 16-bit sides
+    throw Error("image " + std::to_string(width) + "x" + std::to_string(height) +
+                (width < 1 || height < 1 ? " has no pixels to encode as JPEG"
+                                         : " is too large to encode as JPEG"));
+  }
+  JpegStripLayout layout;
+  layout.mcu_width = grey || subsampling == ChromaSubsampling::s444 ? 8 : 16;
+  layout.mcu_height = !grey && subsampling == ChromaSubsampling::s420 ? 16 : 8;
+  layout.strip_rows = height;
+  const int columns = (width - 1) / layout.mcu_width + 1;
+  const int mcu_rows = (height - 1) / layout.mcu_height + 1;
+  std::int64_t rows = 0;  // MCU rows a strip
+  if (strip_rows > 0) {
+    rows = (std::int64_t{strip_rows} - 1) / layout.mcu_height + 1;
+  } else if (strip_rows == 0) {
+    const std::int64_t pieces = (std::int64_t{width} * height - 1) / kJpegStripPixels + 1;
+    rows = (mcu_rows - 1) / pieces + 1;
+  } else {
+    return layout;
+  }
+  rows = std::min<std::int64_t>(rows, 65535 / columns);  // DRI's 16 bits; columns <= 8192
+  const int strips = static_cast<int>((mcu_rows - 1) / rows + 1);
+  if (strips < 2) return layout;
+  layout.strip_rows = static_cast<int>(rows) * layout.mcu_height;
+  layout.strips = strips;
+  layout.restart_interval = static_cast<int>(rows) * columns;
+  return layout;
 }
 
 ImageFormat output_format_for(const std::string& path) {

@@ -12,7 +12,9 @@
 // - PNGs are encoded by core/png_encode (its own row filters, zlib's deflate in strips on
 //   every core joined into one zlib stream, the chunks' CRCs by zlib's crc32), JPEGs by
 //   TurboJPEG (one compressor per thread; 4:2:0, 4:2:2 or 4:4:4 chroma subsampling, or
-//   greyscale); both read the device's RGBA result without a reduced copy (encode_rgba).
+//   greyscale; a large image in strips on every core joined by restart markers into one
+//   JPEG, see JpegStripLayout); both read the device's RGBA result without a reduced copy
+//   (encode_rgba).
 // 16-bit samples: load_image reduces a 16-bit PNG to 8 bits, load_image_wide keeps its 16 bits
 // (an Image16); an Image16 is written as a 16-bit PNG, or narrowed to 8 bits for JPEG.
 // Outputs are written to a temporary file in the output's directory and renamed into place, so
@@ -183,9 +185,14 @@ struct EncodeOptions {
   int jpeg_quality = 95;  ///< JPEG quality, 1..100
   ChromaSubsampling jpeg_subsampling = ChromaSubsampling::s420;
   int png_level = kDefaultPngLevel;  ///< zlib compression level, 0 (stored) .. 9 (smallest)
-  /// Threads deflating one PNG; 0: std::thread::hardware_concurrency(). The bytes written do
+  /// Threads encoding one image: deflating a PNG's strips, compressing a large JPEG's restart
+  /// strips (jpeg_strip_layout); 0: std::thread::hardware_concurrency(). The bytes written do
   /// not depend on it.
   int threads = 0;
+  /// A JPEG's strips: 0, the layout jpeg_strip_layout picks from the image's size and
+  /// subsampling; a positive count, strips of that many rows (rounded up to whole MCU rows, and
+  /// down to the restart interval's limit); negative, one piece. For tests and measurements.
+  int jpeg_strip_rows = 0;
 };
 
 /// Encodes `image` as PNG or JPEG into bytes, as `options` say.
@@ -196,6 +203,9 @@ struct EncodeOptions {
 /// JPEG and reads back as 1 channel, a 3- or 4-channel one as YCbCr with
 /// options.jpeg_subsampling that reads back as 3 channels; TurboJPEG compresses, with one
 /// compressor kept per thread (tjCompress2, libjpeg-turbo's SIMD colour conversion and DCT).
+/// A large JPEG is compressed in horizontal strips on up to options.threads threads and written
+/// as one baseline JPEG with restart markers between the strips (see jpeg_strip_layout); it
+/// decodes to the same pixels as the one-piece encode.
 /// Throws blurtool::UsageError for a jpeg_quality outside 1..100 (JPEG) or a png_level outside
 /// 0..9 (PNG), blurtool::Error if the pixel buffer does not hold width * height * channels
 /// samples, a JPEG side exceeds 65535, or encoding fails.
@@ -204,6 +214,50 @@ std::vector<std::uint8_t> encode_image(const Image& image, ImageFormat format,
 
 /// The same with the default options but `jpeg_quality`.
 std::vector<std::uint8_t> encode_image(const Image& image, ImageFormat format, int jpeg_quality);
+
+/// Pixels a JPEG restart strip holds at most by default: an image is cut into
+/// ceil(width * height / kJpegStripPixels) strips, as equal in height as whole MCU rows allow
+/// (42 for a 3024x4032 photo at 4:2:0, 8 for 1920x1080), so an image of at most this many
+/// pixels is one piece. On two cores 2 to 42 strips of one image take the same time, and a
+/// strip costs about 10 microseconds on one thread and a few bytes, so strips are small enough
+/// to keep many cores busy (kernels/NOTES.md, "JPEG output in restart strips").
+constexpr std::int64_t kJpegStripPixels = std::int64_t{1} << 18;
+
+/// How a JPEG is cut into horizontal strips that are compressed independently (on several
+/// threads) and joined by restart markers: the method of ITU T.81's restart intervals (B.2.1
+/// RSTm, B.2.4.4 DRI, B.1.1.5 entropy-coded segments, E.1.4 the encoder's reset), which is how
+/// parallel JPEG encoders split their work. Each strip is a whole TurboJPEG baseline JPEG of the
+/// same quality, subsampling and pixel format (so the same quantisation and standard Huffman
+/// tables); the file written is the first strip's marker segments up to its SOS (its APPn segments
+/// kept once) with the SOF0 height set to the image's, a DRI segment (FF DD, length 4,
+/// restart_interval), that strip's SOS segment, then each strip's entropy-coded data (byte-stuffed,
+/// padded to a byte with 1 bits as the encoder pads it before EOI or RSTm alike), RST0..RST7 in
+/// turn (FF D0..FF D7) between strips, and EOI. A restart resets the DC predictions to 0, as each
+/// strip's encoder started them, and no DCT input crosses a strip boundary (strips are whole MCU
+/// rows; the encoder does no smoothing), so every coefficient is the one-piece encode's and the
+/// pixels decoded are the same. One MCU (minimum coded unit) is mcu_width x mcu_height pixels:
+/// 16x16 for 4:2:0, 16x8 for 4:2:2, 8x8 for 4:4:4 and greyscale.
+struct JpegStripLayout {
+  int mcu_width = 8;
+  int mcu_height = 8;
+  /// Image rows a strip, a multiple of mcu_height (the last strip may have fewer); the image's
+  /// height for one piece.
+  int strip_rows = 0;
+  /// Strips; 1: one piece, written without restart markers.
+  int strips = 1;
+  /// MCUs a strip, the DRI marker's restart interval (MCU columns * MCU rows a strip, at most
+  /// 65535); 0 for one piece.
+  int restart_interval = 0;
+};
+
+/// The strips encode_image writes a `width` x `height` JPEG in, greyscale (`grey`) or with
+/// `subsampling`; `strip_rows` as EncodeOptions::jpeg_strip_rows. The layout depends on nothing
+/// else (never on the thread count), so neither do the bytes written. By default strips of at
+/// most about kJpegStripPixels (see there), fewer MCU rows where the restart interval would
+/// exceed 65535 MCUs; one piece wherever that makes one strip. Throws blurtool::Error unless
+/// width and height are 1..65535.
+JpegStripLayout jpeg_strip_layout(int width, int height, bool grey, ChromaSubsampling subsampling,
+                                  int strip_rows = 0);
 
 /// Encodes a 16-bit `image` as PNG with 16 bits per sample (1-4 channels kept exactly,
 /// big-endian in the file as PNG stores them; the same filter and zlib settings as for 8 bits),

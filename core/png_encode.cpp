@@ -19,18 +19,15 @@
 #endif
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <new>
 #include <string>
-#include <thread>
 
 #include "core/error.h"
+#include "core/parallel.h"
 
 namespace blurtool {
 
@@ -356,36 +353,6 @@ void deflate_strip(const std::uint8_t* in, std::size_t size, const std::uint8_t*
   }
 }
 
-// Runs work(strip, workspace) for every strip on up to `threads` threads (this one included);
-// the first exception thrown is rethrown after all have stopped.
-template <typename F>
-void for_each_strip(int strips, int threads, F work) {
-  std::atomic<int> next{0};
-  std::exception_ptr error;
-  std::mutex error_lock;
-  auto loop = [&] {
-    try {
-      Workspace ws;
-      for (int s; (s = next.fetch_add(1)) < strips;) work(s, ws);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(error_lock);
-      if (!error) error = std::current_exception();
-      next.store(strips);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) {
-    try {
-      pool.emplace_back(loop);
-    } catch (...) {  // no more threads (or memory for one): the ones running do the work
-      break;
-    }
-  }
-  loop();
-  for (std::thread& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
-}
-
 void check(const PngPixels& image, const PngSettings& settings) {
   const bool ok = image.pixels && image.channels >= 1 && image.channels <= 4 &&
                   (image.stride == image.channels || image.stride == 4) &&
@@ -407,13 +374,11 @@ std::vector<std::uint8_t> encode(const PngPixels& image, const PngSettings& sett
   const int strip_rows = static_cast<int>(
       std::clamp<std::size_t>(target / line, 1, static_cast<std::size_t>(image.height)));
   const int strips = (image.height - 1) / strip_rows + 1;
-  int threads = settings.threads > 0 ? settings.threads
-                                     : static_cast<int>(std::thread::hardware_concurrency());
-  threads = std::clamp(threads, 1, strips);
+  const int threads = worker_threads(settings.threads, strips);
 
   std::vector<StripOutput> out(strips);
   const std::uint16_t header = zlib_header(settings.level, settings.strategy);
-  for_each_strip(strips, threads, [&](int s, Workspace& ws) {
+  for_each_piece<Workspace>(strips, threads, [&](int s, Workspace& ws) {
     const int first = s * strip_rows;
     const int count = std::min(strip_rows, image.height - first);
     StripOutput& o = out[s];

@@ -6,6 +6,8 @@
 #   buffer with TJFLAG_NOREALLOC and into one TurboJPEG allocates), and the encode path it
 #   replaced (from_rgba, then a compressor and a buffer made per call); the same for the R plane
 #   as a greyscale JPEG;
+# - JPEG of the same two in one piece against restart strips (the default layout and other strip
+#   sizes) on 1 and all hardware threads, and the bytes the restart markers cost;
 # - PNG of the 3024x4032 photo, blurred and as it is, at the default --png-level on 1 to all
 #   hardware threads, against the libpng encoder it replaced (filter Up, Z_RLE), and with
 #   strips of 256 KiB to 16 MiB against one deflate stream (bytes and time).
@@ -26,5 +28,6 @@ echo "bench-encode: $(nproc) cores of $(sed -n 's/^model name[^:]*: //p' /proc/c
   "$runs runs, $(date +%F)"
 bench=$root/build/encode_bench
 "$bench" jpeg --runs "$runs" "$work/bench-1920x1080-box30.png" "$work/bench-3024x4032-box30.png"
+"$bench" jpeg-strips --runs "$runs" "$work/bench-1920x1080-box30.png" "$work/bench-3024x4032-box30.png"
 "$bench" png --runs "$runs" "$work/bench-3024x4032-box30.png" "$work/bench-3024x4032.jpg"
 "$bench" png-strips --runs "$runs" "$work/bench-3024x4032-box30.png" "$work/bench-3024x4032.jpg"

@@ -6,6 +6,11 @@
 //       result) against bare tjCompress2 calls on the same pixels, and the encode path this one
 //       replaced (from_rgba, then tjInitCompress and a TurboJPEG-allocated buffer per call).
 //       The image's R plane as a greyscale image too.
+//   encode_bench jpeg-strips [--runs N] IMAGE...
+//       JPEG quality 95, 4:2:0, of each image from RGBA (encode_rgba, as a blur's result is
+//       written): one piece against restart strips (jpeg_strip_layout's default, and strips of
+//       about 0.5, 1 and 2 Mpixel) on 1 thread and on the hardware threads; bytes against one
+//       piece.
 //   encode_bench png [--runs N] IMAGE...
 //       PNG of each image with the default settings on 1 thread and on 1..hardware threads,
 //       against the libpng encoder this one replaced (filter Up, Z_RLE).
@@ -436,10 +441,55 @@ int png_strips_mode(const std::vector<std::string>& images, int runs) {
   return 0;
 }
 
+// Rows of strips that share `height` rows as equally as whole MCU rows of `mcu` allow, about
+// `pixels` pixels each (the rule jpeg_strip_layout applies with kJpegStripPixels).
+int strip_rows_for(const Image& image, int mcu, std::int64_t pixels) {
+  const std::int64_t pieces = (std::int64_t{image.width} * image.height - 1) / pixels + 1;
+  const int mcu_rows = (image.height - 1) / mcu + 1;
+  return static_cast<int>(((mcu_rows - 1) / pieces + 1) * mcu);
+}
+
+int jpeg_strips_mode(const std::vector<std::string>& images, int runs) {
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  for (const std::string& path : images) {
+    const Image rgba = to_rgba(load_image(path));
+    std::vector<Variant> variants;
+    auto add = [&](const std::string& name, int strip_rows, int threads) {
+      EncodeOptions options;  // quality 95, 4:2:0: blurtool's defaults
+      options.jpeg_strip_rows = strip_rows;
+      options.threads = threads;
+      variants.push_back(
+          {name + ", " + std::to_string(threads) + " thread" + (threads > 1 ? "s" : ""),
+           [&rgba, options] { return encode_rgba(rgba, 3, ImageFormat::jpeg, options).size(); }});
+    };
+    add("one piece", -1, 1);
+    const JpegStripLayout layout =
+        jpeg_strip_layout(rgba.width, rgba.height, false, ChromaSubsampling::s420);
+    for (int t : {1, cores}) add("default (" + std::to_string(layout.strips) + " strips)", 0, t);
+    for (std::int64_t mpix4 : {2, 4, 8}) {  // strips of about mpix4 / 4 Mpixel
+      const int rows = strip_rows_for(rgba, 16, mpix4 << 18);
+      const int strips = (rgba.height - 1) / rows + 1;
+      if (layout.strips > 1 && rows == layout.strip_rows) continue;  // the default's
+      const std::string name =
+          std::to_string(strips) + " strips of " + std::to_string(rows) + " rows";
+      for (int t : {1, cores}) add(name, rows, t);
+    }
+    time_all(variants, runs);
+    print_variants("JPEG q95 4:2:0 strips of " + path + " (" + size_of(rgba) + ") from RGBA, " +
+                       std::to_string(runs) + " runs, " + std::to_string(cores) +
+                       " hardware threads",
+                   variants, 0);
+    for (Variant& v : variants)
+      std::printf("  %-52s bytes %+.4f%% vs one piece\n", v.name.c_str(),
+                  100.0 * (static_cast<double>(v.bytes) / variants[0].bytes - 1));
+  }
+  return 0;
+}
+
 int usage() {
   std::fprintf(
       stderr,
-      "usage: encode_bench jpeg|png|png-strips [--runs N] IMAGE...\n"
+      "usage: encode_bench jpeg|jpeg-strips|png|png-strips [--runs N] IMAGE...\n"
       "       encode_bench png-table [--runs N] [--reference CONFIG] [--per-image] [--pick R] "
       "CONFIGS IMAGE...\n");
   return 2;
@@ -471,6 +521,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (mode == "jpeg") return jpeg_mode(args, runs);
+    if (mode == "jpeg-strips") return jpeg_strips_mode(args, runs);
     if (mode == "png") return png_mode(args, runs);
     if (mode == "png-strips") return png_strips_mode(args, runs);
     if (mode == "png-table" && args.size() >= 2) {
