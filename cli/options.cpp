@@ -175,8 +175,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
       ("png-level", "zlib compression level of PNG output, 0 (stored) to 9 (smallest, slowest)",
        cxxopts::value<std::string>()->default_value(std::to_string(kDefaultPngLevel)), "N")
       ("q,quiet", "print nothing but errors (no warnings, progress or summary)")
-      ("jobs", "host threads decoding and encoding (and deflating one PNG), 1..256 (default: "
-               "hardware threads)",
+      ("jobs", "host threads decoding and encoding (all of them on one large image's strips), "
+               "1..256 (default: hardware threads)",
        cxxopts::value<std::string>(), "N");
   spec.add_options("Input limits")
       ("max-pixels", "refuse images larger than N pixels (width * height, read from the header "

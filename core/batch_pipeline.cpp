@@ -394,7 +394,7 @@ class Pipeline {
         const bool ok = guarded(f.item, [&] {
           std::vector<std::uint8_t> bytes;
           try {
-            // One image deflates on --jobs threads; several already fill them one each.
+            // One image encodes on --jobs threads; several already fill them one each.
             bytes = encode_output(f.rendered, item.kind, o_, items_.size() > 1 ? 1 : o_.jobs);
           } catch (const Error& e) {  // e.g. too large for JPEG: the output is at fault
             throw Error("output '" + item.output + "': " + e.what());

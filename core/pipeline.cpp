@@ -250,7 +250,7 @@ SourceRun render_source(Runtime& runtime, const JobOptions& o, Filter& filter, c
 }
 
 std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const JobOptions& o,
-                                        int png_threads) {
+                                        int threads) {
   if (kind == OutputKind::csv || kind == OutputKind::json)
     return std::vector<std::uint8_t>(r.text.begin(), r.text.end());
   const ImageFormat format = kind == OutputKind::png ? ImageFormat::png : ImageFormat::jpeg;
@@ -258,7 +258,7 @@ std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, cons
   e.jpeg_quality = o.quality;
   e.jpeg_subsampling = o.subsampling;
   e.png_level = o.png_level;
-  e.threads = png_threads;
+  e.threads = threads;
   // The RGBA result is encoded as r.channels without a reduced copy (encode_rgba).
   if (r.image16.channels != 0) {
     if (format == ImageFormat::png && r.deep) {

@@ -278,11 +278,12 @@ class DeviceStage {
 /// Encode stage: the bytes of `r` in `kind` (JPEG at o.quality and o.subsampling, PNG at
 /// o.png_level), its image reduced to r.channels as it is encoded; csv and json are r.text. A
 /// 16-bit result is written as a 16-bit PNG when the input was deep, else as 8 bits.
-/// `png_threads` caps the threads deflating one PNG (0: the hardware's); a batch of several
-/// images passes 1, since its encoding threads already fill the cores. Throws blurtool::Error
-/// for an image the format cannot hold (a JPEG side above 65535).
+/// `threads` caps the threads encoding one image (a PNG's deflate strips, a large JPEG's
+/// restart strips; 0: the hardware's); a batch of several images passes 1, since its encoding
+/// threads already fill the cores. The bytes do not depend on it. Throws blurtool::Error for an
+/// image the format cannot hold (a JPEG side above 65535).
 std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const JobOptions& o,
-                                        int png_threads);
+                                        int threads);
 
 /// Write stage: `bytes` to standard output for "-", else to `path` as write_file writes an
 /// image's output (a regular file atomically, replaced only once complete). Throws blurtool::Error

@@ -11,6 +11,9 @@
 //       written): one piece against restart strips (jpeg_strip_layout's default, and strips of
 //       about 0.5, 1 and 2 Mpixel) on 1 thread and on the hardware threads; bytes against one
 //       piece.
+//   encode_bench jpeg-decode [--runs N] JPEG...
+//       blurtool's JPEG decode to RGBA (decode_image_wide) against bare tjDecompress2 calls on
+//       the same bytes, into a reused and into a fresh buffer.
 //   encode_bench png [--runs N] IMAGE...
 //       PNG of each image with the default settings on 1 thread and on 1..hardware threads,
 //       against the libpng encoder this one replaced (filter Up, Z_RLE).
@@ -46,6 +49,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/host_memory.h"
 #include "core/image_io.h"
 #include "core/png_encode.h"
 
@@ -486,10 +490,55 @@ int jpeg_strips_mode(const std::vector<std::string>& images, int runs) {
   return 0;
 }
 
+// blurtool's JPEG decode (decode_image_wide to RGBA, as the pipeline calls it: header checks,
+// EXIF orientation, a fresh image-sized buffer) against bare tjDecompress2 calls on the same
+// bytes into RGBX, into a reused buffer and into a fresh one.
+int jpeg_decode_mode(const std::vector<std::string>& files, int runs) {
+  for (const std::string& path : files) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) throw std::runtime_error(path + ": cannot open");
+    Bytes bytes;
+    std::uint8_t chunk[65536];
+    for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;)
+      bytes.insert(bytes.end(), chunk, chunk + n);
+    std::fclose(f);
+    std::unique_ptr<void, int (*)(tjhandle)> handle(tjInitDecompress(), tjDestroy);
+    int w = 0, h = 0, sub = 0, space = 0;
+    if (tjDecompressHeader3(handle.get(), bytes.data(), bytes.size(), &w, &h, &sub, &space) != 0)
+      throw std::runtime_error(path + ": not a JPEG TurboJPEG reads");
+    Bytes reused(static_cast<std::size_t>(w) * h * 4);
+    auto bare = [&](std::uint8_t* out) {
+      if (tjDecompress2(handle.get(), bytes.data(), bytes.size(), out, w, 0, h, TJPF_RGBX, 0) != 0)
+        throw std::runtime_error(path + ": tjDecompress2 failed");
+    };
+    std::vector<Variant> variants = {{"tjDecompress2 RGBX, reused buffer",
+                                      [&] {
+                                        bare(reused.data());
+                                        return reused.size();
+                                      }},
+                                     {"tjDecompress2 RGBX, fresh buffer",
+                                      [&] {
+                                        Bytes fresh(reused.size());
+                                        bare(fresh.data());
+                                        return fresh.size();
+                                      }},
+                                     {"blurtool: decode_image_wide(..., RGBA)", [&] {
+                                        return decode_image_wide(bytes, path, nullptr,
+                                                                 kDefaultMaxPixels, true, true)
+                                            .narrow.pixels.size();
+                                      }}};
+    time_all(variants, runs);
+    print_variants("JPEG decode of " + path + " (" + std::to_string(w) + "x" + std::to_string(h) +
+                       "), " + std::to_string(runs) + " runs",
+                   variants, 0);
+  }
+  return 0;
+}
+
 int usage() {
   std::fprintf(
       stderr,
-      "usage: encode_bench jpeg|jpeg-strips|png|png-strips [--runs N] IMAGE...\n"
+      "usage: encode_bench jpeg|jpeg-strips|jpeg-decode|png|png-strips [--runs N] IMAGE...\n"
       "       encode_bench png-table [--runs N] [--reference CONFIG] [--per-image] [--pick R] "
       "CONFIGS IMAGE...\n");
   return 2;
@@ -498,6 +547,7 @@ int usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tune_host_allocator();  // as blurtool's main: image-sized blocks reused, not mapped anew
   if (argc < 3) return usage();
   const std::string mode = argv[1];
   int runs = 11;
@@ -522,6 +572,7 @@ int main(int argc, char** argv) {
   try {
     if (mode == "jpeg") return jpeg_mode(args, runs);
     if (mode == "jpeg-strips") return jpeg_strips_mode(args, runs);
+    if (mode == "jpeg-decode") return jpeg_decode_mode(args, runs);
     if (mode == "png") return png_mode(args, runs);
     if (mode == "png-strips") return png_strips_mode(args, runs);
     if (mode == "png-table" && args.size() >= 2) {
