@@ -359,19 +359,23 @@ void check_not_same_file(const std::string& input, const std::string& output) {
   if (same) throw UsageError("output '" + output + "' is the input file; refusing to overwrite it");
 }
 
-// o for one untimed image on `device`: a box blur with --variant auto on a GPU takes
-// `accumulated` instead of auto's pick. Its program builds in about half the time of `fused`
-// (NVIDIA's compiler unrolls fused's running sums; a first run with an empty driver cache spends
-// most of its time there), its running sums are exact as fused's are, so the bytes are the
-// same, and its kernel's extra time (milliseconds) does not show in a process of a few tenths
-// of a second. A batch, which builds once for many images, and a timed run (--bench) keep
-// auto's pick; the Gaussian too (no schedule builds fast and gives fused-mma's bytes).
+// o for one untimed image on `device`: with --variant auto on a GPU, a schedule whose program
+// builds fast instead of auto's pick, since a first run with an empty driver cache spends most
+// of its time in NVIDIA's compiler, which unrolls the fastest kernels, while their kernels'
+// advantage (a millisecond or so) does not show in a process of a few tenths of a second. The
+// box takes `accumulated` (exact running sums as `fused`'s: the same bytes); the Gaussian
+// `separable` (within one level of auto's pick, as every Gaussian schedule is of the
+// reference). A batch, which builds once for many images, and a timed run (--bench) keep
+// auto's pick.
 JobOptions for_one_image(const JobOptions& o, const DeviceInfo& device,
                          const DeviceRequest& request) {
   JobOptions one = o;
-  if (o.operation == JobOptions::Operation::box && request.runs == 0 &&
-      o.box_params.variant == BoxVariant::automatic && (device.type & CL_DEVICE_TYPE_GPU))
+  if (request.runs > 0 || !(device.type & CL_DEVICE_TYPE_GPU)) return one;
+  if (o.operation == JobOptions::Operation::box && o.box_params.variant == BoxVariant::automatic)
     one.box_params.variant = BoxVariant::accumulated;
+  if (o.operation == JobOptions::Operation::gauss &&
+      o.gauss_params.variant == GaussVariant::automatic)
+    one.gauss_params.variant = GaussVariant::separable;
   return one;
 }
 
