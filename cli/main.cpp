@@ -50,9 +50,7 @@ bool row_segments(const CliOptions& o, const DeviceInfo& device) {
              resolve_gauss_variant(o.gauss_params.variant, gauss_radius(o.gauss_params), device));
 }
 
-// One image through the pipeline (run_single), then the --bench report or the --sweep-wg rows
-// from what it returns: to stdout, unless the image goes there.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(BLURTOOL_SANITIZED)       // CMake: BLURTOOL_SANITIZE or BLURTOOL_FUZZ
 constexpr bool kExitQuickly = false;  // LeakSanitizer checks at a normal exit
 #else
 constexpr bool kExitQuickly = true;  // main ends with _Exit
@@ -67,6 +65,8 @@ void keep_until_exit(SingleRun& run) {
   static_cast<void>(run.runtime.release());
 }
 
+// One image through the pipeline (run_single), then the --bench report or the --sweep-wg rows
+// from what it returns: to stdout, unless the image goes there.
 int run_single_image(const CliOptions& o) {
   DeviceRequest request;
   request.runs = o.bench_runs;

@@ -229,9 +229,27 @@ class Pipeline {
   void run() {
     start_ = std::chrono::steady_clock::now();
     opening_ = items_.empty() ? 0 : 1;  // the device list, until it is known
+    // Threads the system refuses (EAGAIN) are done without: the batch runs on those it got,
+    // and fails with the reason only where it got no worker or no device thread.
     std::vector<std::thread> threads;
-    if (!items_.empty()) threads.emplace_back([this] { open_devices(); });
-    for (size_t i = 0; i < workers_; ++i) threads.emplace_back([this] { worker_loop(); });
+    for (size_t i = 0; i < workers_; ++i) {
+      try {
+        threads.emplace_back([this] { worker_loop(); });
+      } catch (const std::system_error&) {
+        if (threads.empty()) throw;
+        break;
+      }
+    }
+    if (!items_.empty()) {
+      try {
+        threads.emplace_back([this] { open_devices(); });
+      } catch (const std::system_error&) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        setup_error_ = std::current_exception();
+        opening_ = 0;
+        cv_.notify_all();
+      }
+    }
     for (std::thread& t : threads) t.join();
     if (progress_) std::cerr << "\r\033[K" << std::flush;
     if (setup_error_) std::rethrow_exception(setup_error_);
@@ -313,9 +331,20 @@ class Pipeline {
       for (const DeviceInfo& d : devices_) lanes += lanes_of(d);
       cap_ = workers_ + 2 * lanes;
       opening_ += devices_.size() - 1;  // batch_devices never returns an empty list
+      cv_.notify_all();                 // workers may decode up to the new cap
     }
     std::vector<std::thread> threads;
-    for (const DeviceInfo& d : devices_) threads.emplace_back([this, &d] { device_main(d); });
+    for (const DeviceInfo& d : devices_) {
+      try {
+        threads.emplace_back([this, &d] { device_main(d); });
+      } catch (const std::system_error&) {  // the devices not started take no part
+        std::unique_lock<std::mutex> lock(mutex_);
+        opening_ -= devices_.size() - threads.size();
+        if (threads.empty()) setup_error_ = std::current_exception();
+        cv_.notify_all();
+        break;
+      }
+    }
     for (std::thread& t : threads) t.join();
   }
 
@@ -349,7 +378,13 @@ class Pipeline {
       if (setup_error_) return;
     }
     std::vector<std::thread> threads;
-    for (auto& lane : lanes) threads.emplace_back([this, &lane] { device_loop(*lane); });
+    for (auto& lane : lanes) {
+      try {
+        threads.emplace_back([this, &lane] { device_loop(*lane); });
+      } catch (const std::system_error&) {  // fewer lanes, as many as the system gives
+        break;
+      }
+    }
     device_loop(*rt);
     for (std::thread& t : threads) t.join();
   }

@@ -9,14 +9,14 @@
 namespace blurtool {
 
 /// Runs a batch (o.batch): plans every INPUT (files, folders, -r) into the folder o.output
-/// (made if missing; removed again if the batch ends before writing into it), skips existing
-/// outputs unless --force, refuses an output that is an input or the output of another input,
-/// runs the stages on the device(s) of --device or --devices, reports each failing file on
-/// stderr and goes on; progress on a terminal and a summary unless --quiet. Returns the exit
+/// (made if missing; removed again, while still empty, if a device fails to open), skips
+/// existing outputs unless --force, refuses an output that is an input or the output of another
+/// input, runs the stages on the device(s) of --device or --devices, reports each failing file
+/// on stderr and goes on; progress on a terminal and a summary unless --quiet. Returns the exit
 /// status: 0 every image done or skipped, 1 some failed. Throws blurtool::UsageError before any
-/// work for a bad output folder or device list, or for a schedule a device cannot run;
-/// blurtool::Error (or cl::Error) for a device that cannot be opened, before any output is
-/// written.
+/// output for a bad output folder or device list, or for a schedule a device cannot run (the
+/// first images may have been decoded meanwhile, their messages dropped); blurtool::Error (or
+/// cl::Error) for a device that cannot be opened, before any output is written.
 int run_batch(const JobOptions& o);
 
 }  // namespace blurtool

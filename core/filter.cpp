@@ -122,11 +122,18 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   const Staging staging = staging_of(runtime.device());
   if (!filter.io_staging_in.data() && staging != Staging::never &&
       (staging == Staging::always || filter.io_runs > 0)) {
-    filter.io_staging_in = PinnedBuffer(runtime, bytes);
-    filter.io_staging_out = PinnedBuffer(runtime, bytes);
+    try {
+      filter.io_staging_in = PinnedBuffer(runtime, bytes);
+      filter.io_staging_out = PinnedBuffer(runtime, bytes);
+    } catch (const cl::Error&) {
+      // No pinned memory to spare (page-locked memory is scarcer than pageable): the
+      // transfers go from pageable memory, as for the first image.
+      filter.io_staging_in = PinnedBuffer();
+      filter.io_staging_out = PinnedBuffer();
+    }
   }
   ++filter.io_runs;
-  const bool staged = filter.io_staging_in.data() != nullptr;
+  const bool staged = filter.io_staging_in.data() && filter.io_staging_out.data();
   cl::CommandQueue& queue = runtime.queue();
   const cl::array<size_t, 3> origin = {0, 0, 0};
   const cl::array<size_t, 3> region = {static_cast<size_t>(w), static_cast<size_t>(h), 1};
@@ -155,9 +162,9 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
       try {
         ms = event_ms(events[p]);
       } catch (const cl::Error& e) {
-        // An untimed run (a batch's image) never fails for want of a timing: NVIDIA's driver
-        // has answered CL_PROFILING_INFO_NOT_AVAILABLE for a finished event, rarely, with
-        // several queues at work. A timed run (--bench) says so.
+        // An untimed run (a batch's image) never fails for want of a timing: a driver may
+        // answer CL_PROFILING_INFO_NOT_AVAILABLE for a finished event (NVIDIA's has, rarely,
+        // with several queues at work). A timed run (--bench) says so.
         if (runs > 0 || e.err() != CL_PROFILING_INFO_NOT_AVAILABLE) throw;
       }
       run.pass_ms[p].push_back(ms);

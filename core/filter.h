@@ -49,8 +49,6 @@ inline std::string pixel_options(PixelDepth depth) {
   return depth == PixelDepth::u16 ? " -DPIXEL16" : "";
 }
 
-/// A filter schedule bound to one device, image size and pixel depth, with its intermediate
-/// images.
 /// Host memory a GPU reads and writes at full bus speed: a buffer made with
 /// CL_MEM_ALLOC_HOST_PTR and kept mapped, whose host pointer is page-locked on NVIDIA's OpenCL
 /// (its "pinned memory" recipe). A transfer from ordinary pageable memory is copied by the
@@ -68,6 +66,8 @@ struct PinnedBuffer {
   std::shared_ptr<void> host;  ///< the mapped pointer; its deleter unmaps
 };
 
+/// A filter schedule bound to one device, image size and pixel depth, with its intermediate
+/// images.
 class Filter {
  public:
   virtual ~Filter() = default;

@@ -2,9 +2,9 @@
 //
 // A decoded photo, a blurred result and their staging copies are tens of megabytes, allocated
 // once per image. On a virtual machine every first touch of a 4 KiB page is a trap to the
-// hypervisor, and a 12-Mpixel RGBA image is 12,000 of them: page faults, not the codec, were
-// most of a photo's decode time there (docs/performance, the e2e tables). Two remedies, both
-// hints the kernel and glibc may ignore (results never depend on them):
+// hypervisor, and a 12-Mpixel RGBA image is 12,000 of them, which can cost more than decoding
+// it (kernels/NOTES.md, "Whole job on the H100 machine"). Two remedies, both hints the kernel
+// and glibc may ignore (results never depend on them):
 // - resize_fresh() asks for transparent huge pages (madvise MADV_HUGEPAGE, 2 MiB a fault) on a
 //   buffer before its first touch, where the kernel offers them ("madvise" or "always" in
 //   /sys/kernel/mm/transparent_hugepage/enabled);

@@ -218,9 +218,9 @@ std::vector<std::uint8_t> encode_image(const Image& image, ImageFormat format, i
 /// Pixels a JPEG restart strip holds at most by default: an image is cut into
 /// ceil(width * height / kJpegStripPixels) strips, as equal in height as whole MCU rows allow
 /// (42 for a 3024x4032 photo at 4:2:0, 8 for 1920x1080), so an image of at most this many
-/// pixels is one piece. On two cores 2 to 42 strips of one image take the same time, and a
-/// strip costs about 10 microseconds on one thread and a few bytes, so strips are small enough
-/// to keep many cores busy (kernels/NOTES.md, "JPEG output in restart strips").
+/// pixels is one piece. A strip costs little time on one thread and a few bytes, so strips are
+/// small enough to keep many cores busy (the measurements: kernels/NOTES.md, "JPEG output in
+/// restart strips").
 constexpr std::int64_t kJpegStripPixels = std::int64_t{1} << 18;
 
 /// How a JPEG is cut into horizontal strips that are compressed independently (on several

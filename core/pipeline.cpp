@@ -359,22 +359,29 @@ void check_not_same_file(const std::string& input, const std::string& output) {
   if (same) throw UsageError("output '" + output + "' is the input file; refusing to overwrite it");
 }
 
-// o for one untimed image on `device`: with --variant auto on a GPU, a schedule whose program
-// builds fast instead of auto's pick, since a first run with an empty driver cache spends most
-// of its time in NVIDIA's compiler, which unrolls the fastest kernels, while their kernels'
-// advantage (a millisecond or so) does not show in a process of a few tenths of a second. The
-// box takes `accumulated` (exact running sums as `fused`'s: the same bytes); the Gaussian
-// `separable` (within one level of auto's pick, as every Gaussian schedule is of the
-// reference). A batch, which builds once for many images, and a timed run (--bench) keep
-// auto's pick.
+// o for one untimed image of `depth` on `device`: with --variant auto on a GPU, a schedule
+// whose program builds fast instead of auto's pick, since a first run with an empty driver
+// cache spends most of its time in NVIDIA's compiler, which unrolls the fastest kernels, while
+// their kernels' advantage (a millisecond or so) does not show in a process of a few tenths of
+// a second. The box takes `accumulated`, whose float row sums are exact integers where fused's
+// integer sums are (8 bits; 16 bits up to radius 127), so the bytes are the same; the Gaussian
+// `separable` up to radius 64 (its cost grows with the radius), within one level of auto's
+// pick as every Gaussian schedule is of the reference. Only with the options auto's pick would
+// have had to itself: the default intermediate, work-group, segment and unroll. A batch, which
+// builds once for many images, and a timed run (--bench) keep auto's pick.
 JobOptions for_one_image(const JobOptions& o, const DeviceInfo& device,
-                         const DeviceRequest& request) {
+                         const DeviceRequest& request, PixelDepth depth) {
   JobOptions one = o;
   if (request.runs > 0 || !(device.type & CL_DEVICE_TYPE_GPU)) return one;
-  if (o.operation == JobOptions::Operation::box && o.box_params.variant == BoxVariant::automatic)
+  const BoxParams& box = o.box_params;
+  if (o.operation == JobOptions::Operation::box && box.variant == BoxVariant::automatic &&
+      box.intermediate == Intermediate::rgba32f && box.wg.is_default() && box.segment == 0 &&
+      box.unroll == 0 && (depth == PixelDepth::u8 || box.radius <= 127))
     one.box_params.variant = BoxVariant::accumulated;
-  if (o.operation == JobOptions::Operation::gauss &&
-      o.gauss_params.variant == GaussVariant::automatic)
+  const GaussParams& gauss = o.gauss_params;
+  if (o.operation == JobOptions::Operation::gauss && gauss.variant == GaussVariant::automatic &&
+      gauss.intermediate == Intermediate::rgba32f && gauss.wg.is_default() && gauss.segment == 0 &&
+      gauss_radius(gauss) <= 64)
     one.gauss_params.variant = GaussVariant::separable;
   return one;
 }
@@ -394,7 +401,9 @@ PreparedDevice prepare_device(const JobOptions& job, const ImageHeader& header, 
   p.runtime = std::make_unique<Runtime>(job.devices.empty()
                                             ? select_device(job.device)
                                             : select_device(job.devices.front(), "--devices"));
-  const JobOptions o = for_one_image(job, p.runtime->device(), request);
+  const PixelDepth predicted = device_depth(
+      header.sixteen_bit, working_space(job, header.channels, header.sixteen_bit, true));
+  const JobOptions o = for_one_image(job, p.runtime->device(), request, predicted);
   if (o.operation == JobOptions::Operation::bright || !request.make_ahead ||
       (kind == OutputKind::jpeg && (header.width > 65535 || header.height > 65535)))
     return p;
@@ -465,7 +474,7 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
 
   PreparedDevice prepared = device.get();
   run.runtime = std::move(prepared.runtime);
-  const JobOptions one = for_one_image(o, run.runtime->device(), request);
+  const JobOptions one = for_one_image(o, run.runtime->device(), request, source.depth());
   DeviceStage stage(*run.runtime, one);
   stage.adopt(std::move(prepared.filter), prepared.key);
   SourceRun result = stage.run(source, kind, request);

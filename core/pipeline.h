@@ -208,14 +208,16 @@ struct Rendered {
   std::string text;
 };
 
-/// A run of `filter` (made by make_filter for `source`'s size, depth and working space) over
-/// `source` in one piece (runs as run_filter: 0 once, else a warm-up and `runs` timed): the
-/// result (the blurred image, or for --bright the point list as csv or json, or the input with
-/// a glow at each point) with its timings (`timings.output` is left empty).
+/// A run's result and its timings (`timings.output` is left empty).
 struct SourceRun {
   Rendered rendered;
   FilterRun timings;
 };
+
+/// A run of `filter` (made by make_filter for `source`'s size, depth and working space) over
+/// `source` in one piece (runs as run_filter: 0 once, else a warm-up and `runs` timed): the
+/// result (the blurred image, or for --bright the point list as csv or json, or the input with
+/// a glow at each point) with its timings.
 SourceRun render_source(Runtime& runtime, const JobOptions& o, Filter& filter, const Source& source,
                         OutputKind kind, int runs);
 
@@ -286,9 +288,8 @@ std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, cons
                                         int threads);
 
 /// Write stage: `bytes` to standard output for "-", else to `path` as write_file writes an
-/// image's output (a regular file atomically, replaced only once complete). Throws blurtool::Error
-/// naming the output
-/// ("<stdout>") on any failure.
+/// image's output (a regular file atomically, replaced only once complete). Throws
+/// blurtool::Error naming the output ("<stdout>") on any failure.
 void write_output(const std::string& path, const std::vector<std::uint8_t>& bytes);
 
 /// What single mode leaves for its caller's reports: the device and filter it ran on, the
