@@ -406,16 +406,9 @@ std::vector<std::uint8_t> encode_png(const BasicImage<T>& image, int channels,
   if (options.png_level < 0 || options.png_level > 9) {
     throw UsageError("PNG level " + std::to_string(options.png_level) + " is not in 0..9");
   }
-  PngPixels pixels;
-  pixels.pixels = image.pixels.data();
-  pixels.width = image.width;
-  pixels.height = image.height;
-  pixels.channels = channels;
-  pixels.stride = image.channels;
-  pixels.depth = kSampleBits<T>;
   PngSettings settings = png_settings(options.png_level);
   settings.threads = options.threads;
-  return blurtool::encode_png(pixels, settings);
+  return blurtool::encode_png(png_pixels(image, channels), settings);
 }
 
 // --- TurboJPEG ------------------------------------------------------------------------------

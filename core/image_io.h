@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/named.h"
+#include "core/png_encode.h"
 
 namespace blurtool {
 
@@ -285,6 +286,21 @@ std::vector<std::uint8_t> encode_rgba(const Image& rgba, int channels, ImageForm
 /// encode_image).
 std::vector<std::uint8_t> encode_rgba(const Image16& rgba, int channels, ImageFormat format,
                                       const EncodeOptions& options);
+
+/// The PNG encoder's view (core/png_encode.h) of the first `channels` samples of each of
+/// `image`'s pixels (all of them, or of an RGBA image those from_rgba keeps): no copy, rows
+/// width * image.channels samples apart, 8 or 16 bits by T.
+template <typename T>
+PngPixels png_pixels(const BasicImage<T>& image, int channels) {
+  PngPixels p;
+  p.pixels = image.pixels.data();
+  p.width = image.width;
+  p.height = image.height;
+  p.channels = channels;
+  p.stride = image.channels;
+  p.depth = 8 * static_cast<int>(sizeof(T));
+  return p;
+}
 
 /// Writes `image` to `path` in the format its extension names: encodes, writes to a temporary
 /// file in the same directory, then renames it into place (no partial file on any failure).

@@ -262,15 +262,6 @@ int jpeg_mode(const std::vector<std::string>& images, int runs) {
   return 0;
 }
 
-PngPixels pixels_of(const Image& image) {
-  PngPixels p;
-  p.pixels = image.pixels.data();
-  p.width = image.width;
-  p.height = image.height;
-  p.channels = p.stride = image.channels;
-  return p;
-}
-
 int png_mode(const std::vector<std::string>& images, int runs) {
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   for (const std::string& path : images) {
@@ -364,7 +355,7 @@ int png_table_mode(const std::string& config_list, const std::string& reference,
   // Per image: the reference's bytes; per configuration: bytes and median time of each image.
   std::vector<std::size_t> ref_bytes;
   for (const Image& image : loaded)
-    ref_bytes.push_back(encode_png(pixels_of(image), ref.settings).size());
+    ref_bytes.push_back(encode_png(png_pixels(image, image.channels), ref.settings).size());
   std::size_t ref_total = 0;
   for (std::size_t b : ref_bytes) ref_total += b;
   std::printf(
@@ -380,7 +371,7 @@ int png_table_mode(const std::string& config_list, const std::string& reference,
     double worst = 0, ms = 0;
     for (std::size_t i = 0; i < loaded.size(); ++i) {
       std::vector<Variant> one = {
-          {c.name, [&] { return encode_png(pixels_of(loaded[i]), c.settings).size(); }}};
+          {c.name, [&] { return encode_png(png_pixels(loaded[i], loaded[i].channels), c.settings).size(); }}};
       time_all(one, runs);
       bytes[k].push_back(one[0].bytes);
       total += one[0].bytes;
@@ -432,7 +423,7 @@ int png_strips_mode(const std::vector<std::string>& images, int runs) {
       s.strip_bytes = strip ? strip : ~std::size_t{0};
       variants.push_back(
           {strip ? "strips of " + std::to_string(strip >> 10) + " KiB" : "one stream",
-           [&image, s] { return encode_png(pixels_of(image), s).size(); }});
+           [&image, s] { return encode_png(png_pixels(image, image.channels), s).size(); }});
     }
     time_all(variants, runs);
     print_variants("PNG strips of " + path + " (" + size_of(image) + "), level " +

@@ -1255,18 +1255,6 @@ std::size_t idat_count(const std::vector<Chunk>& chunks) {
                        [](const Chunk& c) { return c.type == "IDAT"; });
 }
 
-template <typename T>
-PngPixels png_pixels(const BasicImage<T>& image, int channels) {
-  PngPixels p;
-  p.pixels = image.pixels.data();
-  p.width = image.width;
-  p.height = image.height;
-  p.channels = channels;
-  p.stride = image.channels;
-  p.depth = 8 * sizeof(T);
-  return p;
-}
-
 // Decodes `png` with libpng (decode_image_wide) at its own depth, as samples of T.
 template <typename T>
 BasicImage<T> libpng_decode(const Bytes& png) {
