@@ -401,14 +401,12 @@ PreparedDevice prepare_device(const JobOptions& job, const ImageHeader& header, 
   p.runtime = std::make_unique<Runtime>(job.devices.empty()
                                             ? select_device(job.device)
                                             : select_device(job.devices.front(), "--devices"));
-  const PixelDepth predicted = device_depth(
-      header.sixteen_bit, working_space(job, header.channels, header.sixteen_bit, true));
-  const JobOptions o = for_one_image(job, p.runtime->device(), request, predicted);
-  if (o.operation == JobOptions::Operation::bright || !request.make_ahead ||
+  if (job.operation == JobOptions::Operation::bright || !request.make_ahead ||
       (kind == OutputKind::jpeg && (header.width > 65535 || header.height > 65535)))
     return p;
-  const WorkingSpace space = working_space(o, header.channels, header.sixteen_bit, true);
+  const WorkingSpace space = working_space(job, header.channels, header.sixteen_bit, true);
   const PixelDepth depth = device_depth(header.sixteen_bit, space);
+  const JobOptions o = for_one_image(job, p.runtime->device(), request, depth);
   try {
     const TileSize tiles = operation_tiles(*p.runtime, o, header.width, header.height,
                                            depth == PixelDepth::u16, request.timed_by);
