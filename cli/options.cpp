@@ -197,7 +197,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
                   "list of indices or name parts", cxxopts::value<std::string>(), "LIST");
   spec.add_options("Benchmark")
       ("bench", "time the kernels N times (default 10) after a warm-up: median, min, max "
-                "kernel time and GB/s, the device's bandwidth floor, host times",
+                "kernel time and GB/s, the device's bandwidth floor, host times; with a batch, "
+                "each stage's CPU and wall time per image (N unused)",
        cxxopts::value<std::string>()->implicit_value("10"), "N")
       ("sweep-wg", "with --bench and --gauss: one row per work-group size the device "
                    "accepts (4x4..32x32, or 4x1..256x1 for separable-local)")
@@ -455,9 +456,11 @@ CliOptions parse_options(int argc, const char* const* argv) {
         throw UsageError("'-' (stdin) is an INPUT only on its own: INPUT OUTPUT, not a batch");
     if (o.output == "-")
       throw UsageError("'-' (stdout) takes one image: give one INPUT, not a batch");
-    if (o.bench_runs > 0)
-      throw UsageError(std::string(o.sweep_wg ? "--sweep-wg" : "--bench") +
-                       " times one image: give one INPUT and one OUTPUT file");
+    if (o.sweep_wg)
+      throw UsageError("--sweep-wg times one image: give one INPUT and one OUTPUT file");
+    // A batch times its stages, not repeated kernels: every image runs once.
+    o.stage_times = o.bench_runs > 0;
+    o.bench_runs = 0;
   } else if (o.devices.size() > 1 || (o.devices.size() == 1 && o.devices[0] == "all")) {
     throw UsageError("--devices '" + parsed["devices"].as<std::string>() +
                      "' spreads a batch over devices; one image runs on one: use --device");

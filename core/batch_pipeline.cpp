@@ -9,7 +9,9 @@
 // dozens of photos.
 #include "core/batch_pipeline.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -204,6 +206,24 @@ std::vector<DeviceInfo> batch_devices(const JobOptions& o) {
   return chosen;
 }
 
+// CPU time of the calling thread, milliseconds.
+double thread_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+// The time a batch's stages took, summed over its images (--bench): CPU of the thread that ran
+// each stage and wall time, milliseconds, and the images counted.
+struct StageTimes {
+  struct Stage {
+    double cpu_ms = 0, wall_ms = 0;
+    size_t images = 0;
+  };
+  Stage decode, device, encode;
+  double upload_ms = 0, kernel_ms = 0, download_ms = 0;  // of the device stage
+};
+
 std::string clock_text(double seconds) {
   const long s = std::lround(std::max(0.0, seconds));
   char text[32];
@@ -265,6 +285,9 @@ class Pipeline {
   }
 
   size_t done() const { return done_; }
+  const StageTimes& stage_times() const { return times_; }
+  size_t workers() const { return workers_; }
+  size_t lanes() const { return lanes_; }
   size_t failed() const { return failed_; }
   size_t skipped() const { return skipped_; }
   double seconds() const { return ms_since(start_) / 1000; }
@@ -283,6 +306,11 @@ class Pipeline {
   };
 
   // Called with the lock held.
+  static void add(StageTimes::Stage& stage, double cpu_ms, double wall_ms) {
+    stage.cpu_ms += cpu_ms;
+    stage.wall_ms += wall_ms;
+    ++stage.images;
+  }
   bool no_more_input() const { return next_ == items_.size() && decoding_ == 0; }
   bool all_settled() const {
     return no_more_input() && decoded_.empty() && on_device_ == 0 && finished_.empty();
@@ -330,6 +358,7 @@ class Pipeline {
       size_t lanes = 0;
       for (const DeviceInfo& d : devices_) lanes += lanes_of(d);
       cap_ = workers_ + 2 * lanes;
+      lanes_ = lanes;
       opening_ += devices_.size() - 1;  // batch_devices never returns an empty list
       cv_.notify_all();                 // workers may decode up to the new cap
     }
@@ -426,6 +455,8 @@ class Pipeline {
         finished_.pop_front();
         lock.unlock();
         const Item& item = items_[f.item];
+        const double cpu0 = thread_cpu_ms();
+        const auto wall0 = std::chrono::steady_clock::now();
         const bool ok = guarded(f.item, [&] {
           std::vector<std::uint8_t> bytes;
           try {
@@ -438,11 +469,13 @@ class Pipeline {
           fs::create_directories(fs::path(item.output).parent_path(), ec);
           write_file_atomic(item.output, bytes);
         });
+        const double encode_cpu = thread_cpu_ms() - cpu0, encode_wall = ms_since(wall0);
         lock.lock();
         --held_;
         if (ok) {
           ++done_;
           input_bytes_ += f.bytes;
+          add(times_.encode, encode_cpu, encode_wall);
         }
         draw_progress();
         cv_.notify_all();
@@ -454,6 +487,8 @@ class Pipeline {
         ++held_;
         lock.unlock();
         Decoded d{i, {}, 0};
+        const double cpu0 = thread_cpu_ms();
+        const auto wall0 = std::chrono::steady_clock::now();
         const bool ok = guarded(i, [&] {
           std::vector<std::string> warnings;
           d.source = decode_source(read_input(items_[i].input, o_), o_, &warnings);
@@ -461,9 +496,11 @@ class Pipeline {
           std::error_code ec;
           d.bytes = static_cast<double>(fs::file_size(items_[i].input, ec));
         });
+        const double decode_cpu = thread_cpu_ms() - cpu0, decode_wall = ms_since(wall0);
         lock.lock();
         --decoding_;
         if (ok) {
+          add(times_.decode, decode_cpu, decode_wall);
           decoded_bytes_ += d.source.bytes();
           decoded_.push_back(std::move(d));
         } else {
@@ -489,14 +526,27 @@ class Pipeline {
       ++on_device_;
       lock.unlock();
       Finished f{d.item, {}, d.bytes};
-      const bool ok =
-          guarded(d.item, [&] { f.rendered = stage.run(d.source, items_[d.item].kind).rendered; });
+      FilterRun timings;
+      const double cpu0 = thread_cpu_ms();
+      const auto wall0 = std::chrono::steady_clock::now();
+      const bool ok = guarded(d.item, [&] {
+        SourceRun run = stage.run(d.source, items_[d.item].kind);
+        f.rendered = std::move(run.rendered);
+        timings = std::move(run.timings);
+      });
+      const double device_cpu = thread_cpu_ms() - cpu0, device_wall = ms_since(wall0);
       lock.lock();
       --on_device_;
-      if (ok)
+      if (ok) {
         finished_.push_back(std::move(f));
-      else
+        add(times_.device, device_cpu, device_wall);
+        times_.upload_ms += timings.upload_ms;
+        times_.download_ms += timings.download_ms;
+        for (const std::vector<double>& pass : timings.pass_ms)
+          for (double ms : pass) times_.kernel_ms += ms;
+      } else {
         --held_;
+      }
       cv_.notify_all();
     }
   }
@@ -531,6 +581,7 @@ class Pipeline {
   const std::vector<Item>& items_;
   std::vector<DeviceInfo> devices_;  // set by open_devices
   size_t workers_ = 1, cap_ = 1;
+  size_t lanes_ = 0;  // device threads, once the devices are known
 
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -546,6 +597,7 @@ class Pipeline {
   std::vector<std::string> held_lines_;  // messages kept while the devices open (say)
   size_t done_ = 0, failed_ = 0, skipped_ = 0, failed_at_plan_ = 0;
   double input_bytes_ = 0;
+  StageTimes times_;
   bool progress_ = false;
   double drawn_at_ = -1;
   std::chrono::steady_clock::time_point start_;
@@ -553,6 +605,37 @@ class Pipeline {
  public:
   void set_planned_failures(size_t n) { failed_at_plan_ = n; }
 };
+
+// The --bench table of a batch: per image, each stage's CPU and wall milliseconds, and the CPU
+// of the whole process (getrusage) against the stages' sum.
+void print_stage_times(const Pipeline& pipeline) {
+  const StageTimes& t = pipeline.stage_times();
+  auto row = [](const char* name, const StageTimes::Stage& s, size_t threads, const char* what) {
+    const double n = static_cast<double>(std::max<size_t>(1, s.images));
+    std::printf("%-16s %7zu %10.2f %10.2f %8zu  %s\n", name, s.images, s.cpu_ms / n, s.wall_ms / n,
+                threads, what);
+  };
+  std::printf("%-16s %7s %10s %10s %8s\n", "stage", "images", "CPU ms", "wall ms", "threads");
+  row("decode", t.decode, pipeline.workers(), "read and decode the file, expand to RGBA");
+  char device[160];
+  const double n = static_cast<double>(std::max<size_t>(1, t.device.images));
+  std::snprintf(device, sizeof device,
+                "upload %.2f ms, kernels %.3f ms, download %.2f ms (staging copies included)",
+                t.upload_ms / n, t.kernel_ms / n, t.download_ms / n);
+  row("device", t.device, pipeline.lanes(), device);
+  row("encode", t.encode, pipeline.workers(), "reduce channels, encode, write atomically");
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const double user = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6;
+  const double system = usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
+  const double stages = (t.decode.cpu_ms + t.device.cpu_ms + t.encode.cpu_ms) / 1e3;
+  const double wall = pipeline.seconds();
+  std::printf(
+      "process: %.2f s CPU (user %.2f, system %.2f) in %.2f s of the batch (%.1f cores); "
+      "%.2f s CPU outside the stages (start, OpenCL set-up and driver threads)\n",
+      user + system, user, system, wall, wall > 0 ? (user + system) / wall : 0.0,
+      user + system - stages);
+}
 
 }  // namespace
 
@@ -593,6 +676,7 @@ int run_batch(const JobOptions& o) {
                   s > 0 ? pipeline.input_bytes() / s / 1e6 : 0.0);
     std::cerr << line;
   }
+  if (o.stage_times) print_stage_times(pipeline);
   return pipeline.failed() > 0 ? 1 : 0;
 }
 

@@ -12,7 +12,10 @@ namespace blurtool {
 /// (made if missing; removed again, while still empty, if a device fails to open), skips
 /// existing outputs unless --force, refuses an output that is an input or the output of another
 /// input, runs the stages on the device(s) of --device or --devices, reports each failing file
-/// on stderr and goes on; progress on a terminal and a summary unless --quiet. Returns the exit
+/// on stderr and goes on; progress on a terminal and a summary unless --quiet; with
+/// o.stage_times, a table on stdout of each stage's CPU and wall milliseconds per image (thread
+/// CPU clocks around each stage) and the CPU the whole process spent outside them (the OpenCL
+/// drivers' threads, waiting that spins). Returns the exit
 /// status: 0 every image done or skipped, 1 some failed. Throws blurtool::UsageError before any
 /// output for a bad output folder or device list, or for a schedule a device cannot run (the
 /// first images may have been decoded meanwhile, their messages dropped); blurtool::Error (or

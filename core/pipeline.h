@@ -81,6 +81,8 @@ struct JobOptions {
   bool linear_light = false;    ///< --linear-light: blur in linear light
   bool straight_alpha = false;  ///< --straight-alpha: do not premultiply by alpha
   bool quiet = false;           ///< --quiet: only errors on stderr
+  /// --bench with a batch: after the summary, the time each stage took per image (run_batch)
+  bool stage_times = false;
   std::string format;           ///< --format: png, jpg (csv, json with --bright); empty: by name
   std::string device;  ///< --device: index or name substring; empty: BLURTOOL_DEVICE or default
   std::vector<std::string> devices;  ///< --devices: device specs ("all" in any case as "all");

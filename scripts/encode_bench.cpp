@@ -14,6 +14,14 @@
 //   encode_bench jpeg-decode [--runs N] JPEG...
 //       blurtool's JPEG decode to RGBA (decode_image_wide) against bare tjDecompress2 calls on
 //       the same bytes, into a reused and into a fresh buffer.
+//   encode_bench codec-bound [--runs N] [--threads T] INPUT_FOLDER BLURRED_FOLDER
+//       The host codec bound of a folder job: what libjpeg-turbo alone does on T threads
+//       (default: hardware threads) in one process, without blur, files or OpenCL. Each .jpg of
+//       INPUT_FOLDER is decoded (tjDecompress2 to RGBX) and the pixels of the same name in
+//       BLURRED_FOLDER (a blurred output, decoded before timing) are encoded (tjCompress2,
+//       quality 95, 4:2:0), each thread with its own reused buffers. Prints images/s (median of
+//       the runs) for decode + encode, decode only and encode only, and on one thread the
+//       milliseconds an image of each. scripts/bench-e2e runs it beside the folder job.
 //   encode_bench png [--runs N] IMAGE...
 //       PNG of each image with the default settings on 1 thread and on 1..hardware threads,
 //       against the libpng encoder this one replaced (filter Up, Z_RLE).
@@ -35,11 +43,13 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csetjmp>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -481,18 +491,24 @@ int jpeg_strips_mode(const std::vector<std::string>& images, int runs) {
   return 0;
 }
 
+// The bytes of the file at `path`.
+Bytes read_bytes(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw std::runtime_error(path + ": cannot open");
+  Bytes bytes;
+  std::uint8_t chunk[65536];
+  for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;)
+    bytes.insert(bytes.end(), chunk, chunk + n);
+  std::fclose(f);
+  return bytes;
+}
+
 // blurtool's JPEG decode (decode_image_wide to RGBA, as the pipeline calls it: header checks,
 // EXIF orientation, a fresh image-sized buffer) against bare tjDecompress2 calls on the same
 // bytes into RGBX, into a reused buffer and into a fresh one.
 int jpeg_decode_mode(const std::vector<std::string>& files, int runs) {
   for (const std::string& path : files) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) throw std::runtime_error(path + ": cannot open");
-    Bytes bytes;
-    std::uint8_t chunk[65536];
-    for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;)
-      bytes.insert(bytes.end(), chunk, chunk + n);
-    std::fclose(f);
+    const Bytes bytes = read_bytes(path);
     std::unique_ptr<void, int (*)(tjhandle)> handle(tjInitDecompress(), tjDestroy);
     int w = 0, h = 0, sub = 0, space = 0;
     if (tjDecompressHeader3(handle.get(), bytes.data(), bytes.size(), &w, &h, &sub, &space) != 0)
@@ -526,10 +542,108 @@ int jpeg_decode_mode(const std::vector<std::string>& files, int runs) {
   return 0;
 }
 
+// The .jpg and .jpeg files of `folder`, sorted by name.
+std::vector<std::string> jpeg_files(const std::string& folder) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(folder)) {
+    const std::string ext = e.path().extension().string();
+    if (e.is_regular_file() && (ext == ".jpg" || ext == ".jpeg"))
+      names.push_back(e.path().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+int codec_bound_mode(const std::vector<std::string>& args, int runs, int threads) {
+  if (args.size() != 2) throw std::runtime_error("codec-bound takes INPUT_FOLDER BLURRED_FOLDER");
+  const std::vector<std::string> inputs = jpeg_files(args[0]);
+  if (inputs.empty()) throw std::runtime_error(args[0] + ": no .jpg files");
+  struct Job {
+    Bytes jpeg;     // the input file
+    Bytes blurred;  // RGBX pixels to encode
+    int width = 0, height = 0;
+  };
+  std::vector<Job> jobs(inputs.size());
+  std::unique_ptr<void, int (*)(tjhandle)> reader(tjInitDecompress(), tjDestroy);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    jobs[i].jpeg = read_bytes(inputs[i]);
+    const std::string other =
+        (std::filesystem::path(args[1]) / std::filesystem::path(inputs[i]).filename()).string();
+    const Bytes blurred = read_bytes(other);
+    int w = 0, h = 0, sub = 0, space = 0;
+    if (tjDecompressHeader3(reader.get(), blurred.data(), blurred.size(), &w, &h, &sub, &space) !=
+        0)
+      throw std::runtime_error(other + ": not a JPEG TurboJPEG reads");
+    jobs[i].blurred.resize(static_cast<std::size_t>(w) * h * 4);
+    if (tjDecompress2(reader.get(), blurred.data(), blurred.size(), jobs[i].blurred.data(), w, 0, h,
+                      TJPF_RGBX, 0) != 0)
+      throw std::runtime_error(other + ": tjDecompress2 failed");
+    jobs[i].width = w;
+    jobs[i].height = h;
+  }
+
+  // One pass over the folder on `n` threads: decode and/or encode every image.
+  auto pass = [&](int n, bool decode, bool encode) {
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      std::unique_ptr<void, int (*)(tjhandle)> d(tjInitDecompress(), tjDestroy);
+      std::unique_ptr<void, int (*)(tjhandle)> c(tjInitCompress(), tjDestroy);
+      Bytes pixels, out;
+      for (std::size_t i; (i = next++) < jobs.size();) {
+        const Job& j = jobs[i];
+        if (decode) {
+          int w = 0, h = 0, sub = 0, space = 0;
+          if (tjDecompressHeader3(d.get(), j.jpeg.data(), j.jpeg.size(), &w, &h, &sub, &space) != 0)
+            throw std::runtime_error(inputs[i] + ": not a JPEG TurboJPEG reads");
+          pixels.resize(static_cast<std::size_t>(w) * h * 4);
+          if (tjDecompress2(d.get(), j.jpeg.data(), j.jpeg.size(), pixels.data(), w, 0, h,
+                            TJPF_RGBX, 0) != 0)
+            throw std::runtime_error(inputs[i] + ": tjDecompress2 failed");
+        }
+        if (encode) {
+          out.resize(tjBufSize(j.width, j.height, TJSAMP_420));
+          unsigned char* dst = out.data();
+          unsigned long size = out.size();
+          if (tjCompress2(c.get(), j.blurred.data(), j.width, 0, j.height, TJPF_RGBX, &dst, &size,
+                          TJSAMP_420, 95, TJFLAG_NOREALLOC) != 0)
+            throw std::runtime_error(inputs[i] + ": tjCompress2 failed");
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < n; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+    return jobs.size();
+  };
+  const int n =
+      threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<Variant> variants = {
+      {"decode + encode, " + std::to_string(n) + " threads", [&] { return pass(n, true, true); }},
+      {"decode only, " + std::to_string(n) + " threads", [&] { return pass(n, true, false); }},
+      {"encode only, " + std::to_string(n) + " threads", [&] { return pass(n, false, true); }},
+      {"decode, 1 thread", [&] { return pass(1, true, false); }},
+      {"encode, 1 thread", [&] { return pass(1, false, true); }}};
+  time_all(variants, runs);
+  std::printf(
+      "host codec bound: %zu JPEGs of %s (%dx%d first), blurred pixels of %s; "
+      "median of %d runs\n",
+      jobs.size(), args[0].c_str(), jobs[0].width, jobs[0].height, args[1].c_str(), runs);
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    const double ms = median(variants[v].ms);
+    if (v < 3)
+      std::printf("  %-32s %8.1f images/s\n", variants[v].name.c_str(), jobs.size() / ms * 1000);
+    else
+      std::printf("  %-32s %8.2f ms an image\n", variants[v].name.c_str(), ms / jobs.size());
+  }
+  return 0;
+}
+
 int usage() {
   std::fprintf(
       stderr,
       "usage: encode_bench jpeg|jpeg-strips|jpeg-decode|png|png-strips [--runs N] IMAGE...\n"
+      "       encode_bench codec-bound [--runs N] [--threads T] INPUT_FOLDER BLURRED_FOLDER\n"
       "       encode_bench png-table [--runs N] [--reference CONFIG] [--per-image] [--pick R] "
       "CONFIGS IMAGE...\n");
   return 2;
@@ -545,11 +659,14 @@ int main(int argc, char** argv) {
   std::string reference = "paeth:6";
   bool per_image = false;
   double pick = 0;
+  int threads = 0;
   std::vector<std::string> args;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--runs" && i + 1 < argc) {
       runs = std::atoi(argv[++i]);
+    } else if (a == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
     } else if (a == "--pick" && i + 1 < argc) {
       pick = std::atof(argv[++i]);
     } else if (a == "--per-image") {
@@ -564,6 +681,7 @@ int main(int argc, char** argv) {
     if (mode == "jpeg") return jpeg_mode(args, runs);
     if (mode == "jpeg-strips") return jpeg_strips_mode(args, runs);
     if (mode == "jpeg-decode") return jpeg_decode_mode(args, runs);
+    if (mode == "codec-bound") return codec_bound_mode(args, runs, threads);
     if (mode == "png") return png_mode(args, runs);
     if (mode == "png-strips") return png_strips_mode(args, runs);
     if (mode == "png-table" && args.size() >= 2) {

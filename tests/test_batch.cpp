@@ -588,25 +588,39 @@ TEST_F(Batch, TwoInputsWithOneOutputNameTheLaterFails) {
   EXPECT_EQ(max_diff(load_image((out_ / "same.png").string()), box_of(first, 1)), 0);
 }
 
-TEST_F(Batch, BenchTimesOneImageOnly) {
+TEST_F(Batch, BenchWithABatchTimesItsStagesAndWritesWhatABatchWrites) {
   make_image(in_ / "a.png", 90, 16, 16);
   make_image(in_ / "b.png", 91, 16, 16);
-  const std::string a = (in_ / "a.png").string(), b = (in_ / "b.png").string();
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"--bench", "3", a, b, "-o", out_.string()},
-        std::vector<std::string>{"--bench", a, out_.string() + "/"},
-        std::vector<std::string>{"--bench", "2", in_.string(), out_.string()}}) {
-    std::vector<std::string> all = {"--box", "1"};
-    all.insert(all.end(), args.begin(), args.end());
-    const Result r = run(all);
-    EXPECT_EQ(r.status, 2) << r.err;
-    EXPECT_TRUE(has_line(r.err, {"--bench", "one INPUT and one OUTPUT"})) << r.err;
-    EXPECT_EQ(r.out, "");
-    EXPECT_FALSE(fs::exists(out_));
+  const Result r = run({"--box", "1", "--bench", in_.string(), "-o", out_.string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 2, 0, 0);
+  EXPECT_EQ(tree(out_), (Files{"a.png", "b.png"}));
+  for (const char* name : {"a.png", "b.png"})
+    EXPECT_EQ(max_diff(load_image((out_ / name).string()), box_of(in_ / name, 1)), 0) << name;
+  // One row a stage, each counting both images, and the process line.
+  for (const char* stage : {"decode ", "device ", "encode "}) {
+    const size_t at = r.out.find(std::string("\n") + stage);
+    ASSERT_NE(at, std::string::npos) << stage << "\n" << r.out;
+    std::istringstream row(r.out.substr(at + 1));
+    std::string name;
+    size_t images = 0;
+    double cpu_ms = -1, wall_ms = -1;
+    row >> name >> images >> cpu_ms >> wall_ms;
+    EXPECT_EQ(images, 2u) << r.out;
+    EXPECT_GE(cpu_ms, 0) << r.out;
+    EXPECT_GT(wall_ms, 0) << r.out;
   }
-  const Result r = run({"--gauss", "1", "--sweep-wg", a, b, "-o", out_.string()});
-  EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_TRUE(has_line(r.err, {"--sweep-wg"})) << r.err;
+  EXPECT_TRUE(has_line(r.out, {"process:", "s CPU", "outside the stages"})) << r.out;
+
+  // Without --bench a batch prints nothing on stdout; --sweep-wg still times one image only.
+  fs::remove_all(out_);
+  const Result plain = run({"--box", "1", in_.string(), "-o", out_.string()});
+  EXPECT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.out, "");
+  const Result sweep = run({"--gauss", "1", "--sweep-wg", in_.string(), "-o", out_.string() + "2"});
+  EXPECT_EQ(sweep.status, 2) << sweep.err;
+  EXPECT_TRUE(has_line(sweep.err, {"--sweep-wg", "one INPUT and one OUTPUT"})) << sweep.err;
+  EXPECT_FALSE(fs::exists(out_.string() + "2"));
 }
 
 TEST_F(Batch, QuietPrintsNothingForASuccessfulBatchAndOnlyErrorsOtherwise) {
