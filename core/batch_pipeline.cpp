@@ -31,6 +31,8 @@
 #include <system_error>
 #include <thread>
 
+#include "core/filter.h"
+#include "core/host_memory.h"
 #include "core/pipeline.h"
 
 namespace fs = std::filesystem;
@@ -389,6 +391,12 @@ class Pipeline {
       rt = std::make_unique<Runtime>(device);
       make_filter(*rt, o_, 64, 64);
       for (int i = 1; i < lanes_of(device); ++i) lanes.push_back(rt->sibling());
+      // The images decoded from now on, and the results, in pinned memory of the first GPU
+      // opened: its transfers then need no staging copies (the process keeps the pool).
+      if (pins_host_memory(device)) {
+        auto pool = std::make_unique<PinnedPool>(rt->sibling(), kPinnedPoolBytes);
+        if (install_pixel_pool(pool.get())) pool.release();
+      }
     } catch (...) {
       std::unique_lock<std::mutex> lock(mutex_);
       if (!setup_error_) setup_error_ = std::current_exception();
@@ -445,6 +453,7 @@ class Pipeline {
   }
 
   void worker_loop() {
+    const UsePixelPool pinned;  // decoded images in pinned memory once the pool is installed
     for (;;) {
       std::unique_lock<std::mutex> lock(mutex_);
       cv_.wait(lock,
@@ -514,6 +523,7 @@ class Pipeline {
   }
 
   void device_loop(Runtime& rt) {
+    const UsePixelPool pinned;  // the results in pinned memory
     // Keeps the previous image's filter, reused while size, depth and working space stay.
     DeviceStage stage(rt, o_);
     for (;;) {
@@ -576,6 +586,10 @@ class Pipeline {
 
   // Decoded pixels a batch may hold ahead of the cap while its devices open.
   static constexpr double kOpeningBytes = 512.0 * (1 << 20);
+  // Pinned memory for the images in flight and their results: 60 of 1920x1080 RGBA8 (a batch
+  // of them holds at most --jobs + 4 images and as many results), 10 of 12 Mpixel; beyond it,
+  // pageable memory and staging copies.
+  static constexpr std::size_t kPinnedPoolBytes = std::size_t{512} << 20;
 
   const JobOptions& o_;
   const std::vector<Item>& items_;

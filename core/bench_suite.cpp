@@ -104,7 +104,7 @@ Stats time_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs,
 }
 
 Image suite_image(int w, int h) {
-  Image img{w, h, 4, std::vector<std::uint8_t>(static_cast<size_t>(w) * h * 4)};
+  Image img{w, h, 4, PixelVector<std::uint8_t>(static_cast<size_t>(w) * h * 4)};
   std::mt19937 rng(2026);
   std::uniform_int_distribution<int> grain(-12, 12);
   for (int y = 0; y < h; ++y) {

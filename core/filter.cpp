@@ -62,6 +62,62 @@ PinnedBuffer::PinnedBuffer(Runtime& runtime, std::size_t size)
   });
 }
 
+PinnedPool::PinnedPool(std::unique_ptr<Runtime> runtime, std::size_t limit_bytes)
+    : runtime_(std::move(runtime)), limit_(limit_bytes) {}
+
+void* PinnedPool::take(std::size_t bytes) noexcept {
+  std::unique_lock<std::mutex> lock(mutex_);
+  Block* best = nullptr;
+  for (auto& [start, block] : blocks_) {
+    const std::size_t size = block.buffer.bytes;
+    if (!block.in_use && size >= bytes && size - size / 4 <= bytes &&
+        (!best || size < best->buffer.bytes))
+      best = &block;
+  }
+  if (best) {
+    best->in_use = true;
+    return best->buffer.data();
+  }
+  if (total_ + bytes > limit_) return nullptr;
+  total_ += bytes;
+  lock.unlock();
+  // Made outside the lock: page-locking takes a while, and other threads may reuse blocks.
+  PinnedBuffer buffer;
+  try {
+    buffer = PinnedBuffer(*runtime_, bytes);
+  } catch (...) {  // no pinned memory to spare: the caller takes pageable memory
+    lock.lock();
+    total_ -= bytes;
+    return nullptr;
+  }
+  void* data = buffer.data();
+  lock.lock();
+  try {
+    blocks_.emplace(data, Block{std::move(buffer), true});
+  } catch (...) {
+    total_ -= bytes;
+    return nullptr;
+  }
+  return data;
+}
+
+bool PinnedPool::give_back(void* data) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = blocks_.find(data);
+  if (it == blocks_.end()) return false;
+  it->second.in_use = false;
+  return true;
+}
+
+bool PinnedPool::owns(const void* data) const noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = blocks_.upper_bound(data);
+  if (it == blocks_.begin()) return false;
+  --it;
+  const auto* start = static_cast<const std::uint8_t*>(it->first);
+  return static_cast<const std::uint8_t*>(data) < start + it->second.buffer.bytes;
+}
+
 std::vector<cl::Event> Filter::enqueue_buffers(const cl::Buffer&, const cl::Buffer&) {
   throw Error("schedule '" + describe() + "' does not run on buffers");
 }
@@ -82,6 +138,14 @@ Staging staging_of(const DeviceInfo& device) {
   if (text && std::string(text) == "1") return Staging::always;
   return device.type & CL_DEVICE_TYPE_GPU ? Staging::reused : Staging::never;
 }
+
+}  // namespace
+
+bool pins_host_memory(const DeviceInfo& device) {
+  return staging_of(device) != Staging::never;
+}
+
+namespace {
 
 template <typename T>
 BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicImage<T>& rgba,
@@ -117,10 +181,17 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
     filter.io_staging_out = PinnedBuffer();
     filter.io_runs = 0;
   }
+  // The output first: on a batch's device thread it comes from the pinned pool, as the input
+  // may have (UsePixelPool); such pixels go to and from the device without a staging copy.
+  BasicFilterRun<T> run;
+  run.output = BasicImage<T>{w, h, 4, {}};
+  resize_fresh(run.output.pixels, rgba.pixels.size());
+  const bool pinned_in = in_pixel_pool(rgba.pixels.data()),
+             pinned_out = in_pixel_pool(run.output.pixels.data());
   // Pinned staging is made for the second image through the same buffers: for one image,
   // allocating and page-locking it costs more than the faster transfers save.
   const Staging staging = staging_of(runtime.device());
-  if (!filter.io_staging_in.data() && staging != Staging::never &&
+  if (!filter.io_staging_in.data() && staging != Staging::never && !(pinned_in && pinned_out) &&
       (staging == Staging::always || filter.io_runs > 0)) {
     try {
       filter.io_staging_in = PinnedBuffer(runtime, bytes);
@@ -138,10 +209,9 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   const cl::array<size_t, 3> origin = {0, 0, 0};
   const cl::array<size_t, 3> region = {static_cast<size_t>(w), static_cast<size_t>(h), 1};
 
-  BasicFilterRun<T> run;
   auto start = std::chrono::steady_clock::now();
   const void* upload = rgba.pixels.data();
-  if (staged) {
+  if (staged && !pinned_in) {
     std::memcpy(filter.io_staging_in.data(), upload, bytes);
     upload = filter.io_staging_in.data();
   }
@@ -171,15 +241,14 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
     }
   }
 
-  run.output = BasicImage<T>{w, h, 4, {}};
-  resize_fresh(run.output.pixels, rgba.pixels.size());
   start = std::chrono::steady_clock::now();
-  void* download = staged ? filter.io_staging_out.data() : run.output.pixels.data();
+  const bool staged_out = staged && !pinned_out;
+  void* download = staged_out ? filter.io_staging_out.data() : run.output.pixels.data();
   if (buffers)
     queue.enqueueReadBuffer(filter.io_dst_buffer, CL_TRUE, 0, bytes, download);
   else
     queue.enqueueReadImage(filter.io_dst, CL_TRUE, origin, region, 0, 0, download);
-  if (staged) std::memcpy(run.output.pixels.data(), download, bytes);
+  if (staged_out) std::memcpy(run.output.pixels.data(), download, bytes);
   run.download_ms = ms_since(start);
   return run;
 }

@@ -5,11 +5,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/cl_runtime.h"
+#include "core/host_memory.h"
 #include "core/image_io.h"
 
 namespace blurtool {
@@ -64,6 +67,35 @@ struct PinnedBuffer {
   std::size_t bytes = 0;
   cl::Buffer buffer;
   std::shared_ptr<void> host;  ///< the mapped pointer; its deleter unmaps
+};
+
+/// Whether transfers to and from `device` are faster through pinned host memory: on GPUs
+/// (BLURTOOL_PINNED_STAGING=0: never; =1: on every device, for measurements and tests).
+bool pins_host_memory(const DeviceInfo& device);
+
+/// Pinned memory for the pixels of a batch's images (a PixelPool, core/host_memory.h): blocks
+/// made on demand in one context (PinnedBuffer), at most `limit_bytes` in all, each handed out
+/// whole for a request of 3/4 of its size or more, and kept for reuse while the process lives.
+/// Decoded images and downloaded results in these blocks go to and from the device without a
+/// staging copy (run_filter).
+class PinnedPool : public PixelPool {
+ public:
+  /// A pool allocating through `runtime` (its own queue: blocks are mapped on it).
+  PinnedPool(std::unique_ptr<Runtime> runtime, std::size_t limit_bytes);
+  void* take(std::size_t bytes) noexcept override;
+  bool give_back(void* data) noexcept override;
+  bool owns(const void* data) const noexcept override;
+
+ private:
+  struct Block {
+    PinnedBuffer buffer;
+    bool in_use = false;
+  };
+  mutable std::mutex mutex_;
+  std::unique_ptr<Runtime> runtime_;
+  std::map<const void*, Block> blocks_;  // by start address
+  std::size_t total_ = 0;                // bytes of every block, and of those being made
+  std::size_t limit_;
 };
 
 /// A filter schedule bound to one device, image size and pixel depth, with its intermediate

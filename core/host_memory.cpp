@@ -4,7 +4,10 @@
 #include <malloc.h>
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <new>
 
 namespace blurtool {
 
@@ -20,6 +23,48 @@ void advise_huge_pages(void* data, std::size_t bytes) {
   (void)data;
   (void)bytes;
 #endif
+}
+
+namespace {
+
+std::atomic<PixelPool*> installed_pool{nullptr};
+thread_local bool use_pool = false;
+constexpr std::size_t kPoolMinBytes = std::size_t{1} << 20;
+
+}  // namespace
+
+bool install_pixel_pool(PixelPool* pool) {
+  PixelPool* none = nullptr;
+  return installed_pool.compare_exchange_strong(none, pool);
+}
+
+bool in_pixel_pool(const void* data) noexcept {
+  PixelPool* pool = installed_pool.load(std::memory_order_acquire);
+  return pool && data && pool->owns(data);
+}
+
+UsePixelPool::UsePixelPool() : was_(use_pool) {
+  use_pool = true;
+}
+UsePixelPool::~UsePixelPool() {
+  use_pool = was_;
+}
+
+void* allocate_pixels(std::size_t bytes) {
+  if (use_pool && bytes >= kPoolMinBytes) {
+    if (PixelPool* pool = installed_pool.load(std::memory_order_acquire))
+      if (void* p = pool->take(bytes)) return p;
+  }
+  void* p = std::malloc(bytes ? bytes : 1);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void free_pixels(void* data, std::size_t) noexcept {
+  if (!data) return;
+  PixelPool* pool = installed_pool.load(std::memory_order_acquire);
+  if (pool && pool->give_back(data)) return;
+  std::free(data);
 }
 
 void tune_host_allocator() {

@@ -1513,7 +1513,7 @@ template <typename Out, typename In, typename F>
 BasicImage<Out> map_samples(const BasicImage<In>& image, const char* what, F f) {
   check_image(image, what);
   BasicImage<Out> out{image.width, image.height, image.channels,
-                      std::vector<Out>(image.pixels.size())};
+                      PixelVector<Out>(image.pixels.size())};
   std::transform(image.pixels.begin(), image.pixels.end(), out.pixels.begin(), f);
   return out;
 }

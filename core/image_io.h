@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "core/host_memory.h"
 #include "core/named.h"
 #include "core/png_encode.h"
 
@@ -40,7 +41,7 @@ struct BasicImage {
   int width = 0;
   int height = 0;
   int channels = 0;
-  std::vector<T> pixels;
+  PixelVector<T> pixels;
 
   /// Sample offset of pixel (x, y), channel c.
   std::size_t index(int x, int y, int c = 0) const {

@@ -105,7 +105,7 @@ BasicFilterRun<T> run_tiled_at(Runtime& runtime, const MakeFilter& make,
       const int ix0 = std::max(0, x0 - halo), iy0 = std::max(0, y0 - halo);
       const int ix1 = std::min(w, x0 + tw + halo), iy1 = std::min(h, y0 + th + halo);
       const int iw = ix1 - ix0, ih = iy1 - iy0;
-      BasicImage<T> in{iw, ih, 4, std::vector<T>(static_cast<size_t>(iw) * ih * 4)};
+      BasicImage<T> in{iw, ih, 4, PixelVector<T>(static_cast<size_t>(iw) * ih * 4)};
       for (int y = 0; y < ih; ++y)
         std::memcpy(&in.pixels[static_cast<size_t>(y) * iw * 4],
                     &rgba.pixels[(static_cast<size_t>(iy0 + y) * w + ix0) * 4],

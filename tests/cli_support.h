@@ -55,7 +55,7 @@ inline void write_file(const std::filesystem::path& path, const std::string& byt
 
 /// A `w` x `h` image of `channels` (1..4) seeded random bytes.
 inline Image random_image(int w, int h, int channels, unsigned seed) {
-  Image img{w, h, channels, std::vector<std::uint8_t>(static_cast<size_t>(w) * h * channels)};
+  Image img{w, h, channels, PixelVector<std::uint8_t>(static_cast<size_t>(w) * h * channels, 0)};
   std::mt19937 rng(seed);
   for (auto& p : img.pixels) p = static_cast<std::uint8_t>(rng() & 0xFF);
   return img;

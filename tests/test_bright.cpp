@@ -38,7 +38,7 @@ std::vector<BrightVariant> runnable_variants() {
 // A `w` x `h` RGBA image of T samples, every sample `v`.
 template <typename T>
 BasicImage<T> flat(int w, int h, T v) {
-  return BasicImage<T>{w, h, 4, std::vector<T>(static_cast<size_t>(w) * h * 4, v)};
+  return BasicImage<T>{w, h, 4, PixelVector<T>(static_cast<size_t>(w) * h * 4, v)};
 }
 
 // Every runnable variant, at the image's depth, against the reference of that depth.

@@ -29,7 +29,7 @@ class FidelityCli : public SubcommandCli {
 
 // 64x8 RGB: black and white columns in turn.
 Image stripes() {
-  Image img{64, 8, 3, std::vector<std::uint8_t>(64 * 8 * 3, 255)};
+  Image img{64, 8, 3, PixelVector<std::uint8_t>(64 * 8 * 3, 255)};
   for (int y = 0; y < 8; ++y)
     for (int x = 0; x < 64; x += 2)
       for (int c = 0; c < 3; ++c) img.pixels[img.index(x, y, c)] = 0;
@@ -38,7 +38,7 @@ Image stripes() {
 
 // 16x4 RGBA: fully transparent red on the left half, opaque blue on the right.
 Image red_beside_blue() {
-  Image img{16, 4, 4, std::vector<std::uint8_t>(16 * 4 * 4, 0)};
+  Image img{16, 4, 4, PixelVector<std::uint8_t>(16 * 4 * 4, 0)};
   for (int y = 0; y < 4; ++y)
     for (int x = 0; x < 16; ++x) {
       const bool opaque = x >= 8;
@@ -51,7 +51,7 @@ Image red_beside_blue() {
 
 // A w x h image of `channels` random 16-bit samples.
 Image16 random_deep(int w, int h, int channels, unsigned seed) {
-  Image16 img{w, h, channels, std::vector<std::uint16_t>(static_cast<size_t>(w) * h * channels)};
+  Image16 img{w, h, channels, PixelVector<std::uint16_t>(static_cast<size_t>(w) * h * channels, 0)};
   std::mt19937 rng(seed);
   for (auto& p : img.pixels) p = static_cast<std::uint16_t>(rng() & 0xFFFF);
   return img;

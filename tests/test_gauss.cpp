@@ -344,7 +344,7 @@ TEST(GaussSeparableBuffer, BlocksAndTilesMatchReference16) {
 // overflows its 16 bits at 255 levels (65280) nor wraps below 0.
 TEST(GaussSeparableBuffer, ExtremesStayExact) {
   for (std::uint8_t level : {std::uint8_t{0}, std::uint8_t{255}}) {
-    Image input{37, 29, 4, std::vector<std::uint8_t>(37 * 29 * 4, level)};
+    Image input{37, 29, 4, PixelVector<std::uint8_t>(37 * 29 * 4, level)};
     GaussParams p;
     p.sigma = 10;
     p.radius = 16;
@@ -565,7 +565,7 @@ TEST(GaussLinearTaps, ReproduceTheWeights) {
 // A flat image of samples `level` stays flat but for the zero edge mode, which darkens it.
 template <typename T>
 void expect_flat_stays_flat(T level) {
-  const BasicImage<T> flat{9, 7, 1, std::vector<T>(63, level)};
+  const BasicImage<T> flat{9, 7, 1, PixelVector<T>(63, level)};
   EXPECT_EQ(gauss_blur_reference(flat, 2.0, 6, EdgeMode::clamp).pixels, flat.pixels);
   EXPECT_EQ(gauss_blur_reference(flat, 2.0, 6, EdgeMode::mirror).pixels, flat.pixels);
   const BasicImage<T> zero = gauss_blur_reference(flat, 2.0, 6, EdgeMode::zero);

@@ -1829,7 +1829,7 @@ TYPED_TEST_SUITE(Rgba, SampleTypes);
 
 TYPED_TEST(Rgba, ExpandsEveryChannelCount) {
   using T = TypeParam;
-  using Samples = std::vector<T>;
+  using Samples = PixelVector<T>;
   const T kMax = std::numeric_limits<T>::max();  // opaque
   const T a = kMax / 3, b = kMax / 5, c = kMax / 7, d = kMax / 11;
   const std::vector<std::pair<Samples, Samples>> cases = {
@@ -1900,7 +1900,7 @@ TEST(Depth, NarrowIsTheNearestLevelAndUndoesWiden) {
   EXPECT_EQ(back.width, 128);
   EXPECT_EQ(back.channels, 2);
   EXPECT_EQ(back.pixels, all.pixels);
-  Image16 every{256, 256, 1, Samples16(65536)};
+  Image16 every{256, 256, 1, PixelVector<std::uint16_t>(65536)};
   for (int v = 0; v < 65536; ++v) every.pixels[v] = static_cast<std::uint16_t>(v);
   const Image levels = narrow(every);
   for (int v = 0; v < 65536; ++v) {

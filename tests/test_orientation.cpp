@@ -24,7 +24,7 @@ constexpr int kW = 48, kH = 32;
 const std::uint8_t kQuadrant[4][3] = {{255, 0, 0}, {0, 255, 0}, {0, 0, 255}, {255, 255, 255}};
 
 Image upright() {
-  Image img{kW, kH, 3, std::vector<std::uint8_t>(kW * kH * 3)};
+  Image img{kW, kH, 3, PixelVector<std::uint8_t>(kW * kH * 3, 0)};
   for (int y = 0; y < kH; ++y)
     for (int x = 0; x < kW; ++x)
       for (int c = 0; c < 3; ++c)
@@ -46,7 +46,7 @@ Image stored_for(const Image& shown, int o) {
   const bool rows_across = p.row == 'T' || p.row == 'B';  // stored rows run across the picture
   const int w = shown.width, h = shown.height;
   Image s{rows_across ? w : h, rows_across ? h : w, shown.channels,
-          std::vector<std::uint8_t>(shown.pixels.size())};
+          PixelVector<std::uint8_t>(shown.pixels.size(), 0)};
   for (int sy = 0; sy < s.height; ++sy) {
     for (int sx = 0; sx < s.width; ++sx) {
       int x, y;

@@ -64,7 +64,7 @@ inline bool has_subgroups() {
 /// A `w` x `h` RGBA image of seeded random values; with `levels` < 256 only that many evenly
 /// spaced values per channel, so that ties are common.
 inline Image random_rgba(int w, int h, unsigned seed, int levels = 256) {
-  Image img{w, h, 4, std::vector<std::uint8_t>(static_cast<size_t>(w) * h * 4)};
+  Image img{w, h, 4, PixelVector<std::uint8_t>(static_cast<size_t>(w) * h * 4, 0)};
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> value(0, levels - 1);
   for (auto& p : img.pixels) p = static_cast<std::uint8_t>(value(rng) * 255 / (levels - 1));
@@ -74,7 +74,7 @@ inline Image random_rgba(int w, int h, unsigned seed, int levels = 256) {
 /// A `w` x `h` RGBA16 image of seeded random values, none a multiple of 257 (an 8-bit level
 /// scaled to 16 bits): a path that keeps 8 bits anywhere is off by up to 128 levels.
 inline Image16 random_rgba16(int w, int h, unsigned seed) {
-  Image16 img{w, h, 4, std::vector<std::uint16_t>(static_cast<size_t>(w) * h * 4)};
+  Image16 img{w, h, 4, PixelVector<std::uint16_t>(static_cast<size_t>(w) * h * 4, 0)};
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> value(0, 65534);
   for (auto& p : img.pixels) {

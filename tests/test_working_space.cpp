@@ -192,7 +192,7 @@ Image16 blur_in(const Image16& input, int radius, WorkingSpace space) {
 // The test: black and white mixed half and half blur to linear mid-grey, about 188 of
 // 255 in sRGB, where the stored form gives about 128.
 TEST(WorkingSpace, LinearLightMixesBlackAndWhiteToSrgb188) {
-  Image16 stripes{64, 8, 4, std::vector<std::uint16_t>(64 * 8 * 4, 65535)};
+  Image16 stripes{64, 8, 4, PixelVector<std::uint16_t>(64 * 8 * 4, 65535)};
   for (int y = 0; y < 8; ++y)
     for (int x = 0; x < 64; x += 2)
       for (int c = 0; c < 3; ++c) stripes.pixels[stripes.index(x, y, c)] = 0;
@@ -208,7 +208,7 @@ TEST(WorkingSpace, LinearLightMixesBlackAndWhiteToSrgb188) {
 // premultiplied form no red reaches the blue side and the transparent side turns blue, not
 // purple; blurred straight, red bleeds into the opaque pixels.
 TEST(WorkingSpace, PremultipliedBlurHasNoHaloFromTransparentColour) {
-  Image16 img{16, 4, 4, std::vector<std::uint16_t>(16 * 4 * 4, 0)};
+  Image16 img{16, 4, 4, PixelVector<std::uint16_t>(16 * 4 * 4, 0)};
   for (int y = 0; y < 4; ++y)
     for (int x = 0; x < 16; ++x) {
       const bool opaque = x >= 8;
