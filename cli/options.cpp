@@ -459,6 +459,10 @@ CliOptions parse_options(int argc, const char* const* argv) {
     if (o.sweep_wg)
       throw UsageError("--sweep-wg times one image: give one INPUT and one OUTPUT file");
     // A batch times its stages, not repeated kernels: every image runs once.
+    if (parsed.count("bench-format"))
+      throw UsageError(
+          "--bench-format formats one image's report; a batch's --bench prints a "
+          "table of its stages");
     o.stage_times = o.bench_runs > 0;
     o.bench_runs = 0;
   } else if (o.devices.size() > 1 || (o.devices.size() == 1 && o.devices[0] == "all")) {

@@ -394,8 +394,11 @@ class Pipeline {
       // The images decoded from now on, and the results, in pinned memory of the first GPU
       // opened: its transfers then need no staging copies (the process keeps the pool).
       if (pins_host_memory(device)) {
-        auto pool = std::make_unique<PinnedPool>(rt->sibling(), kPinnedPoolBytes);
-        if (install_pixel_pool(pool.get())) pool.release();
+        try {
+          auto pool = std::make_unique<PinnedPool>(rt->sibling(), kPinnedPoolBytes);
+          if (install_pixel_pool(pool.get())) pool.release();
+        } catch (const cl::Error&) {  // no queue for it: transfers are staged, as without
+        }
       }
     } catch (...) {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -453,7 +456,6 @@ class Pipeline {
   }
 
   void worker_loop() {
-    const UsePixelPool pinned;  // decoded images in pinned memory once the pool is installed
     for (;;) {
       std::unique_lock<std::mutex> lock(mutex_);
       cv_.wait(lock,
@@ -500,6 +502,8 @@ class Pipeline {
         const auto wall0 = std::chrono::steady_clock::now();
         const bool ok = guarded(i, [&] {
           std::vector<std::string> warnings;
+          // Decoded into pinned memory once the pool is installed (encoding's own buffers not).
+          const UsePixelPool pinned;
           d.source = decode_source(read_input(items_[i].input, o_), o_, &warnings);
           for (const std::string& w : warnings) warn(w);  // each names the file
           std::error_code ec;
@@ -586,7 +590,7 @@ class Pipeline {
 
   // Decoded pixels a batch may hold ahead of the cap while its devices open.
   static constexpr double kOpeningBytes = 512.0 * (1 << 20);
-  // Pinned memory for the images in flight and their results: 60 of 1920x1080 RGBA8 (a batch
+  // Pinned memory for the images in flight and their results: 64 of 1920x1080 RGBA8 (a batch
   // of them holds at most --jobs + 4 images and as many results), 10 of 12 Mpixel; beyond it,
   // pageable memory and staging copies.
   static constexpr std::size_t kPinnedPoolBytes = std::size_t{512} << 20;

@@ -66,7 +66,7 @@ void free_pixels(void* data, std::size_t bytes) noexcept;
 void advise_huge_pages(void* data, std::size_t bytes);
 
 /// The allocator of image pixels (PixelVector): memory from std::malloc, or from a pinned pool
-/// when one is installed (install_pinned_pool) and has a block of the size; elements are
+/// when one is installed (install_pixel_pool) and has a block of the size; elements are
 /// default-initialised, so that resize() leaves the samples unwritten (a decoder or a download
 /// writes every one) instead of zeroing image-sized buffers first.
 template <typename T>
@@ -118,8 +118,9 @@ bool operator!=(const std::vector<T>& a, const PixelVector<T>& b) {
   return !(b == a);
 }
 
-/// Resizes the empty vector `v` to `count` value-initialised elements, its storage advised to
-/// huge pages (advise_huge_pages) between allocation and first touch. Throws std::bad_alloc.
+/// Resizes the empty vector `v` to `count` elements (left unwritten for a PixelVector), its storage
+/// advised to huge pages (advise_huge_pages) between allocation and first touch. Throws
+/// std::bad_alloc.
 template <typename T, typename A>
 void resize_fresh(std::vector<T, A>& v, std::size_t count) {
   if (v.empty()) {

@@ -49,6 +49,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -610,10 +611,22 @@ int codec_bound_mode(const std::vector<std::string>& args, int runs, int threads
         }
       }
     };
+    // Each thread's failure is kept and the first rethrown once all have ended.
+    std::vector<std::exception_ptr> errors(n);
+    auto guarded = [&](int t) {
+      try {
+        work();
+      } catch (...) {
+        errors[t] = std::current_exception();
+        next = jobs.size();  // the others stop at their next image
+      }
+    };
     std::vector<std::thread> pool;
-    for (int t = 1; t < n; ++t) pool.emplace_back(work);
-    work();
+    for (int t = 1; t < n; ++t) pool.emplace_back(guarded, t);
+    guarded(0);
     for (std::thread& t : pool) t.join();
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
     return jobs.size();
   };
   const int n =
