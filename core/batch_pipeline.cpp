@@ -224,6 +224,8 @@ struct StageTimes {
   };
   Stage decode, device, encode;
   double upload_ms = 0, kernel_ms = 0, download_ms = 0;  // of the device stage
+  double ready_s = 0;         // seconds into the batch when every device was open
+  double first_result_s = 0;  // ... when the first image came off a device
 };
 
 std::string clock_text(double seconds) {
@@ -412,6 +414,7 @@ class Pipeline {
       if (--opening_ == 0 && !setup_error_) {
         for (const std::string& line : held_lines_) say(line);
         held_lines_.clear();
+        times_.ready_s = seconds();
       }
       cv_.notify_all();
       cv_.wait(lock, [&] { return opening_ == 0; });
@@ -552,6 +555,7 @@ class Pipeline {
       lock.lock();
       --on_device_;
       if (ok) {
+        if (times_.device.images == 0) times_.first_result_s = seconds();
         finished_.push_back(std::move(f));
         add(times_.device, device_cpu, device_wall);
         times_.upload_ms += timings.upload_ms;
@@ -650,9 +654,10 @@ void print_stage_times(const Pipeline& pipeline) {
   const double wall = pipeline.seconds();
   std::printf(
       "process: %.2f s CPU (user %.2f, system %.2f) in %.2f s of the batch (%.1f cores); "
-      "%.2f s CPU outside the stages (start, OpenCL set-up and driver threads)\n",
+      "%.2f s CPU outside the stages (start, OpenCL set-up and driver threads); devices open "
+      "after %.2f s, the first image off a device after %.2f s\n",
       user + system, user, system, wall, wall > 0 ? (user + system) / wall : 0.0,
-      user + system - stages);
+      user + system - stages, t.ready_s, t.first_result_s);
 }
 
 }  // namespace
