@@ -163,7 +163,10 @@ int run_command(int argc, char** argv) {
     }
     return o.batch ? run_batch(o) : run_single_image(o);
   } catch (const UsageError& e) {
-    std::cerr << "blurtool: " << e.what() << " (see " << help << ")\n";
+    // A message that already says where to look (e.g. --list-devices) gets no second pointer.
+    const std::string what = e.what();
+    std::cerr << "blurtool: " << what
+              << (what.find("; see ") == std::string::npos ? " (see " + help + ")" : "") << "\n";
     return 2;
   } catch (const Error& e) {
     std::cerr << "blurtool: " << e.what() << "\n";

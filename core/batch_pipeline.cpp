@@ -690,14 +690,18 @@ int run_batch(const JobOptions& o) {
   if (!o.quiet) {
     const double s = pipeline.seconds();
     char line[256];
-    std::snprintf(line, sizeof line,
-                  "blurtool: %zu done, %zu skipped%s, %zu failed in %.1f s: %.1f images/s, "
-                  "%.1f MB/s\n",
+    std::snprintf(line, sizeof line, "blurtool: %zu done, %zu skipped%s, %zu failed in %.1f s",
                   pipeline.done(), pipeline.skipped(),
                   pipeline.skipped() ? " (output exists; --force replaces)" : "", pipeline.failed(),
-                  s, s > 0 ? pipeline.done() / s : 0.0,
-                  s > 0 ? pipeline.input_bytes() / s / 1e6 : 0.0);
+                  s);
     std::cerr << line;
+    // Rates only of work done: a run that only skipped or failed has none to give.
+    if (pipeline.done() > 0 && s > 0) {
+      std::snprintf(line, sizeof line, ": %.1f images/s, %.1f MB/s", pipeline.done() / s,
+                    pipeline.input_bytes() / s / 1e6);
+      std::cerr << line;
+    }
+    std::cerr << "\n";
   }
   if (o.stage_times) print_stage_times(pipeline);
   return pipeline.failed() > 0 ? 1 : 0;

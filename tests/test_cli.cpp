@@ -609,6 +609,17 @@ TEST_F(Cli, ListDevicesPrintsHeaderAndADevice) {
   EXPECT_EQ(device.rfind("0 ", 0), 0u) << device;  // rows start with the device index
 }
 
+TEST_F(Cli, AnUnknownDeviceIndexPointsToListDevicesOnce) {
+  save_image(random_image(8, 8, 3, 6), in_ / "in.png");
+  const Result r = run({"--box", "1", "--device", "99", in_ / "in.png", out_ / "o.png"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("blurtool: --device 99: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("see --list-devices)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("--help"), std::string::npos) << r.err;  // one pointer, not two
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(out_ / "o.png"));
+}
+
 TEST_F(Cli, DeviceChoiceByIndexAndEnvironment) {
   const Image input = random_image(23, 17, 3, 5);
   const std::string in = in_ / "in.png", out = out_ / "o.png";
