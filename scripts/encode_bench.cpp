@@ -13,7 +13,8 @@
 //       piece.
 //   encode_bench jpeg-decode [--runs N] JPEG...
 //       blurtool's JPEG decode to RGBA (decode_image_wide) against bare tjDecompress2 calls on
-//       the same bytes, into a reused and into a fresh buffer.
+//       the same bytes, into a reused and into a fresh buffer; and what less host work would
+//       cost: tjDecompress2 to RGB, tjDecompressToYUV2 (no upsampling or colour conversion).
 //   encode_bench codec-bound [--runs N] [--threads T] INPUT_FOLDER BLURRED_FOLDER
 //       The host codec bound of a folder job: what libjpeg-turbo alone does on T threads
 //       (default: hardware threads) in one process, without blur, files or OpenCL. Each .jpg of
@@ -535,6 +536,23 @@ int jpeg_decode_mode(const std::vector<std::string>& files, int runs) {
                                                                  kDefaultMaxPixels, true, true)
                                             .narrow.pixels.size();
                                       }}};
+    // What the decode would cost with less of it on the host: the channels as stored (RGB,
+    // expanded to RGBA on the device), and YCbCr planes as coded (chroma upsampling and
+    // colour conversion on the device too).
+    Bytes rgb(static_cast<std::size_t>(w) * h * 3);
+    variants.emplace_back("tjDecompress2 RGB, reused buffer", [&] {
+      if (tjDecompress2(handle.get(), bytes.data(), bytes.size(), rgb.data(), w, 0, h, TJPF_RGB,
+                        0) != 0)
+        throw std::runtime_error(path + ": tjDecompress2 failed");
+      return rgb.size();
+    });
+    Bytes planes(tjBufSizeYUV2(w, 1, h, sub));
+    variants.emplace_back("tjDecompressToYUV2 (planes as coded), reused buffer", [&] {
+      if (tjDecompressToYUV2(handle.get(), bytes.data(), bytes.size(), planes.data(), w, 1, h, 0) !=
+          0)
+        throw std::runtime_error(path + ": tjDecompressToYUV2 failed");
+      return planes.size();
+    });
     time_all(variants, runs);
     print_variants("JPEG decode of " + path + " (" + std::to_string(w) + "x" + std::to_string(h) +
                        "), " + std::to_string(runs) + " runs",
