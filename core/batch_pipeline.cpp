@@ -642,7 +642,7 @@ void print_stage_times(const Pipeline& pipeline) {
   char device[160];
   const double n = static_cast<double>(std::max<size_t>(1, t.device.images));
   std::snprintf(device, sizeof device,
-                "upload %.2f ms, kernels %.3f ms, download %.2f ms (staging copies included)",
+                "upload %.2f ms, kernels %.3f ms, download %.2f ms (with any staging copy)",
                 t.upload_ms / n, t.kernel_ms / n, t.download_ms / n);
   row("device", t.device, pipeline.lanes(), device);
   row("encode", t.encode, pipeline.workers(), "reduce channels, encode, write atomically");

@@ -2,8 +2,8 @@
 # Makes a benchmark image from a real photograph: samples/dune_1680x1050.jpg scaled (Lanczos)
 # just enough to cover the target size, then centre-cropped to exactly that size and written as
 # a JPEG of quality 95. The default, 3024x4032 (portrait), is the size of the box-blur write-up's
-# measurements (../shared/reference/002); 1920x1080 is the size for the Gaussian and
-# bright-point ones. Needs ImageMagick's convert and identify (Debian package imagemagick; it is
+# measurements ("Reverse Engineering Metal Performance Shaders (MPS) Box Blur"); 1920x1080 is
+# the size for the Gaussian and bright-point ones. Needs ImageMagick's convert and identify (Debian package imagemagick; it is
 # installed with apt-get, with sudo when not root, if convert is missing).
 # Usage: scripts/make-bench-image.sh [OUTPUT] [WxH]
 #   OUTPUT  the JPEG to write, relative to the current directory; default (also for ""):
