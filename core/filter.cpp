@@ -185,7 +185,7 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   // may have (UsePixelPool); such pixels go to and from the device without a staging copy.
   BasicFilterRun<T> run;
   run.output = BasicImage<T>{w, h, 4, {}};
-  resize_fresh(run.output.pixels, rgba.pixels.size());
+  run.output.pixels.resize(rgba.pixels.size());
   const bool pinned_in = in_pixel_pool(rgba.pixels.data()),
              pinned_out = in_pixel_pool(run.output.pixels.data());
   // Pinned staging is made for the second image through the same buffers: for one image,

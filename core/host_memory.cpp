@@ -57,6 +57,7 @@ void* allocate_pixels(std::size_t bytes) {
   }
   void* p = std::malloc(bytes ? bytes : 1);
   if (!p) throw std::bad_alloc();
+  advise_huge_pages(p, bytes);  // before the first touch, which is the caller's
   return p;
 }
 
@@ -71,7 +72,7 @@ void tune_host_allocator() {
 #ifdef M_MMAP_THRESHOLD
   // 32 MiB is glibc's ceiling for the threshold on 64-bit (HEAP_MAX_SIZE / 2): a 1920x1080 RGBA
   // image (8 MiB) and its 16-bit twin stay in the arenas; a 12-Mpixel one is still mapped, and
-  // gets huge pages through resize_fresh instead.
+  // gets huge pages through allocate_pixels instead.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
 #endif

@@ -1,15 +1,19 @@
-// Host memory for image-sized buffers: fewer first-touch page faults.
+// Host memory for image-sized buffers: fewer first-touch page faults, no needless zeroing, and
+// pinned memory where a GPU transfers from it.
 //
 // A decoded photo, a blurred result and their staging copies are tens of megabytes, allocated
 // once per image. On a virtual machine every first touch of a 4 KiB page is a trap to the
 // hypervisor, and a 12-Mpixel RGBA image is 12,000 of them, which can cost more than decoding
-// it (kernels/NOTES.md, "Whole job on the H100 machine"). Two remedies, both hints the kernel
-// and glibc may ignore (results never depend on them):
-// - resize_fresh() asks for transparent huge pages (madvise MADV_HUGEPAGE, 2 MiB a fault) on a
-//   buffer before its first touch, where the kernel offers them ("madvise" or "always" in
-//   /sys/kernel/mm/transparent_hugepage/enabled);
-// - tune_host_allocator() keeps glibc from mapping and unmapping each image-sized block, so that
-//   a batch reuses the pages of the previous image's buffers instead of faulting in new ones.
+// it (kernels/NOTES.md, "Whole job on the H100 machine"). Image pixels are a PixelVector, whose
+// allocator:
+// - leaves samples unwritten on resize (a decoder or a download writes every one);
+// - asks for transparent huge pages (madvise MADV_HUGEPAGE, 2 MiB a fault) on each block it
+//   takes from malloc, before its first touch, where the kernel offers them ("madvise" or
+//   "always" in /sys/kernel/mm/transparent_hugepage/enabled);
+// - on a batch's threads, takes blocks from a pool of pinned memory (PixelPool, UsePixelPool).
+// tune_host_allocator() keeps glibc from mapping and unmapping each image-sized block, so that a
+// batch reuses the pages of the previous image's buffers instead of faulting in new ones. The
+// page hints may be ignored by the kernel and glibc; results never depend on them.
 #pragma once
 
 #include <algorithm>
@@ -55,7 +59,8 @@ class UsePixelPool {
   bool was_;
 };
 
-/// `bytes` of memory for pixels (PixelAllocator): see UsePixelPool. Throws std::bad_alloc.
+/// `bytes` of memory for pixels (PixelAllocator): see UsePixelPool; memory from malloc is advised
+/// to huge pages (advise_huge_pages). Throws std::bad_alloc.
 void* allocate_pixels(std::size_t bytes);
 /// Frees what allocate_pixels gave: back to the pool, or to malloc.
 void free_pixels(void* data, std::size_t bytes) noexcept;
@@ -116,18 +121,6 @@ bool operator!=(const PixelVector<T>& a, const std::vector<T>& b) {
 template <typename T>
 bool operator!=(const std::vector<T>& a, const PixelVector<T>& b) {
   return !(b == a);
-}
-
-/// Resizes the empty vector `v` to `count` elements (left unwritten for a PixelVector), its storage
-/// advised to huge pages (advise_huge_pages) between allocation and first touch. Throws
-/// std::bad_alloc.
-template <typename T, typename A>
-void resize_fresh(std::vector<T, A>& v, std::size_t count) {
-  if (v.empty()) {
-    v.reserve(count);
-    if (!in_pixel_pool(v.data())) advise_huge_pages(v.data(), count * sizeof(T));
-  }
-  v.resize(count);
 }
 
 /// Sets glibc's malloc for image-sized blocks (mallopt): blocks up to 32 MiB come from its

@@ -391,7 +391,7 @@ bool decode_png_libpng(const std::vector<std::uint8_t>& bytes, int width, int he
     image->width = w;
     image->height = h;
     image->channels = c;
-    resize_fresh(image->pixels, static_cast<std::size_t>(w) * h * c);
+    image->pixels.resize(static_cast<std::size_t>(w) * h * c);
     if (png_read_pixels(png, reinterpret_cast<std::uint8_t*>(image->pixels.data()),
                         static_cast<std::size_t>(w) * c * sizeof(T), h, passes))
       return true;
@@ -456,7 +456,7 @@ bool decode_jpeg_turbojpeg(const std::vector<std::uint8_t>& bytes, int width, in
   image->width = w;
   image->height = h;
   image->channels = out_channels;
-  resize_fresh(image->pixels, static_cast<std::size_t>(w) * h * out_channels);
+  image->pixels.resize(static_cast<std::size_t>(w) * h * out_channels);
   const int format = rgba ? TJPF_RGBX : c == 1 ? TJPF_GRAY : TJPF_RGB;
   const int status = tjDecompress2(handle.get(), bytes.data(), bytes.size(), image->pixels.data(),
                                    w, 0, h, format, 0);
@@ -743,7 +743,7 @@ BasicImage<T> decode_stb(const std::vector<std::uint8_t>& bytes, const std::stri
   image.width = result->width;
   image.height = result->height;
   image.channels = result->channels;
-  resize_fresh(image.pixels, checked_size(image.width, image.height, image.channels, name.c_str()));
+  image.pixels.resize(checked_size(image.width, image.height, image.channels, name.c_str()));
   std::memcpy(image.pixels.data(), pixels, image.pixels.size() * sizeof(T));
   return image;
 }
@@ -1193,7 +1193,7 @@ Image apply_orientation(const Image& image, int orientation) {
   const int w = image.width, h = image.height, c = image.channels;
   const bool swap = orientation >= 5;
   Image out{swap ? h : w, swap ? w : h, c, {}};
-  resize_fresh(out.pixels, image.pixels.size());
+  out.pixels.resize(image.pixels.size());
   // The stored pixel shown at (x, y): sx = a x + b y + c (w - 1), sy = d x + e y + f (h - 1).
   static const int kMap[9][6] = {{},
                                  {1, 0, 0, 0, 1, 0},    // 1 as stored

@@ -97,7 +97,7 @@ BasicFilterRun<T> run_tiled_at(Runtime& runtime, const MakeFilter& make,
   constexpr size_t px = 4 * sizeof(T);  // bytes a pixel
   BasicFilterRun<T> all;
   all.output = BasicImage<T>{w, h, 4, {}};
-  resize_fresh(all.output.pixels, rgba.pixels.size());
+  all.output.pixels.resize(rgba.pixels.size());
   for (int y0 = 0; y0 < h; y0 += tile.height) {
     for (int x0 = 0; x0 < w; x0 += tile.width) {
       const int tw = std::min(tile.width, w - x0), th = std::min(tile.height, h - y0);
