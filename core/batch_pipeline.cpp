@@ -215,6 +215,20 @@ double thread_cpu_ms() {
   return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+// The CPU (of the calling thread) and wall milliseconds of one stage of one image, from its
+// construction to lap().
+class StageClock {
+ public:
+  struct Lap {
+    double cpu_ms, wall_ms;
+  };
+  Lap lap() const { return {thread_cpu_ms() - cpu0_, ms_since(wall0_)}; }
+
+ private:
+  double cpu0_ = thread_cpu_ms();
+  std::chrono::steady_clock::time_point wall0_ = std::chrono::steady_clock::now();
+};
+
 // The time a batch's stages took, summed over its images (--bench): CPU of the thread that ran
 // each stage and wall time, milliseconds, and the images counted.
 struct StageTimes {
@@ -310,9 +324,9 @@ class Pipeline {
   };
 
   // Called with the lock held.
-  static void add(StageTimes::Stage& stage, double cpu_ms, double wall_ms) {
-    stage.cpu_ms += cpu_ms;
-    stage.wall_ms += wall_ms;
+  static void add(StageTimes::Stage& stage, StageClock::Lap lap) {
+    stage.cpu_ms += lap.cpu_ms;
+    stage.wall_ms += lap.wall_ms;
     ++stage.images;
   }
   bool no_more_input() const { return next_ == items_.size() && decoding_ == 0; }
@@ -469,8 +483,7 @@ class Pipeline {
         finished_.pop_front();
         lock.unlock();
         const Item& item = items_[f.item];
-        const double cpu0 = thread_cpu_ms();
-        const auto wall0 = std::chrono::steady_clock::now();
+        const StageClock clock;
         const bool ok = guarded(f.item, [&] {
           std::vector<std::uint8_t> bytes;
           try {
@@ -483,13 +496,13 @@ class Pipeline {
           fs::create_directories(fs::path(item.output).parent_path(), ec);
           write_file_atomic(item.output, bytes);
         });
-        const double encode_cpu = thread_cpu_ms() - cpu0, encode_wall = ms_since(wall0);
+        const StageClock::Lap lap = clock.lap();
         lock.lock();
         --held_;
         if (ok) {
           ++done_;
           input_bytes_ += f.bytes;
-          add(times_.encode, encode_cpu, encode_wall);
+          add(times_.encode, lap);
         }
         draw_progress();
         cv_.notify_all();
@@ -501,8 +514,7 @@ class Pipeline {
         ++held_;
         lock.unlock();
         Decoded d{i, {}, 0};
-        const double cpu0 = thread_cpu_ms();
-        const auto wall0 = std::chrono::steady_clock::now();
+        const StageClock clock;
         const bool ok = guarded(i, [&] {
           std::vector<std::string> warnings;
           // Decoded into pinned memory once the pool is installed (encoding's own buffers not).
@@ -512,11 +524,11 @@ class Pipeline {
           std::error_code ec;
           d.bytes = static_cast<double>(fs::file_size(items_[i].input, ec));
         });
-        const double decode_cpu = thread_cpu_ms() - cpu0, decode_wall = ms_since(wall0);
+        const StageClock::Lap lap = clock.lap();
         lock.lock();
         --decoding_;
         if (ok) {
-          add(times_.decode, decode_cpu, decode_wall);
+          add(times_.decode, lap);
           decoded_bytes_ += d.source.bytes();
           decoded_.push_back(std::move(d));
         } else {
@@ -544,20 +556,19 @@ class Pipeline {
       lock.unlock();
       Finished f{d.item, {}, d.bytes};
       FilterRun timings;
-      const double cpu0 = thread_cpu_ms();
-      const auto wall0 = std::chrono::steady_clock::now();
+      const StageClock clock;
       const bool ok = guarded(d.item, [&] {
         SourceRun run = stage.run(d.source, items_[d.item].kind);
         f.rendered = std::move(run.rendered);
         timings = std::move(run.timings);
       });
-      const double device_cpu = thread_cpu_ms() - cpu0, device_wall = ms_since(wall0);
+      const StageClock::Lap lap = clock.lap();
       lock.lock();
       --on_device_;
       if (ok) {
         if (times_.device.images == 0) times_.first_result_s = seconds();
         finished_.push_back(std::move(f));
-        add(times_.device, device_cpu, device_wall);
+        add(times_.device, lap);
         times_.upload_ms += timings.upload_ms;
         times_.download_ms += timings.download_ms;
         for (const std::vector<double>& pass : timings.pass_ms)
