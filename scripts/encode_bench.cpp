@@ -493,24 +493,12 @@ int jpeg_strips_mode(const std::vector<std::string>& images, int runs) {
   return 0;
 }
 
-// The bytes of the file at `path`.
-Bytes read_bytes(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw std::runtime_error(path + ": cannot open");
-  Bytes bytes;
-  std::uint8_t chunk[65536];
-  for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;)
-    bytes.insert(bytes.end(), chunk, chunk + n);
-  std::fclose(f);
-  return bytes;
-}
-
 // blurtool's JPEG decode (decode_image_wide to RGBA, as the pipeline calls it: header checks,
 // EXIF orientation, a fresh image-sized buffer) against bare tjDecompress2 calls on the same
 // bytes into RGBX, into a reused buffer and into a fresh one.
 int jpeg_decode_mode(const std::vector<std::string>& files, int runs) {
   for (const std::string& path : files) {
-    const Bytes bytes = read_bytes(path);
+    const Bytes bytes = read_image_file(path, kDefaultMaxFileBytes);
     std::unique_ptr<void, int (*)(tjhandle)> handle(tjInitDecompress(), tjDestroy);
     int w = 0, h = 0, sub = 0, space = 0;
     if (tjDecompressHeader3(handle.get(), bytes.data(), bytes.size(), &w, &h, &sub, &space) != 0)
@@ -585,10 +573,10 @@ int codec_bound_mode(const std::vector<std::string>& args, int runs, int threads
   std::vector<Job> jobs(inputs.size());
   std::unique_ptr<void, int (*)(tjhandle)> reader(tjInitDecompress(), tjDestroy);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    jobs[i].jpeg = read_bytes(inputs[i]);
+    jobs[i].jpeg = read_image_file(inputs[i], kDefaultMaxFileBytes);
     const std::string other =
         (std::filesystem::path(args[1]) / std::filesystem::path(inputs[i]).filename()).string();
-    const Bytes blurred = read_bytes(other);
+    const Bytes blurred = read_image_file(other, kDefaultMaxFileBytes);
     int w = 0, h = 0, sub = 0, space = 0;
     if (tjDecompressHeader3(reader.get(), blurred.data(), blurred.size(), &w, &h, &sub, &space) !=
         0)
