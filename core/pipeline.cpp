@@ -77,7 +77,7 @@ Source make_source(DecodedImage image, const JobOptions& o) {
   const bool transparent = alpha && (s.deep ? has_transparency<std::uint16_t>(s.rgba16, 65535)
                                             : has_transparency<std::uint8_t>(s.rgba, 255));
   s.space = working_space(o, s.channels, s.deep, transparent);
-  if (!s.deep && device_depth(s.deep, s.space) == PixelDepth::u16) {
+  if (!s.deep && source_depth(o, s.deep, s.space) == PixelDepth::u16) {
     s.rgba16 = widen(s.rgba);
     s.rgba = Image{};
   }
@@ -87,23 +87,24 @@ Source make_source(DecodedImage image, const JobOptions& o) {
 std::unique_ptr<Filter> make_filter(Runtime& runtime, const JobOptions& o, int width, int height,
                                     WorkGroup wg, PixelDepth depth, WorkingSpace space) {
   std::unique_ptr<Filter> filter;
+  const PixelDepth inner = filter_depth(depth == PixelDepth::u16, space);
   switch (o.operation) {
     case JobOptions::Operation::bright:
-      filter = std::make_unique<BrightFinder>(runtime, o.bright_params, width, height, depth);
+      filter = std::make_unique<BrightFinder>(runtime, o.bright_params, width, height, inner);
       break;
     case JobOptions::Operation::box:
-      filter = std::make_unique<BoxFilter>(runtime, o.box_params, width, height, depth);
+      filter = std::make_unique<BoxFilter>(runtime, o.box_params, width, height, inner);
       break;
     case JobOptions::Operation::gauss: {
       GaussParams params = o.gauss_params;
       if (!wg.is_default()) params.wg = wg;
-      filter = std::make_unique<GaussFilter>(runtime, params, width, height, depth);
+      filter = std::make_unique<GaussFilter>(runtime, params, width, height, inner);
       break;
     }
   }
   if (space.is_stored_form()) return filter;
   return std::make_unique<WorkingSpaceFilter>(runtime, std::shared_ptr<Filter>(std::move(filter)),
-                                              space, width, height);
+                                              space, width, height, depth);
 }
 
 int operation_halo(const JobOptions& o) {
@@ -189,7 +190,7 @@ Rendered render_tiled(Runtime& runtime, const JobOptions& o, const Source& sourc
   }
   // Every tile with the schedule auto takes for the whole image (the tuning table goes by size).
   JobOptions same = o;
-  const PixelDepth depth = source.depth();
+  const PixelDepth depth = source.filter_depth();
   const int w = source.width(), h = source.height();
   if (o.operation == JobOptions::Operation::box)
     same.box_params = resolve_box_schedule(o.box_params, runtime.device(), w, h, depth);
@@ -197,7 +198,7 @@ Rendered render_tiled(Runtime& runtime, const JobOptions& o, const Source& sourc
     same.gauss_params = resolve_gauss_schedule(o.gauss_params, runtime.device(), w, h, depth);
   const MakeFilter make = make_filter_per_size([&](int width, int height) {
     return std::shared_ptr<Filter>(
-        make_filter(runtime, same, width, height, {}, depth, source.space));
+        make_filter(runtime, same, width, height, {}, source.depth(), source.space));
   });
   if (source.wide())
     r.image16 = run_filter_tiled(runtime, make, source.rgba16, operation_halo(o), tiles).output;
@@ -302,8 +303,8 @@ SourceRun DeviceStage::run(const Source& source, OutputKind kind, const DeviceRe
 SourceRun DeviceStage::run_unguarded(const Source& source, OutputKind kind,
                                      const DeviceRequest& request) {
   const int width = source.width(), height = source.height();
-  const TileSize tiles =
-      operation_tiles(runtime_, o_, width, height, source.wide(), request.timed_by);
+  const TileSize tiles = operation_tiles(
+      runtime_, o_, width, height, source.filter_depth() == PixelDepth::u16, request.timed_by);
   if (tiles.width < width || tiles.height < height) {
     SourceRun r;
     r.rendered = render_tiled(runtime_, o_, source, kind, tiles);
@@ -405,11 +406,12 @@ PreparedDevice prepare_device(const JobOptions& job, const ImageHeader& header, 
       (kind == OutputKind::jpeg && (header.width > 65535 || header.height > 65535)))
     return p;
   const WorkingSpace space = working_space(job, header.channels, header.sixteen_bit, true);
-  const PixelDepth depth = device_depth(header.sixteen_bit, space);
-  const JobOptions o = for_one_image(job, p.runtime->device(), request, depth);
+  const PixelDepth depth = source_depth(job, header.sixteen_bit, space);
+  const PixelDepth runs_at = filter_depth(header.sixteen_bit, space);
+  const JobOptions o = for_one_image(job, p.runtime->device(), request, runs_at);
   try {
     const TileSize tiles = operation_tiles(*p.runtime, o, header.width, header.height,
-                                           depth == PixelDepth::u16, request.timed_by);
+                                           runs_at == PixelDepth::u16, request.timed_by);
     if (tiles.width < header.width || tiles.height < header.height) return p;
     p.filter = make_filter(*p.runtime, o, header.width, header.height, {}, depth, space);
     p.key = FilterKey{header.width, header.height, depth, space};
@@ -472,7 +474,7 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
 
   PreparedDevice prepared = device.get();
   run.runtime = std::move(prepared.runtime);
-  const JobOptions one = for_one_image(o, run.runtime->device(), request, source.depth());
+  const JobOptions one = for_one_image(o, run.runtime->device(), request, source.filter_depth());
   DeviceStage stage(*run.runtime, one);
   stage.adopt(std::move(prepared.filter), prepared.key);
   SourceRun result = stage.run(source, kind, request);

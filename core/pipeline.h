@@ -110,10 +110,19 @@ OutputKind output_kind(const std::string& path, const std::string& input, const 
 /// alpha for an 8-bit file; --bright works in the stored form.
 WorkingSpace working_space(const JobOptions& o, int channels, bool deep, bool transparent);
 
-/// The depth a file's pixels go to the device at: 16 bits where the file stores them or the
-/// working space is not the stored form, else 8.
-inline PixelDepth device_depth(bool deep, const WorkingSpace& space) {
+/// The depth a filter runs at for a file that stores 16-bit samples (`deep`) or not: 16 bits
+/// where the file stores them or the working space is not the stored form, else 8.
+inline PixelDepth filter_depth(bool deep, const WorkingSpace& space) {
   return deep || !space.is_stored_form() ? PixelDepth::u16 : PixelDepth::u8;
+}
+
+/// The depth of a decoded file's pixels in host memory, as they go to the device: the file's
+/// own (16 bits for a 16-bit PNG, else 8). A blur in a working space widens 8-bit pixels on the
+/// device (WorkingSpaceFilter); --bright in linear light works on pixels widened on the host.
+inline PixelDepth source_depth(const JobOptions& o, bool deep, const WorkingSpace& space) {
+  const bool bright_linear =
+      o.operation == JobOptions::Operation::bright && !space.is_stored_form();
+  return deep || bright_linear ? PixelDepth::u16 : PixelDepth::u8;
 }
 
 /// What a filter is made for: the width, height, depth and working space of its images; a
@@ -121,9 +130,10 @@ inline PixelDepth device_depth(bool deep, const WorkingSpace& space) {
 using FilterKey = std::tuple<int, int, PixelDepth, WorkingSpace>;
 
 /// A decoded input as the device takes it (the decode stage's output): RGBA8, or RGBA16
-/// (`wide`) for a 16-bit PNG or a blur in a working space (premultiplied alpha for an image
-/// with transparency unless --straight-alpha, linear light with --linear-light; see
-/// core/working_space.h). Rows top to bottom, 4 interleaved samples a pixel, no padding.
+/// (`wide`) for a 16-bit PNG or --bright in linear light. A blur in a working space
+/// (premultiplied alpha for an image with transparency unless --straight-alpha, linear light
+/// with --linear-light; see core/working_space.h) runs at 16 bits on the device whatever the
+/// depth here. Rows top to bottom, 4 interleaved samples a pixel, no padding.
 struct Source {
   Image rgba;          ///< RGBA8, when !wide()
   Image16 rgba16;      ///< RGBA16, when wide()
@@ -135,7 +145,10 @@ struct Source {
   double bytes() const {
     return wide() ? 2.0 * rgba16.pixels.size() : static_cast<double>(rgba.pixels.size());
   }
+  /// The depth of the pixels in host memory (and of the filter's input and output).
   PixelDepth depth() const { return wide() ? PixelDepth::u16 : PixelDepth::u8; }
+  /// The depth the filter runs at (16 bits in a working space; see filter_depth).
+  PixelDepth filter_depth() const { return blurtool::filter_depth(wide(), space); }
   int width() const { return wide() ? rgba16.width : rgba.width; }
   int height() const { return wide() ? rgba16.height : rgba.height; }
   FilterKey key() const { return {width(), height(), depth(), space}; }
@@ -163,8 +176,9 @@ InputBytes read_input(const std::string& input, const JobOptions& o);
 Source decode_source(const InputBytes& in, const JobOptions& o, std::vector<std::string>* warnings);
 
 /// The filter of o's operation for a width x height image on `runtime`; `wg` overrides the
-/// Gaussian work-group size (the --sweep-wg rows). A blur is built for `depth`, and wrapped in
-/// a WorkingSpaceFilter when `space` is not the stored form (16 bits only). Throws
+/// Gaussian work-group size (the --sweep-wg rows). Its input and output have `depth` (the
+/// source's, Source::depth()); a blur in a working space that is not the stored form runs at
+/// 16 bits inside a WorkingSpaceFilter that converts from and to `depth`. Throws
 /// blurtool::UsageError for a schedule the device cannot run.
 std::unique_ptr<Filter> make_filter(Runtime& runtime, const JobOptions& o, int width, int height,
                                     WorkGroup wg = {}, PixelDepth depth = PixelDepth::u8,

@@ -93,21 +93,27 @@ Image16 from_working_space(const Image16& rgba, WorkingSpace space) {
 }
 
 WorkingSpaceFilter::WorkingSpaceFilter(Runtime& runtime, std::shared_ptr<Filter> inner,
-                                       WorkingSpace space, int width, int height)
+                                       WorkingSpace space, int width, int height, PixelDepth stored)
     : runtime_(runtime), inner_(std::move(inner)), space_(space), width_(width), height_(height) {
   if (inner_->depth() != PixelDepth::u16)
     throw Error("working space: schedule '" + inner_->describe() + "' is not built for 16 bits");
-  depth_ = PixelDepth::u16;
+  depth_ = stored;
+  const bool narrow = stored == PixelDepth::u8;
   // One program for both: each program costs PoCL a compiler front end of its own.
   std::vector<cl::Kernel> kernels =
-      runtime.kernels("working_space", {"working_space_prepare", "working_space_finish"}, "");
+      runtime.kernels("working_space",
+                      {narrow ? "working_space_prepare8" : "working_space_prepare",
+                       narrow ? "working_space_finish8" : "working_space_finish"},
+                      "");
   prepare_ = kernels[0];
   finish_ = kernels[1];
   to_linear_ = table_buffer(runtime, srgb_to_linear_table());
   to_srgb_ = table_buffer(runtime, linear_to_srgb_table());
-  const std::uint64_t bytes = static_cast<std::uint64_t>(width) * height * 8;
+  const std::uint64_t pixels = static_cast<std::uint64_t>(width) * height;
+  const std::uint64_t bytes = pixels * 8, stored_bytes = pixels * pixel_bytes(stored);
   work_a_ = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE, bytes);
-  passes_.push_back({"working_space_prepare", 2 * bytes});
+  passes_.push_back(
+      {narrow ? "working_space_prepare8" : "working_space_prepare", stored_bytes + bytes});
   if (inner_->takes_buffers()) {
     work_b_ = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE, bytes);
   } else {
@@ -117,7 +123,13 @@ WorkingSpaceFilter::WorkingSpaceFilter(Runtime& runtime, std::shared_ptr<Filter>
   }
   for (const PassInfo& pass : inner_->passes()) passes_.push_back(pass);
   if (!inner_->takes_buffers()) passes_.push_back({"copy image to buffer", 2 * bytes});
-  passes_.push_back({"working_space_finish", 2 * bytes});
+  passes_.push_back(
+      {narrow ? "working_space_finish8" : "working_space_finish", bytes + stored_bytes});
+}
+
+std::uint64_t WorkingSpaceFilter::compulsory_bytes() const {
+  // The inner filter's, at the stored form's bytes a pixel instead of 8.
+  return inner_->compulsory_bytes() / 8 * pixel_bytes(depth_);
 }
 
 std::string WorkingSpaceFilter::describe() const {

@@ -58,16 +58,21 @@ Image16 from_working_space(const Image16& rgba, WorkingSpace space);
 
 /// A 16-bit filter run in a working space: a prepare pass (stored form -> working space), the
 /// passes of `inner` (built for PixelDepth::u16 and the same size), and a finish pass (back).
-/// Its input and output are RGBA16 buffers (takes_buffers() is true); for an image schedule the
-/// working pixels are copied into and out of images around its passes (two more passes). Throws
-/// blurtool::Error if `inner` is not a 16-bit filter; cl::Error on OpenCL failures.
+/// Its input and output are RGBA buffers of the stored form's depth `stored` (takes_buffers()
+/// is true; depth() is `stored`): RGBA16, or RGBA8 widened on the device (v * 257) and
+/// reduced on the way out ((v * 255 + 32767) / 65535), exactly as widen() and narrow() would
+/// on the host, so that an 8-bit image goes to and from the device as it is stored. For an
+/// image schedule the working pixels are copied into and out of images around its passes (two
+/// more passes). Throws blurtool::Error if `inner` is not a 16-bit filter; cl::Error on OpenCL
+/// failures.
 class WorkingSpaceFilter : public Filter {
  public:
-  WorkingSpaceFilter(Runtime& runtime, std::shared_ptr<Filter> inner, WorkingSpace space,
-                     int width, int height);
+  WorkingSpaceFilter(Runtime& runtime, std::shared_ptr<Filter> inner, WorkingSpace space, int width,
+                     int height, PixelDepth stored = PixelDepth::u16);
   std::string describe() const override;
   const std::vector<PassInfo>& passes() const override { return passes_; }
-  std::uint64_t compulsory_bytes() const override { return inner_->compulsory_bytes(); }
+  /// The inner filter's compulsory bytes at the stored form's size a pixel.
+  std::uint64_t compulsory_bytes() const override;
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
   bool takes_buffers() const override { return true; }
   std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) override;

@@ -105,6 +105,30 @@ TEST(WorkingSpace, DeviceFilterMatchesReferenceChain) {
   }
 }
 
+// An 8-bit stored form goes to the device as it is: the filter widens it, blurs at 16 bits and
+// narrows the result, exactly as the host's widen() and narrow() around the 16-bit chain.
+TEST(WorkingSpace, EightBitPixelsAreWidenedAndNarrowedOnTheDevice) {
+  const Image input = narrow(random_with_alpha(37, 23, 9));
+  for (BoxVariant v : {BoxVariant::segmented, BoxVariant::tiled}) {
+    for (WorkingSpace space : kSpaces) {
+      BoxParams p;
+      p.radius = 3;
+      p.variant = v;
+      auto inner = std::make_shared<BoxFilter>(runtime(), p, 37, 23, PixelDepth::u16);
+      WorkingSpaceFilter filter(runtime(), inner, space, 37, 23, PixelDepth::u8);
+      EXPECT_EQ(filter.depth(), PixelDepth::u8);
+      const Image expected = narrow(from_working_space(
+          box_blur_reference(to_working_space(widen(input), space), 3, EdgeMode::clamp), space));
+      const Image output = run_filter(runtime(), filter, input).output;
+      EXPECT_EQ(max_error(output, expected), 0) << filter.describe();
+      // The conversions bite: the stored form's blur differs.
+      EXPECT_GT(max_error(output, box_blur_reference(input, 3, EdgeMode::clamp)), 0)
+          << filter.describe();
+      EXPECT_EQ(filter.compulsory_bytes(), 2u * 37 * 23 * 4) << filter.describe();
+    }
+  }
+}
+
 // Every box and Gaussian variant in linear light against the reference chain: box exactly
 // (single-linear and double-linear within 1 level off CPU devices: at 16 bits their bilinear
 // fetches carry the sampler's precision, which OpenCL leaves to the device; an NVIDIA H100
