@@ -517,10 +517,13 @@ TEST_F(Cli, InputLimitsRefuseLargeImagesAndFiles) {
 }
 
 // --max-tile splits the image as a device too small for it would: the same bytes as one run
-// (single and batch mode, blurs and bright points); benchmarks, which time one piece, say so.
+// (single and batch mode, blurs, in linear light too, and bright points); benchmarks, which
+// time one piece, say so.
 TEST_F(Cli, MaxTileGivesTheSameOutputAsOneRun) {
-  for (const std::vector<std::string>& op :
-       {std::vector<std::string>{"--box", "9"}, {"--gauss", "3", "--edge", "mirror"}}) {
+  int batches = 0;
+  for (const std::vector<std::string>& op : {std::vector<std::string>{"--box", "9"},
+                                             {"--gauss", "3", "--edge", "mirror"},
+                                             {"--box", "9", "--linear-light"}}) {
     SCOPED_TRACE(op[0]);
     std::vector<std::string> one = op, split = op;
     one.insert(one.end(), {kCoffee, out_ / "one.png"});
@@ -529,7 +532,7 @@ TEST_F(Cli, MaxTileGivesTheSameOutputAsOneRun) {
     const Result r = run(split);
     ASSERT_EQ(r.status, 0) << r.err;
     std::vector<std::string> batch = op;
-    const fs::path folder = out_ / ("batch" + op[0]);
+    const fs::path folder = out_ / ("batch" + std::to_string(++batches));
     batch.insert(batch.end(), {"--max-tile", "200x150", "-q", kCoffee, "-o", folder});
     ASSERT_EQ(run(batch).status, 0);
     // Where auto takes a tensor-core Gaussian (GPUs that have them), a pixel's rounding depends
