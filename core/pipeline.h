@@ -154,9 +154,9 @@ struct Source {
   FilterKey key() const { return {width(), height(), depth(), space}; }
 };
 
-/// `image` as decoded, prepared for o's operation: expanded to RGBA, at 16 bits where it is
-/// deep or its working space is not the stored form. --bright works on 8 bits in the stored
-/// form (a 16-bit PNG is reduced).
+/// `image` as decoded, prepared for o's operation: expanded to RGBA, at 16 bits where the file
+/// is deep or for --bright in linear light (source_depth); a blur in a working space keeps
+/// 8-bit pixels at 8 bits (the device widens them).
 Source make_source(DecodedImage image, const JobOptions& o);
 
 /// An input's encoded bytes and the name its messages use ("<stdin>" for "-").
@@ -191,10 +191,10 @@ int operation_halo(const JobOptions& o);
 /// The output tile size for o's operation on a width x height image on `runtime`'s device:
 /// {width, height} when it runs in one piece, else the tiles plan_tiles() finds (the device's
 /// limits, or --max-tile) with operation_halo as halo (bright points: sides rounded down to
-/// whole blocks). `wide`: the run is at 16 bits in a working space (more device memory a
-/// pixel). `timed_by`: the option that times this run ("--bench", "--sweep-wg") or empty; a
-/// timed run is one piece, so that tiles then throw blurtool::UsageError naming it. Throws
-/// blurtool::Error when no tile fits the device.
+/// whole blocks). `wide`: the filter runs at 16 bits (a 16-bit file, or a working space;
+/// more device memory a pixel). `timed_by`: the option that times this run ("--bench",
+/// "--sweep-wg") or empty; a timed run is one piece, so that tiles then throw blurtool::UsageError
+/// naming it. Throws blurtool::Error when no tile fits the device.
 TileSize operation_tiles(const Runtime& runtime, const JobOptions& o, int width, int height,
                          bool wide = false, const std::string& timed_by = {});
 

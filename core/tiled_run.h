@@ -40,8 +40,9 @@ constexpr std::uint64_t kTileBytesPerPixel = 16;
 TileSize plan_tiles(const DeviceInfo& d, int width, int height, int halo, TileSize limit = {},
                     std::uint64_t device_bytes = 24);
 
-/// Device bytes a pixel of a 16-bit run in a working space: input and output (8 each), the
-/// working pixels (8, or two images of 8 for an image schedule) and the intermediate (16).
+/// Device bytes a pixel of a 16-bit run in a working space: input and output (8 each; 4 each
+/// for an 8-bit image, which the device widens), the working pixels (8, or two images of 8 for
+/// an image schedule) and the intermediate (16). The larger figure is used for both depths.
 constexpr std::uint64_t kWideTileBytesPerPixel = 56;
 
 /// For an OpenCL error that means the device ran out of something while blurring a `width` x

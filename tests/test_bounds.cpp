@@ -12,6 +12,7 @@
 
 #include "core/box_blur.h"
 #include "core/gauss_blur.h"
+#include "core/working_space.h"
 #include "tests/test_support.h"
 
 namespace blurtool {
@@ -43,10 +44,9 @@ class GuardedBytes {
   size_t size_ = 0;
 };
 
-// Whether the device works in a CL_MEM_USE_HOST_PTR buffer in place (mapping it gives the host
-// pointer back): only then can a read outside it reach a guard page.
-bool uses_host_memory_in_place(std::uint8_t* host, size_t bytes) {
-  cl::Buffer buffer(runtime().context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, host);
+// Whether the device works in CL_MEM_USE_HOST_PTR `buffer` (of `bytes` at `host`) in place
+// (mapping it gives the host pointer back): only then can a read outside it reach a guard page.
+bool in_place(const cl::Buffer& buffer, const std::uint8_t* host, size_t bytes) {
   void* mapped = runtime().queue().enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_READ, 0, bytes);
   runtime().queue().enqueueUnmapMemObject(buffer, mapped);
   runtime().queue().finish();
@@ -61,6 +61,8 @@ Image run_guarded(Filter& filter, const Image& input, bool at_end) {
   std::memcpy(in.data(), input.pixels.data(), bytes);
   cl::Buffer src(runtime().context(), CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, bytes, in.data());
   cl::Buffer dst(runtime().context(), CL_MEM_WRITE_ONLY | CL_MEM_USE_HOST_PTR, bytes, out.data());
+  EXPECT_TRUE(in_place(src, in.data(), bytes) && in_place(dst, out.data(), bytes))
+      << "the device copied a guarded buffer: nothing is checked";
   filter.enqueue_buffers(src, dst);
   runtime().queue().finish();
   Image output{input.width, input.height, 4, {}};
@@ -70,8 +72,8 @@ Image run_guarded(Filter& filter, const Image& input, bool at_end) {
 }
 
 // Each buffer schedule of `variants` that `make` builds for this device (others are skipped:
-// a GPU-only schedule on a CPU, say), on images whose rows end off a 16-byte boundary and on
-// one whose do not: nothing outside the buffers is touched, and the output equals the same
+// a GPU-only schedule on a CPU, say), on images whose rows are whole 16-byte groups and on one
+// whose rows are not: nothing outside the buffers is touched, and the output equals the same
 // filter's through run_filter's own buffers (whose accuracy the schedule's tests check).
 template <typename Variant>
 void check_every_buffer_schedule(
@@ -80,12 +82,15 @@ void check_every_buffer_schedule(
     const std::string& what) {
   {
     GuardedBytes probe(4096, true);
-    if (!uses_host_memory_in_place(probe.data(), 4096))
+    cl::Buffer buffer(runtime().context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, 4096,
+                      probe.data());
+    if (!in_place(buffer, probe.data(), 4096))
       GTEST_SKIP() << runtime().device().name << " copies CL_MEM_USE_HOST_PTR buffers";
   }
   int checked = 0;
-  // 64x37: 9472 bytes, a multiple of 128 (aligned for use in place); 96x40 rows of whole
-  // 16-byte groups; 33x32: odd width, 4224 bytes.
+  // 64x37 and 96x40: rows of whole 16-byte groups; 33x32: rows of 132 bytes. Every size
+  // (9472, 15360, 4224 bytes) is a multiple of 128, so that a buffer ending at a page boundary
+  // is 128-byte aligned, as a device needs to use it in place.
   for (auto [w, h] : {std::pair{64, 37}, std::pair{96, 40}, std::pair{33, 32}}) {
     const Image input = random_rgba(w, h, static_cast<unsigned>(w * h));
     for (Variant v : variants) {
@@ -137,6 +142,25 @@ TEST(Bounds, BoxBufferSchedulesStayInsideTheirBuffers) {
   // Radius 45: wider and taller than the images.
   check_family<BoxFilter, BoxParams>(
       box_variant_table(), {1, 7, 45}, +[](BoxParams& p, int r) { p.radius = r; }, "box radius");
+}
+
+// The working space's 8-bit input and output (widened and narrowed on the device) around every
+// box schedule at 16 bits.
+TEST(Bounds, EightBitWorkingSpaceStaysInsideItsBuffers) {
+  std::vector<BoxVariant> variants;
+  for (const auto& v : box_variant_table())
+    if (v.value != BoxVariant::automatic) variants.push_back(v.value);
+  check_every_buffer_schedule<BoxVariant>(
+      variants,
+      [](BoxVariant v, int w, int h) -> std::unique_ptr<Filter> {
+        BoxParams p;
+        p.radius = 7;
+        p.variant = v;
+        auto inner = std::make_shared<BoxFilter>(runtime(), p, w, h, PixelDepth::u16);
+        return std::make_unique<WorkingSpaceFilter>(
+            runtime(), inner, WorkingSpace{true, true, true}, w, h, PixelDepth::u8);
+      },
+      "box radius 7 in linear light, premultiplied");
 }
 
 TEST(Bounds, GaussianBufferSchedulesStayInsideTheirBuffers) {

@@ -524,7 +524,9 @@ TEST_F(Cli, MaxTileGivesTheSameOutputAsOneRun) {
   for (const std::vector<std::string>& op : {std::vector<std::string>{"--box", "9"},
                                              {"--gauss", "3", "--edge", "mirror"},
                                              {"--box", "9", "--linear-light"}}) {
-    SCOPED_TRACE(op[0]);
+    std::string what;
+    for (const std::string& word : op) what += word + " ";
+    SCOPED_TRACE(what);
     std::vector<std::string> one = op, split = op;
     one.insert(one.end(), {kCoffee, out_ / "one.png"});
     split.insert(split.end(), {"--max-tile", "97x61", kCoffee, out_ / "split.png"});
