@@ -81,10 +81,11 @@ void check_every_buffer_schedule(
     const std::function<std::unique_ptr<Filter>(Variant, int, int)>& make,
     const std::string& what) {
   {
-    GuardedBytes probe(4096, true);
-    cl::Buffer buffer(runtime().context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, 4096,
+    constexpr size_t kProbeBytes = 4096;
+    GuardedBytes probe(kProbeBytes, true);
+    cl::Buffer buffer(runtime().context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, kProbeBytes,
                       probe.data());
-    if (!in_place(buffer, probe.data(), 4096))
+    if (!in_place(buffer, probe.data(), kProbeBytes))
       GTEST_SKIP() << runtime().device().name << " copies CL_MEM_USE_HOST_PTR buffers";
   }
   int checked = 0;
