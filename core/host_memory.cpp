@@ -61,9 +61,12 @@ void* allocate_pixels(std::size_t bytes) {
   return p;
 }
 
-void free_pixels(void* data, std::size_t) noexcept {
+void free_pixels(void* data, std::size_t bytes) noexcept {
   if (!data) return;
-  PixelPool* pool = installed_pool.load(std::memory_order_acquire);
+  // The pool gives only blocks of kPoolMinBytes or more (allocate_pixels), so a smaller one is
+  // malloc's and needs no look into the pool under its lock.
+  PixelPool* pool =
+      bytes >= kPoolMinBytes ? installed_pool.load(std::memory_order_acquire) : nullptr;
   if (pool && pool->give_back(data)) return;
   std::free(data);
 }

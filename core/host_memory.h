@@ -62,7 +62,7 @@ class UsePixelPool {
 /// `bytes` of memory for pixels (PixelAllocator): see UsePixelPool; memory from malloc is advised
 /// to huge pages (advise_huge_pages). Throws std::bad_alloc.
 void* allocate_pixels(std::size_t bytes);
-/// Frees what allocate_pixels gave: back to the pool, or to malloc.
+/// Frees what allocate_pixels gave for `bytes`: back to the pool, or to malloc.
 void free_pixels(void* data, std::size_t bytes) noexcept;
 
 /// Advises the kernel to back [data, data + bytes) with transparent huge pages (madvise

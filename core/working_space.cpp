@@ -99,12 +99,10 @@ WorkingSpaceFilter::WorkingSpaceFilter(Runtime& runtime, std::shared_ptr<Filter>
     throw Error("working space: schedule '" + inner_->describe() + "' is not built for 16 bits");
   depth_ = stored;
   const bool narrow = stored == PixelDepth::u8;
+  const std::string prepare = narrow ? "working_space_prepare8" : "working_space_prepare";
+  const std::string finish = narrow ? "working_space_finish8" : "working_space_finish";
   // One program for both: each program costs PoCL a compiler front end of its own.
-  std::vector<cl::Kernel> kernels =
-      runtime.kernels("working_space",
-                      {narrow ? "working_space_prepare8" : "working_space_prepare",
-                       narrow ? "working_space_finish8" : "working_space_finish"},
-                      "");
+  std::vector<cl::Kernel> kernels = runtime.kernels("working_space", {prepare, finish}, "");
   prepare_ = kernels[0];
   finish_ = kernels[1];
   to_linear_ = table_buffer(runtime, srgb_to_linear_table());
@@ -112,8 +110,7 @@ WorkingSpaceFilter::WorkingSpaceFilter(Runtime& runtime, std::shared_ptr<Filter>
   const std::uint64_t pixels = static_cast<std::uint64_t>(width) * height;
   const std::uint64_t bytes = pixels * 8, stored_bytes = pixels * pixel_bytes(stored);
   work_a_ = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE, bytes);
-  passes_.push_back(
-      {narrow ? "working_space_prepare8" : "working_space_prepare", stored_bytes + bytes});
+  passes_.push_back({prepare, stored_bytes + bytes});
   if (inner_->takes_buffers()) {
     work_b_ = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE, bytes);
   } else {
@@ -123,8 +120,7 @@ WorkingSpaceFilter::WorkingSpaceFilter(Runtime& runtime, std::shared_ptr<Filter>
   }
   for (const PassInfo& pass : inner_->passes()) passes_.push_back(pass);
   if (!inner_->takes_buffers()) passes_.push_back({"copy image to buffer", 2 * bytes});
-  passes_.push_back(
-      {narrow ? "working_space_finish8" : "working_space_finish", bytes + stored_bytes});
+  passes_.push_back({finish, bytes + stored_bytes});
 }
 
 std::uint64_t WorkingSpaceFilter::compulsory_bytes() const {

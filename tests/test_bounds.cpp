@@ -114,15 +114,23 @@ void check_every_buffer_schedule(
   EXPECT_GT(checked, 0) << what << ": no buffer schedule ran";
 }
 
+// The schedules of a variant table but auto.
+template <typename Table>
+auto all_but_auto(const Table& table) {
+  using Variant = decltype(table.begin()->value);
+  std::vector<Variant> variants;
+  for (const auto& v : table)
+    if (v.value != Variant::automatic) variants.push_back(v.value);
+  return variants;
+}
+
 // Every schedule of a filter family (its parameter type P: BoxParams, GaussParams) but auto, in
 // every edge mode, with each of `sizes` (radius or sigma) set on P by `set_size`.
 template <typename FilterT, typename P, typename Table, typename Size>
 void check_family(const Table& table, std::initializer_list<Size> sizes, void (*set_size)(P&, Size),
                   const std::string& name) {
   using Variant = decltype(P::variant);
-  std::vector<Variant> variants;
-  for (const auto& v : table)
-    if (v.value != Variant::automatic) variants.push_back(v.value);
+  const std::vector<Variant> variants = all_but_auto(table);
   for (EdgeMode edge : {EdgeMode::clamp, EdgeMode::mirror, EdgeMode::zero}) {
     for (Size size : sizes) {
       check_every_buffer_schedule<Variant>(
@@ -148,11 +156,8 @@ TEST(Bounds, BoxBufferSchedulesStayInsideTheirBuffers) {
 // The working space's 8-bit input and output (widened and narrowed on the device) around every
 // box schedule at 16 bits.
 TEST(Bounds, EightBitWorkingSpaceStaysInsideItsBuffers) {
-  std::vector<BoxVariant> variants;
-  for (const auto& v : box_variant_table())
-    if (v.value != BoxVariant::automatic) variants.push_back(v.value);
   check_every_buffer_schedule<BoxVariant>(
-      variants,
+      all_but_auto(box_variant_table()),
       [](BoxVariant v, int w, int h) -> std::unique_ptr<Filter> {
         BoxParams p;
         p.radius = 7;
