@@ -174,6 +174,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
        cxxopts::value<std::string>()->default_value("420"), "S")
       ("png-level", "zlib compression level of PNG output, 0 (stored) to 9 (smallest, slowest)",
        cxxopts::value<std::string>()->default_value(std::to_string(kDefaultPngLevel)), "N")
+      ("jpeg-codec", "where JPEG's colour conversion and chroma resampling run: auto (the "
+                     "device where it is a GPU), host (libjpeg-turbo) or device; the same bytes",
+       cxxopts::value<std::string>()->default_value("auto"), "WHERE")
       ("q,quiet", "print nothing but errors (no warnings, progress or summary)")
       ("jobs", "host threads decoding and encoding (all of them on one large image's strips), "
                "1..256 (default: hardware threads)",
@@ -352,6 +355,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
                               "--subsampling");
   o.png_level =
       parse_int(parsed["png-level"].as<std::string>(), "--png-level", 0, 9, "the zlib level");
+  o.jpeg_codec =
+      parse_named(jpeg_codec_table(), parsed["jpeg-codec"].as<std::string>(), "--jpeg-codec");
   if (parsed.count("bench"))
     o.bench_runs =
         parse_int(parsed["bench"].as<std::string>(), "--bench", 1, 100000, "the run count");

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -377,6 +378,9 @@ class Pipeline {
       for (const DeviceInfo& d : devices_) lanes += lanes_of(d);
       cap_ = workers_ + 2 * lanes;
       lanes_ = lanes;
+      // JPEGs decoded from now on leave their colour stages to the devices, if all take them.
+      planes_ = std::all_of(devices_.begin(), devices_.end(),
+                            [&](const DeviceInfo& d) { return jpeg_colour_on_device(o_, d); });
       opening_ += devices_.size() - 1;  // batch_devices never returns an empty list
       cv_.notify_all();                 // workers may decode up to the new cap
     }
@@ -519,7 +523,7 @@ class Pipeline {
           std::vector<std::string> warnings;
           // Decoded into pinned memory once the pool is installed (encoding's own buffers not).
           const UsePixelPool pinned;
-          d.source = decode_source(read_input(items_[i].input, o_), o_, &warnings);
+          d.source = decode_source(read_input(items_[i].input, o_), o_, &warnings, planes_);
           for (const std::string& w : warnings) warn(w);  // each names the file
           std::error_code ec;
           d.bytes = static_cast<double>(fs::file_size(items_[i].input, ec));
@@ -613,6 +617,10 @@ class Pipeline {
   const JobOptions& o_;
   const std::vector<Item>& items_;
   std::vector<DeviceInfo> devices_;  // set by open_devices
+  // Whether workers decode JPEGs to colour planes (decode_source): with --jpeg-codec device
+  // from the start, with auto once the devices are known and every one runs the colour stages
+  // (jpeg_colour_on_device); RGBA before.
+  std::atomic<bool> planes_{o_.jpeg_codec == JobOptions::JpegCodec::device};
   size_t workers_ = 1, cap_ = 1;
   size_t lanes_ = 0;  // device threads, once the devices are known
 
@@ -649,7 +657,8 @@ void print_stage_times(const Pipeline& pipeline) {
                 threads, what);
   };
   std::printf("%-16s %7s %10s %10s %8s\n", "stage", "images", "CPU ms", "wall ms", "threads");
-  row("decode", t.decode, pipeline.workers(), "read and decode the file, expand to RGBA");
+  row("decode", t.decode, pipeline.workers(),
+      "read and decode the file (to RGBA, or to JPEG colour planes)");
   char device[160];
   const double n = static_cast<double>(std::max<size_t>(1, t.device.images));
   std::snprintf(device, sizeof device,

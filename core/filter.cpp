@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/host_memory.h"
+#include "core/ycbcr_device.h"
 
 namespace blurtool {
 
@@ -147,19 +148,32 @@ bool pins_host_memory(const DeviceInfo& device) {
 
 namespace {
 
+// A device buffer of at least `bytes` in `buffer` (kept while large enough).
+void ensure_buffer(Runtime& runtime, cl::Buffer& buffer, std::size_t& size, std::size_t bytes,
+                   cl_mem_flags flags) {
+  if (buffer() && size >= bytes) return;
+  buffer = cl::Buffer();
+  buffer = cl::Buffer(runtime.context(), flags, bytes);
+  size = bytes;
+}
+
 template <typename T>
 BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicImage<T>& rgba,
-                                int runs) {
-  if (rgba.channels != 4) throw Error("run_filter: expected an RGBA image");
+                                int runs, const PlaneTransfer& planes = {}) {
+  const YCbCrPlanes* planes_in = planes.input;
+  if (!planes_in && rgba.channels != 4) throw Error("run_filter: expected an RGBA image");
   const PixelDepth depth = depth_of<T>;
   if (filter.depth() != depth) {
     throw Error("run_filter: schedule '" + filter.describe() + "' was built for " +
                 std::string(filter.depth() == PixelDepth::u16 ? "16" : "8") + "-bit samples, the image has " +
                 std::to_string(8 * sizeof(T)));
   }
-  const int w = rgba.width, h = rgba.height;
+  const int w = planes_in ? planes_in->width : rgba.width;
+  const int h = planes_in ? planes_in->height : rgba.height;
+  if (planes.output && (planes.output->width != w || planes.output->height != h))
+    throw Error("run_filter: output planes of another size than the image");
   const bool buffers = filter.takes_buffers();
-  const size_t bytes = rgba.pixels.size() * sizeof(T);
+  const size_t bytes = static_cast<size_t>(w) * h * 4 * sizeof(T);
   // BLURTOOL_FAIL_ALLOCATION=WxH (for tests): the device allocations for a WxH image fail as if
   // the device were out of memory.
   if (const char* fail = std::getenv("BLURTOOL_FAIL_ALLOCATION");
@@ -167,13 +181,16 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
     throw cl::Error(CL_MEM_OBJECT_ALLOCATION_FAILURE, "clCreateBuffer");
   if (filter.io_width != w || filter.io_height != h ||
       (buffers ? !filter.io_src_buffer() : !filter.io_src())) {
+    // Read and written by kernels on both sides: the filter's, and with planes the colour
+    // conversions writing its input and reading its output (NVIDIA refuses a kernel argument
+    // whose access the memory flags forbid).
     if (buffers) {
-      filter.io_src_buffer = cl::Buffer(runtime.context(), CL_MEM_READ_ONLY, bytes);
-      filter.io_dst_buffer = cl::Buffer(runtime.context(), CL_MEM_WRITE_ONLY, bytes);
+      filter.io_src_buffer = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE, bytes);
+      filter.io_dst_buffer = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE, bytes);
     } else {
       const cl_channel_type type = pixel_channel_type(depth);
-      filter.io_src = make_image(runtime, w, h, type, CL_MEM_READ_ONLY);
-      filter.io_dst = make_image(runtime, w, h, type, CL_MEM_WRITE_ONLY);
+      filter.io_src = make_image(runtime, w, h, type, CL_MEM_READ_WRITE);
+      filter.io_dst = make_image(runtime, w, h, type, CL_MEM_READ_WRITE);
     }
     filter.io_width = w;
     filter.io_height = h;
@@ -184,10 +201,14 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   // The output first: on a batch's device thread it comes from the pinned pool, as the input
   // may have (UsePixelPool); such pixels go to and from the device without a staging copy.
   BasicFilterRun<T> run;
-  run.output = BasicImage<T>{w, h, 4, {}};
-  run.output.pixels.resize(rgba.pixels.size());
-  const bool pinned_in = in_pixel_pool(rgba.pixels.data()),
-             pinned_out = in_pixel_pool(run.output.pixels.data());
+  if (!planes.output) {
+    run.output = BasicImage<T>{w, h, 4, {}};
+    run.output.pixels.resize(static_cast<size_t>(w) * h * 4);
+  }
+  const bool pinned_in = planes_in || in_pixel_pool(rgba.pixels.data()),
+             pinned_out = planes.output || in_pixel_pool(run.output.pixels.data());
+  if ((planes_in || planes.output) && !filter.io_ycbcr)
+    filter.io_ycbcr = std::make_shared<YCbCrConverter>(runtime);
   // Pinned staging is made for the second image through the same buffers: for one image,
   // allocating and page-locking it costs more than the faster transfers save.
   const Staging staging = staging_of(runtime.device());
@@ -210,16 +231,30 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   const cl::array<size_t, 3> region = {static_cast<size_t>(w), static_cast<size_t>(h), 1};
 
   auto start = std::chrono::steady_clock::now();
-  const void* upload = rgba.pixels.data();
-  if (staged && !pinned_in) {
-    std::memcpy(filter.io_staging_in.data(), upload, bytes);
-    upload = filter.io_staging_in.data();
+  if (planes_in) {
+    // The planes go up as they are (from pinned memory in a batch) and become RGBA there.
+    const size_t n = planes_in->samples.size();
+    ensure_buffer(runtime, filter.io_planes_in, filter.io_planes_in_bytes, n, CL_MEM_READ_ONLY);
+    queue.enqueueWriteBuffer(filter.io_planes_in, CL_TRUE, 0, n, planes_in->samples.data());
+    if (buffers)
+      filter.io_ycbcr->to_rgba(filter.io_planes_in, *planes_in, filter.io_src_buffer);
+    else
+      filter.io_ycbcr->to_rgba(filter.io_planes_in, *planes_in, filter.io_src);
+    queue.finish();
+  } else {
+    const void* upload = rgba.pixels.data();
+    if (staged && !pinned_in) {
+      std::memcpy(filter.io_staging_in.data(), upload, bytes);
+      upload = filter.io_staging_in.data();
+    }
+    if (buffers)
+      queue.enqueueWriteBuffer(filter.io_src_buffer, CL_TRUE, 0, bytes, upload);
+    else
+      queue.enqueueWriteImage(filter.io_src, CL_TRUE, origin, region, 0, 0, upload);
   }
-  if (buffers)
-    queue.enqueueWriteBuffer(filter.io_src_buffer, CL_TRUE, 0, bytes, upload);
-  else
-    queue.enqueueWriteImage(filter.io_src, CL_TRUE, origin, region, 0, 0, upload);
   run.upload_ms = ms_since(start);
+  run.planes_in = planes_in != nullptr;
+  run.planes_out = planes.output != nullptr;
 
   run.pass_ms.resize(filter.passes().size());
   const int repetitions = runs > 0 ? runs + 1 : 1;  // the first of several is the warm-up
@@ -242,6 +277,18 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   }
 
   start = std::chrono::steady_clock::now();
+  if (planes.output) {
+    YCbCrPlanes& out = *planes.output;
+    const size_t n = out.samples.size();
+    ensure_buffer(runtime, filter.io_planes_out, filter.io_planes_out_bytes, n, CL_MEM_WRITE_ONLY);
+    if (buffers)
+      filter.io_ycbcr->to_planes(filter.io_dst_buffer, out, filter.io_planes_out);
+    else
+      filter.io_ycbcr->to_planes(filter.io_dst, out, filter.io_planes_out);
+    queue.enqueueReadBuffer(filter.io_planes_out, CL_TRUE, 0, n, out.samples.data());
+    run.download_ms = ms_since(start);
+    return run;
+  }
   const bool staged_out = staged && !pinned_out;
   void* download = staged_out ? filter.io_staging_out.data() : run.output.pixels.data();
   if (buffers)
@@ -255,8 +302,9 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
 
 }  // namespace
 
-FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs) {
-  return run_filter_at(runtime, filter, rgba, runs);
+FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs,
+                     const PlaneTransfer& planes) {
+  return run_filter_at(runtime, filter, rgba, runs, planes);
 }
 
 FilterRun16 run_filter(Runtime& runtime, Filter& filter, const Image16& rgba, int runs) {
@@ -268,6 +316,8 @@ FilterRun timings_of(const FilterRun16& run) {
   t.pass_ms = run.pass_ms;
   t.upload_ms = run.upload_ms;
   t.download_ms = run.download_ms;
+  t.planes_in = run.planes_in;
+  t.planes_out = run.planes_out;
   return t;
 }
 

@@ -14,8 +14,11 @@
 #include "core/cl_runtime.h"
 #include "core/host_memory.h"
 #include "core/image_io.h"
+#include "core/jpeg_planes.h"
 
 namespace blurtool {
+
+class YCbCrConverter;
 
 /// A work-group size in work-items (--wg WxH); 0x0 means the schedule's default.
 struct WorkGroup {
@@ -139,6 +142,11 @@ class Filter {
   /// (see PinnedBuffer), made and kept like io_src and io_dst.
   PinnedBuffer io_staging_in, io_staging_out;
   int io_runs = 0;  ///< run_filter calls through the kept input and output
+  /// JPEG colour planes run_filter uploads and downloads instead of RGBA (PlaneTransfer): the
+  /// kernels converting them and the device buffers holding them, made on first use and kept.
+  std::shared_ptr<YCbCrConverter> io_ycbcr;
+  cl::Buffer io_planes_in, io_planes_out;
+  std::size_t io_planes_in_bytes = 0, io_planes_out_bytes = 0;
 
  protected:
   /// " 16-bit" for a 16-bit filter, else "": the end of describe().
@@ -154,15 +162,34 @@ struct BasicFilterRun {
   std::vector<std::vector<double>> pass_ms;  ///< [pass][repetition]
   double upload_ms = 0;
   double download_ms = 0;
+  /// Whether the upload or the download moved JPEG colour planes (PlaneTransfer): its time
+  /// then includes their conversion on the device.
+  bool planes_in = false, planes_out = false;
 };
 using FilterRun = BasicFilterRun<std::uint8_t>;
 using FilterRun16 = BasicFilterRun<std::uint16_t>;
 
+/// JPEG colour planes (core/jpeg_planes.h) that run_filter moves instead of RGBA pixels, on
+/// either side or both, for an 8-bit filter: the per-pixel colour stages of JPEG decoding and
+/// encoding then run on the device (core/ycbcr_device.h), and 1.5 bytes a pixel travel at
+/// 4:2:0 instead of 4.
+struct PlaneTransfer {
+  /// A decoded JPEG's planes (decoder_layout), uploaded and turned into the filter's RGBA
+  /// input; run_filter's `rgba` is then not read.
+  const YCbCrPlanes* input = nullptr;
+  /// Planes in encoder_layout for the image's size: the result turned into them on the device
+  /// and downloaded into their samples; the run's RGBA output is then left empty.
+  YCbCrPlanes* output = nullptr;
+};
+
 /// Runs `filter` on host image `rgba` (4 channels, 8-bit samples for a PixelDepth::u8 filter,
-/// 16-bit for u16): upload, then once, or with runs > 0 one warm-up plus `runs` timed
-/// repetitions, then download. Throws blurtool::Error if the image exceeds the device's image
-/// limits or its depth is not the filter's, cl::Error on a failing OpenCL call.
-FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs = 0);
+/// 16-bit for u16), or on `planes.input`: upload, then once, or with runs > 0 one warm-up plus
+/// `runs` timed repetitions, then download (into `planes.output` where given). The upload and
+/// download times include the colour conversions of `planes`. Throws blurtool::Error if the
+/// image exceeds the device's image limits or its depth is not the filter's (planes need an
+/// 8-bit filter), cl::Error on a failing OpenCL call.
+FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs = 0,
+                     const PlaneTransfer& planes = {});
 FilterRun16 run_filter(Runtime& runtime, Filter& filter, const Image16& rgba, int runs = 0);
 
 /// The timings of `run` with an empty output, as the FilterRun that reports take.

@@ -490,12 +490,6 @@ int tj_subsampling(ChromaSubsampling subsampling) {
   }
 }
 
-// A JPEG in a buffer TurboJPEG allocated.
-struct TjJpeg {
-  std::unique_ptr<unsigned char, void (*)(unsigned char*)> data{nullptr, tjFree};
-  std::size_t size = 0;
-};
-
 // The pixels a JPEG is compressed from: `height` rows of `width` pixels in TurboJPEG's
 // `format`, rows `pitch` bytes apart, at `quality` with TurboJPEG's `subsampling`
 // (TJSAMP_GRAY for greyscale).
@@ -505,15 +499,15 @@ struct JpegSource {
 };
 
 // The JPEG of rows [first, first + rows) of `source`, by this thread's compressor.
-TjJpeg compress_rows(const JpegSource& source, int first, int rows) {
+JpegBytes compress_rows(const JpegSource& source, int first, int rows) {
   tjhandle compressor = thread_jpeg_compressor();
-  TjJpeg out;
+  JpegBytes out;
   unsigned char* jpeg = nullptr;  // allocated by TurboJPEG
   unsigned long size = 0;
   const int status = tjCompress2(
       compressor, source.pixels + static_cast<std::size_t>(first) * source.pitch, source.width,
       source.pitch, rows, source.format, &jpeg, &size, source.subsampling, source.quality, 0);
-  out.data.reset(jpeg);
+  out.data = {jpeg, tjFree};
   out.size = size;
   if (status != 0 || !jpeg || size == 0) {
     throw Error("encoding JPEG failed: " + tj_reason(compressor));
@@ -537,7 +531,7 @@ struct StripParts {
 // a frame other than SOF0 (progressive, arithmetic, extended), a DRI already there (TurboJPEG's
 // TJ_RESTART environment variable), a frame not `width` wide. Throws where the JPEG is not
 // whole.
-bool strip_parts(const TjJpeg& strip, int width, StripParts* parts) {
+bool strip_parts(const JpegBytes& strip, int width, StripParts* parts) {
   const std::uint8_t* b = strip.data.get();
   if (strip.size < 4 || b[0] != 0xFF || b[1] != 0xD8 || b[strip.size - 2] != 0xFF ||
       b[strip.size - 1] != 0xD9) {
@@ -571,8 +565,8 @@ bool strip_parts(const TjJpeg& strip, int width, StripParts* parts) {
 // entropy-coded data with RSTm between them, and EOI. Empty where the strips cannot be joined
 // (strip_parts refuses one, or their marker segments differ anywhere but in the SOF0 height:
 // other tables, as TurboJPEG's TJ_OPTIMIZE environment variable gives per strip).
-std::vector<std::uint8_t> join_jpeg_strips(const std::vector<TjJpeg>& strips, int width, int height,
-                                           int restart_interval) {
+std::vector<std::uint8_t> join_jpeg_strips(const std::vector<JpegBytes>& strips, int width,
+                                           int height, int restart_interval) {
   std::vector<StripParts> parts(strips.size());
   for (std::size_t i = 0; i < strips.size(); ++i) {
     if (!strip_parts(strips[i], width, &parts[i])) return {};
@@ -610,26 +604,28 @@ std::vector<std::uint8_t> join_jpeg_strips(const std::vector<TjJpeg>& strips, in
   return out;
 }
 
-// The JPEG of `source`, in the strips of `layout` on up to `threads` threads (0: hardware
-// threads), or in one piece where the layout has one strip or the strips cannot be joined.
-std::vector<std::uint8_t> compress_jpeg(const JpegSource& source, const JpegStripLayout& layout,
-                                        int threads) {
+}  // namespace
+
+std::vector<std::uint8_t> compress_jpeg_strips(
+    int width, int height, const JpegStripLayout& layout, int threads,
+    const std::function<JpegBytes(int first, int rows)>& compress) {
   if (layout.strips > 1) {
-    std::vector<TjJpeg> strips(layout.strips);
+    std::vector<JpegBytes> strips(layout.strips);
     struct NoState {};
     for_each_piece<NoState>(
         layout.strips, worker_threads(threads, layout.strips), [&](int s, NoState&) {
           const int first = s * layout.strip_rows;
-          strips[s] =
-              compress_rows(source, first, std::min(layout.strip_rows, source.height - first));
+          strips[s] = compress(first, std::min(layout.strip_rows, height - first));
         });
     std::vector<std::uint8_t> joined =
-        join_jpeg_strips(strips, source.width, source.height, layout.restart_interval);
+        join_jpeg_strips(strips, width, height, layout.restart_interval);
     if (!joined.empty()) return joined;
   }
-  const TjJpeg jpeg = compress_rows(source, 0, source.height);
+  const JpegBytes jpeg = compress(0, height);
   return std::vector<std::uint8_t>(jpeg.data.get(), jpeg.data.get() + jpeg.size);
 }
+
+namespace {
 
 // The JPEG of the `channels` samples of `image`'s pixels that encode_image writes (all of them,
 // or from an RGBA image those from_rgba keeps; alpha never).
@@ -656,7 +652,9 @@ std::vector<std::uint8_t> encode_jpeg(const Image& image, int channels,
   }
   const JpegSource source{
       pixels, w, w * (grey.empty() ? stride : 1), h, format, subsampling, options.jpeg_quality};
-  return compress_jpeg(source, layout, options.threads);
+  return compress_jpeg_strips(w, h, layout, options.threads, [&](int first, int rows) {
+    return compress_rows(source, first, rows);
+  });
 }
 
 // --- stb_image: the decoder of last resort --------------------------------------------------

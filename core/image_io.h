@@ -23,6 +23,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -260,6 +263,24 @@ struct JpegStripLayout {
 /// width and height are 1..65535.
 JpegStripLayout jpeg_strip_layout(int width, int height, bool grey, ChromaSubsampling subsampling,
                                   int strip_rows = 0);
+
+/// One JPEG in memory (a whole image, or one restart strip of it): `size` bytes at `data`,
+/// released by its deleter (std::free unless the encoder that made it says otherwise).
+struct JpegBytes {
+  using Release = void (*)(unsigned char*);
+  std::unique_ptr<unsigned char, Release> data{nullptr, [](unsigned char* p) { std::free(p); }};
+  std::size_t size = 0;
+};
+
+/// The JPEG of a `width` x `height` image cut into the strips of `layout`: compress(first, rows)
+/// makes the baseline JPEG of rows [first, first + rows) (a whole JPEG of that height; strips
+/// are compressed on up to `threads` threads, 0: hardware threads), and the strips are joined
+/// by restart markers as JpegStripLayout describes; in one piece (compress(0, height)) where
+/// the layout has one strip or the strips cannot be joined. Throws what `compress` throws, and
+/// blurtool::Error where a strip is not a whole JPEG.
+std::vector<std::uint8_t> compress_jpeg_strips(
+    int width, int height, const JpegStripLayout& layout, int threads,
+    const std::function<JpegBytes(int first, int rows)>& compress);
 
 /// Encodes a 16-bit `image` as PNG with 16 bits per sample (1-4 channels kept exactly,
 /// big-endian in the file as PNG stores them; the same filter and zlib settings as for 8 bits),

@@ -13,6 +13,8 @@
 #include <system_error>
 #include <utility>
 
+#include "core/ycbcr_device.h"
+
 namespace fs = std::filesystem;
 
 namespace blurtool {
@@ -230,7 +232,20 @@ SourceRun render_source(Runtime& runtime, const JobOptions& o, Filter& filter, c
                         OutputKind kind, int runs) {
   SourceRun r;
   if (!source.wide()) {
-    r.timings = run_filter(runtime, filter, source.rgba, runs);
+    PlaneTransfer planes;
+    if (source.has_planes()) planes.input = &source.planes;
+    if (kind == OutputKind::jpeg && o.operation != JobOptions::Operation::bright &&
+        jpeg_colour_on_device(o, runtime.device())) {
+      // JPEG stores 1- and 2-channel images as greyscale (encode_rgba), others as YCbCr.
+      r.rendered.planes = encoder_layout(source.width(), source.height(),
+                                         source.channels < 3 ? 1 : 3, o.subsampling);
+      planes.output = &r.rendered.planes;
+    }
+    r.timings = run_filter(runtime, filter, source.rgba, runs, planes);
+    if (planes.output) {
+      r.rendered.channels = source.channels;
+      return r;
+    }
     r.rendered =
         render(runtime, o, filter, std::move(r.timings.output), source.rgba, source.channels, kind);
     r.timings.output = Image{};
@@ -260,6 +275,7 @@ std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, cons
   e.jpeg_subsampling = o.subsampling;
   e.png_level = o.png_level;
   e.threads = threads;
+  if (!r.planes.empty()) return encode_jpeg_planes(r.planes, e);
   // The RGBA result is encoded as r.channels without a reduced copy (encode_rgba).
   if (r.image16.channels != 0) {
     if (format == ImageFormat::png && r.deep) {
@@ -282,8 +298,46 @@ InputBytes read_input(const std::string& input, const JobOptions& o) {
   return in;
 }
 
-Source decode_source(const InputBytes& in, const JobOptions& o,
+namespace {
+
+// A JPEG the device takes as colour planes (see decode_source), decoded to them, with the
+// checks and warnings of decode_image_wide; an empty Source where the planes cannot be had, for
+// the whole decoder to decode (or refuse) instead.
+Source decode_planes(const InputBytes& in, const JobOptions& o,
                      std::vector<std::string>* warnings) {
+  const std::vector<std::uint8_t>& b = in.bytes;
+  Source s;
+  if (o.operation == JobOptions::Operation::bright || !o.max_tile.is_default() || b.size() < 3 ||
+      b[0] != 0xFF || b[1] != 0xD8 || b[2] != 0xFF)
+    return s;
+  read_image_header(b, in.name, o.max_pixels, o.orient);  // size, limits, completeness
+  if (!jpeg_planes_supported(b, o.orient)) return s;
+  std::string damage;
+  try {
+    s.planes = decode_jpeg_planes(b, in.name, &damage);
+  } catch (const Error&) {
+    return Source{};
+  }
+  if (warnings) {
+    if (lower_extension(in.name) == ".png")
+      warnings->push_back(in.name + ": a JPEG image under a PNG name, read as what it is");
+    if (!damage.empty())
+      warnings->push_back(in.name + ": JPEG data with errors, decoded anyway (libjpeg: " + damage +
+                          ")");
+  }
+  s.channels = s.planes.components;
+  s.space = working_space(o, s.channels, false, false);
+  return s;
+}
+
+}  // namespace
+
+Source decode_source(const InputBytes& in, const JobOptions& o, std::vector<std::string>* warnings,
+                     bool planes) {
+  if (planes) {
+    Source s = decode_planes(in, o, warnings);
+    if (s.has_planes()) return s;
+  }
   return make_source(decode_image_wide(in.bytes, in.name, warnings, o.max_pixels, o.orient, true),
                      o);
 }
@@ -307,7 +361,15 @@ SourceRun DeviceStage::run_unguarded(const Source& source, OutputKind kind,
       runtime_, o_, width, height, source.filter_depth() == PixelDepth::u16, request.timed_by);
   if (tiles.width < width || tiles.height < height) {
     SourceRun r;
-    r.rendered = render_tiled(runtime_, o_, source, kind, tiles);
+    if (source.has_planes()) {  // tiles read RGBA: the planes become RGBA on the host
+      Source rgba;
+      rgba.rgba = ycbcr_to_rgba(source.planes);
+      rgba.channels = source.channels;
+      rgba.space = source.space;
+      r.rendered = render_tiled(runtime_, o_, rgba, kind, tiles);
+    } else {
+      r.rendered = render_tiled(runtime_, o_, source, kind, tiles);
+    }
     return r;
   }
   const FilterKey wanted = source.key();
@@ -415,6 +477,10 @@ PreparedDevice prepare_device(const JobOptions& job, const ImageHeader& header, 
     if (tiles.width < header.width || tiles.height < header.height) return p;
     p.filter = make_filter(*p.runtime, o, header.width, header.height, {}, depth, space);
     p.key = FilterKey{header.width, header.height, depth, space};
+    // The colour-plane kernels of a JPEG output on the device, built now too.
+    if (kind == OutputKind::jpeg && depth == PixelDepth::u8 &&
+        jpeg_colour_on_device(o, p.runtime->device()))
+      p.filter->io_ycbcr = std::make_shared<YCbCrConverter>(*p.runtime);
   } catch (...) {
     // Made again after decoding, where its error is reported in order.
     p.filter.reset();
@@ -453,7 +519,9 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   std::future<PreparedDevice> device =
       std::async(std::launch::async, [&] { return prepare_device(o, header, kind, request); });
   try {
-    run.source = decode_source(in, o, &warnings);
+    // Colour planes only when asked for: the device is not known yet, and on a GPU the
+    // decoding is hidden behind its opening anyway.
+    run.source = decode_source(in, o, &warnings, o.jpeg_codec == JobOptions::JpegCodec::device);
   } catch (...) {
     try {
       device.get();  // a decoding failure is reported before a device failure

@@ -49,6 +49,7 @@
 #include "core/filter.h"
 #include "core/gauss_blur.h"
 #include "core/image_io.h"
+#include "core/jpeg_planes.h"
 #include "core/tiled_run.h"
 #include "core/working_space.h"
 
@@ -68,6 +69,11 @@ struct JobOptions {
   ChromaSubsampling subsampling = ChromaSubsampling::s420;
   /// --png-level: zlib level of PNG output, 0..9
   int png_level = kDefaultPngLevel;
+  /// --jpeg-codec: where JPEG's per-pixel colour stages run (chroma upsampling and YCbCr -> RGB
+  /// when decoding, RGB -> YCbCr and chroma downsampling when encoding): `host`, in
+  /// libjpeg-turbo; `device`, in kernels of the filter's device (core/ycbcr_device.h), the
+  /// same bytes either way; `automatic`, on the device where it is a GPU.
+  enum class JpegCodec { automatic, host, device } jpeg_codec = JpegCodec::automatic;
   /// INPUT arguments: files, folders or "-" (stdin).
   std::vector<std::string> inputs;
   /// OUTPUT: a file, "-" (stdout) or, in batch mode, a folder.
@@ -125,6 +131,22 @@ inline PixelDepth source_depth(const JobOptions& o, bool deep, const WorkingSpac
   return deep || bright_linear ? PixelDepth::u16 : PixelDepth::u8;
 }
 
+/// Whether o's JPEG colour stages run on `device` (--jpeg-codec; auto: on a GPU). A CPU
+/// device's kernels would only take the cores libjpeg-turbo's SIMD code runs on.
+inline bool jpeg_colour_on_device(const JobOptions& o, const DeviceInfo& device) {
+  return o.jpeg_codec == JobOptions::JpegCodec::device ||
+         (o.jpeg_codec == JobOptions::JpegCodec::automatic && (device.type & CL_DEVICE_TYPE_GPU));
+}
+
+/// The names of --jpeg-codec.
+inline const std::vector<Named<JobOptions::JpegCodec>>& jpeg_codec_table() {
+  static const std::vector<Named<JobOptions::JpegCodec>> table = {
+      {JobOptions::JpegCodec::automatic, "auto", "the device where it is a GPU"},
+      {JobOptions::JpegCodec::host, "host", "libjpeg-turbo on the host"},
+      {JobOptions::JpegCodec::device, "device", "kernels on the filter's device"}};
+  return table;
+}
+
 /// What a filter is made for: the width, height, depth and working space of its images; a
 /// filter is reused (batch) or made ahead (single mode) only for an image of the same key.
 using FilterKey = std::tuple<int, int, PixelDepth, WorkingSpace>;
@@ -135,22 +157,28 @@ using FilterKey = std::tuple<int, int, PixelDepth, WorkingSpace>;
 /// with --linear-light; see core/working_space.h) runs at 16 bits on the device whatever the
 /// depth here. Rows top to bottom, 4 interleaved samples a pixel, no padding.
 struct Source {
-  Image rgba;          ///< RGBA8, when !wide()
+  Image rgba;          ///< RGBA8, when !wide() and !has_planes()
   Image16 rgba16;      ///< RGBA16, when wide()
+  /// A JPEG decoded only to its colour planes (decode_source with `planes`), which the device
+  /// turns into RGBA8 (PlaneTransfer); rgba is then empty.
+  YCbCrPlanes planes;
   int channels = 0;    ///< the file's own channel count (1-4)
   bool deep = false;   ///< the file stores 16-bit samples: a PNG output keeps 16 bits
   WorkingSpace space;  ///< the blur's working space (the stored form for --bright)
   bool wide() const { return rgba16.channels != 0; }
+  bool has_planes() const { return !planes.empty(); }
   /// The pixels' size in host memory, bytes.
   double bytes() const {
-    return wide() ? 2.0 * rgba16.pixels.size() : static_cast<double>(rgba.pixels.size());
+    return wide()         ? 2.0 * rgba16.pixels.size()
+           : has_planes() ? static_cast<double>(planes.samples.size())
+                          : static_cast<double>(rgba.pixels.size());
   }
   /// The depth of the pixels in host memory (and of the filter's input and output).
   PixelDepth depth() const { return wide() ? PixelDepth::u16 : PixelDepth::u8; }
   /// The depth the filter runs at (16 bits in a working space; see filter_depth).
   PixelDepth filter_depth() const { return blurtool::filter_depth(wide(), space); }
-  int width() const { return wide() ? rgba16.width : rgba.width; }
-  int height() const { return wide() ? rgba16.height : rgba.height; }
+  int width() const { return wide() ? rgba16.width : has_planes() ? planes.width : rgba.width; }
+  int height() const { return wide() ? rgba16.height : has_planes() ? planes.height : rgba.height; }
   FilterKey key() const { return {width(), height(), depth(), space}; }
 };
 
@@ -171,9 +199,12 @@ struct InputBytes {
 InputBytes read_input(const std::string& input, const JobOptions& o);
 
 /// Decode stage, second half: `in` decoded (oriented unless --no-orient, at most o.max_pixels)
-/// and prepared by make_source. Warnings (each naming the input) are appended to `warnings`.
-/// Throws blurtool::Error naming the input for a file that is no image it can decode.
-Source decode_source(const InputBytes& in, const JobOptions& o, std::vector<std::string>* warnings);
+/// and prepared by make_source. With `planes`, a JPEG the device can take as colour planes
+/// (jpeg_planes_supported; a blur, in one piece: no --max-tile) is decoded only to them
+/// (Source::planes). Warnings (each naming the input) are appended to `warnings`. Throws
+/// blurtool::Error naming the input for a file that is no image it can decode.
+Source decode_source(const InputBytes& in, const JobOptions& o, std::vector<std::string>* warnings,
+                     bool planes = false);
 
 /// The filter of o's operation for a width x height image on `runtime`; `wg` overrides the
 /// Gaussian work-group size (the --sweep-wg rows). Its input and output have `depth` (the
@@ -218,6 +249,8 @@ void with_device_faults(const Runtime& runtime, int width, int height, PixelDept
 /// work runs on the encoding threads, not the device's.
 struct Rendered {
   Image image;
+  /// A JPEG output's colour planes, made on the device (image is then empty)
+  YCbCrPlanes planes;
   Image16 image16;    ///< the result of a 16-bit run (image is then empty)
   bool deep = false;  ///< the input stored 16 bits: a PNG is written with 16
   int channels = 4;
@@ -233,7 +266,8 @@ struct SourceRun {
 /// A run of `filter` (made by make_filter for `source`'s size, depth and working space) over
 /// `source` in one piece (runs as run_filter: 0 once, else a warm-up and `runs` timed): the
 /// result (the blurred image, or for --bright the point list as csv or json, or the input with
-/// a glow at each point) with its timings.
+/// a glow at each point) with its timings. A blur's 8-bit result for a JPEG output comes back
+/// as its colour planes, made on the device, where jpeg_colour_on_device says so.
 SourceRun render_source(Runtime& runtime, const JobOptions& o, Filter& filter, const Source& source,
                         OutputKind kind, int runs);
 
@@ -294,7 +328,8 @@ class DeviceStage {
 };
 
 /// Encode stage: the bytes of `r` in `kind` (JPEG at o.quality and o.subsampling, PNG at
-/// o.png_level), its image reduced to r.channels as it is encoded; csv and json are r.text. A
+/// o.png_level), its image reduced to r.channels as it is encoded (or r.planes compressed,
+/// encode_jpeg_planes); csv and json are r.text. A
 /// 16-bit result is written as a 16-bit PNG when the input was deep, else as 8 bits.
 /// `threads` caps the threads encoding one image (a PNG's deflate strips, a large JPEG's
 /// restart strips; 0: the hardware's); a batch of several images passes 1, since its encoding

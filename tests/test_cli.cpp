@@ -172,6 +172,70 @@ TEST_F(Cli, JpegOutputHonoursQuality) {
 
 // --subsampling reaches the JPEG (TurboJPEG's header reader says which), --png-level the PNG:
 // the same pixels at every level, 0 stored (larger than the samples), 9 smaller than 1.
+// --jpeg-codec device: a JPEG decoded only to its colour planes, converted to RGBA by the
+// device, and the result converted to planes there for the encoder; the same bytes as
+// libjpeg-turbo's own stages (host), single and batch, JPEG and PNG outputs, greyscale and
+// colour, every --subsampling; --bench says where the conversions ran. An unknown value is a
+// usage error naming the option.
+TEST_F(Cli, JpegCodecOnTheDeviceWritesTheHostsBytes) {
+  const fs::path in = out_ / "in";
+  fs::create_directories(in);
+  fs::copy_file(kDune, in / "dune.jpg");      // 4:2:2
+  fs::copy_file(kHubble, in / "hubble.jpg");  // 4:4:4
+  fs::copy_file(kCoffee, in / "coffee.png");
+  const Image odd = load_image(kDune);
+  Image crop{101, 77, 3, {}};
+  for (int y = 0; y < 77; ++y)
+    for (int x = 0; x < 101; ++x)
+      for (int c = 0; c < 3; ++c) crop.pixels.push_back(odd.pixels[odd.index(x + 300, y + 200, c)]);
+  const auto b420 = encode_image(crop, ImageFormat::jpeg, 90);  // 4:2:0, odd sides
+  write_file(in / "odd420.jpg", std::string(b420.begin(), b420.end()));
+  Image grey{101, 77, 1, {}};
+  for (int i = 0; i < 101 * 77; ++i) grey.pixels.push_back(crop.pixels[3 * i + 1]);
+  write_file(in / "grey.jpg", [&] {
+    const auto b = encode_image(grey, ImageFormat::jpeg, 90);
+    return std::string(b.begin(), b.end());
+  }());
+  for (const char* sub : {"420", "444"}) {
+    for (const char* format : {"jpg", "png"}) {
+      SCOPED_TRACE(std::string(sub) + " " + format);
+      const fs::path host = out_ / ("host_" + std::string(sub) + format);
+      const fs::path device = out_ / ("device_" + std::string(sub) + format);
+      for (const auto& [codec, folder] : {std::pair{"host", host}, std::pair{"device", device}}) {
+        const Result r = run({"--box", "5", "--jpeg-codec", codec, "--subsampling", sub, "--format",
+                              format, "-q", in.string(), "-o", folder.string()});
+        ASSERT_EQ(r.status, 0) << r.err;
+      }
+      int files = 0;
+      for (const auto& entry : fs::directory_iterator(host)) {
+        ++files;
+        EXPECT_EQ(read_file(entry.path()), read_file(device / entry.path().filename()))
+            << entry.path().filename();
+      }
+      EXPECT_EQ(files, 5);
+      // Single mode, with the device's conversions said by --bench.
+      const std::string one_host = (out_ / ("one_host." + std::string(format))).string();
+      const std::string one_device = (out_ / ("one_device." + std::string(format))).string();
+      const std::string odd420 = (in / "odd420.jpg").string();
+      ASSERT_EQ(
+          run({"--gauss", "2", "--subsampling", sub, "--jpeg-codec", "host", odd420, one_host})
+              .status,
+          0);
+      const Result r = run({"--gauss", "2", "--subsampling", sub, "--jpeg-codec", "device",
+                            "--bench", "1", odd420, one_device});
+      ASSERT_EQ(r.status, 0) << r.err;
+      EXPECT_EQ(read_file(one_host), read_file(one_device));
+      EXPECT_NE(r.out.find("upload+colour"), std::string::npos) << r.out;
+      EXPECT_EQ(r.out.find("download+colour") != std::string::npos, std::string(format) == "jpg")
+          << r.out;
+    }
+  }
+  const Result bad = run({"--box", "5", "--jpeg-codec", "gpu", kDune, (out_ / "x.jpg").string()});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--jpeg-codec"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(out_ / "x.jpg"));
+}
+
 TEST_F(Cli, SubsamplingAndPngLevelReachTheEncoders) {
   tjhandle handle = tjInitDecompress();
   ASSERT_NE(handle, nullptr);

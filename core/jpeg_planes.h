@@ -1,0 +1,93 @@
+// JPEG's colour planes on the host: a JPEG decoded only as far as its Y, Cb and Cr planes as
+// coded (entropy decoding, dequantisation and IDCT by libjpeg-turbo, but no chroma upsampling or
+// YCbCr -> RGB conversion), and a JPEG encoded from such planes (RGB -> YCbCr and chroma
+// downsampling already done), so that those per-pixel stages can run on the device instead
+// (core/ycbcr_device.h): the planes are 1.5 bytes a pixel at 4:2:0 against RGBA's 4, and the
+// host codec does 0.8x of its work (kernels/NOTES.md, "JPEG colour conversion on the device").
+// This is the split of nvJPEG's hybrid back-end at its simplest: entropy coding and the DCT stay
+// with libjpeg-turbo.
+//
+// Both directions give libjpeg-turbo's own bytes exactly: ycbcr_to_rgba (and its device
+// kernel) is libjpeg's fancy upsampling (jdsample.c: triangle filters, h2v1, h1v2 and h2v2)
+// and YCbCr -> RGB (jdcolor.c, 16-bit fixed point) as TurboJPEG's tjDecompress2 applies them,
+// and rgba_to_ycbcr is libjpeg's RGB -> YCbCr (jccolor.c) and downsampling (jcsample.c: 2x2 or
+// 2x1 means with its alternating rounding bias) over the edge padding libjpeg makes (jcprepct.c:
+// the last column repeated to whole blocks before downsampling, the last row group and then the
+// last downsampled row repeated to whole MCU rows), compressed through libjpeg's raw-data
+// interface with TurboJPEG's settings. The tests hold both to tjDecompress2 and tjCompress2.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/image_io.h"
+
+namespace blurtool {
+
+/// A JPEG's samples as coded: Y, or Y, Cb and Cr, each a plane of 8-bit samples in `samples`,
+/// rows top to bottom, plane_width[i] samples a row (the row pitch), plane_height[i] rows, from
+/// offset[i]. Cb and Cr cover h_factor x v_factor pixels a sample (chroma subsampling: 1x1 for
+/// 4:4:4, 2x1 for 4:2:2, 1x2 for 4:4:0, 2x2 for 4:2:0); the samples of the image are the first
+/// ceil(width / h_factor) x ceil(height / v_factor) of a chroma plane and width x height of Y,
+/// the rest is padding (as the layout functions below say).
+struct YCbCrPlanes {
+  int width = 0, height = 0;  ///< the image, pixels
+  int components = 0;         ///< 1 (greyscale: Y) or 3 (Y, Cb, Cr); 0: no planes
+  int h_factor = 1, v_factor = 1;
+  std::array<int, 3> plane_width{}, plane_height{};
+  std::array<std::size_t, 3> offset{};
+  PixelVector<std::uint8_t> samples;
+
+  bool empty() const { return components == 0; }
+  /// Chroma samples a row and rows that hold image data.
+  int chroma_width() const { return (width + h_factor - 1) / h_factor; }
+  int chroma_height() const { return (height + v_factor - 1) / v_factor; }
+  const std::uint8_t* plane(int i) const { return samples.data() + offset[i]; }
+  std::uint8_t* plane(int i) { return samples.data() + offset[i]; }
+};
+
+/// The layout TurboJPEG decodes a `width` x `height` JPEG of `components` (1 or 3) with chroma
+/// factors h_factor x v_factor into (tjPlaneWidth, tjPlaneHeight: Y padded to whole chroma
+/// samples), `samples` sized but not written. Throws blurtool::Error for a size of 0.
+YCbCrPlanes decoder_layout(int width, int height, int components, int h_factor, int v_factor);
+
+/// The layout libjpeg's raw-data interface takes a `width` x `height` JPEG in: every plane
+/// padded to whole 8x8 blocks across (width_in_blocks * 8) and to whole MCU rows down,
+/// greyscale for components 1, else `subsampling`; `samples` sized but not written.
+YCbCrPlanes encoder_layout(int width, int height, int components, ChromaSubsampling subsampling);
+
+/// Whether decode_jpeg_planes takes JPEG `bytes` (already checked by read_image_header): a
+/// greyscale or YCbCr JPEG with chroma factors of 1 or 2 (4:4:4, 4:2:2, 4:4:0, 4:2:0) that
+/// TurboJPEG reads, shown as stored (EXIF orientation 1, or `orient` false), and not 1 or 2
+/// pixels wide with chroma of half the columns (libjpeg's upsampling of a one-sample chroma
+/// row reads the IDCT's padding, which the planes do not hold). Never throws.
+bool jpeg_planes_supported(const std::vector<std::uint8_t>& bytes, bool orient);
+
+/// Decodes JPEG `bytes` (jpeg_planes_supported) to its planes in decoder_layout
+/// (tjDecompressToYUVPlanes). Damaged data that libjpeg decodes anyway leaves libjpeg's words
+/// in `damage` (if not null). Throws blurtool::Error naming `name` if TurboJPEG fails.
+YCbCrPlanes decode_jpeg_planes(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                               std::string* damage = nullptr);
+
+/// The JPEG of `planes` (encoder_layout, of the components and subsampling options.
+/// jpeg_subsampling gives), at options.jpeg_quality, in the restart strips of
+/// jpeg_strip_layout on up to options.threads threads: the bytes encode_rgba writes for the
+/// RGBA image the planes were made from (rgba_to_ycbcr). Throws blurtool::UsageError for a
+/// quality outside 1..100, blurtool::Error if libjpeg fails or the planes are not such a layout.
+std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
+                                             const EncodeOptions& options);
+
+/// RGBA8 pixels of `planes` (decoder_layout) as tjDecompress2 would decode the JPEG: fancy
+/// upsampling and YCbCr -> RGB, alpha 255; grey as R = G = B. The host reference of the device
+/// kernel (kernels/ycbcr.cl).
+Image ycbcr_to_rgba(const YCbCrPlanes& planes);
+
+/// The planes (encoder_layout for `components` 1 or 3 and `subsampling`) of RGBA8 `rgba`
+/// (alpha ignored), as tjCompress2 computes them from RGBX. The host reference of the device
+/// kernels. Throws blurtool::Error unless `rgba` has 4 channels.
+YCbCrPlanes rgba_to_ycbcr(const Image& rgba, int components, ChromaSubsampling subsampling);
+
+}  // namespace blurtool

@@ -1,0 +1,49 @@
+// JPEG's per-pixel colour stages on the device (kernels/ycbcr.cl): a decoded JPEG's planes
+// (core/jpeg_planes.h) turned into a filter's RGBA8 input, and a filter's RGBA8 output into the
+// planes the host compresses, with the bytes libjpeg-turbo's own stages give. run_filter uses
+// it when asked for planes (PlaneTransfer, core/filter.h).
+#pragma once
+
+#include <vector>
+
+#include "core/cl_runtime.h"
+#include "core/jpeg_planes.h"
+
+namespace blurtool {
+
+/// The colour-plane kernels on one Runtime's queue (one program, built on construction).
+/// Not thread-safe: one per device thread, as filters are.
+class YCbCrConverter {
+ public:
+  /// Builds kernels/ycbcr.cl on `runtime`, which must outlive this. Throws blurtool::Error on
+  /// a failed build.
+  explicit YCbCrConverter(Runtime& runtime);
+
+  /// Enqueues the conversion of `layout`'s planes (decoder_layout; their samples in `planes`
+  /// at layout.offset) to RGBA8 pixels, width x height: into a buffer of width * height uchar4
+  /// (row pitch width * 4 bytes), or an RGBA CL_UNORM_INT8 image of that size.
+  cl::Event to_rgba(const cl::Buffer& planes, const YCbCrPlanes& layout, const cl::Buffer& dst);
+  cl::Event to_rgba(const cl::Buffer& planes, const YCbCrPlanes& layout, const cl::Image2D& dst);
+
+  /// Enqueues the conversion of RGBA8 pixels (layout.width x layout.height, a buffer or an
+  /// image as for to_rgba) to `layout`'s planes (encoder_layout) in `planes`; one event a
+  /// kernel (Y, then Cb and Cr together).
+  std::vector<cl::Event> to_planes(const cl::Buffer& src, const YCbCrPlanes& layout,
+                                   const cl::Buffer& planes);
+  std::vector<cl::Event> to_planes(const cl::Image2D& src, const YCbCrPlanes& layout,
+                                   const cl::Buffer& planes);
+
+ private:
+  template <typename Dst>
+  cl::Event enqueue_to_rgba(cl::Kernel& kernel, const cl::Buffer& planes, const YCbCrPlanes& layout,
+                            const Dst& dst);
+  template <typename Src>
+  std::vector<cl::Event> enqueue_to_planes(cl::Kernel& luma, cl::Kernel& chroma, const Src& src,
+                                           const YCbCrPlanes& layout, const cl::Buffer& planes);
+
+  Runtime& runtime_;
+  cl::Kernel to_rgba_buffer_, to_rgba_image_, luma_buffer_, luma_image_, chroma_buffer_,
+      chroma_image_;
+};
+
+}  // namespace blurtool
