@@ -175,7 +175,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
       ("png-level", "zlib compression level of PNG output, 0 (stored) to 9 (smallest, slowest)",
        cxxopts::value<std::string>()->default_value(std::to_string(kDefaultPngLevel)), "N")
       ("jpeg-codec", "where JPEG's colour conversion and chroma resampling run: auto (the "
-                     "device where it is a GPU), host (libjpeg-turbo) or device; the same bytes",
+                     "device in a batch on GPUs), host (libjpeg-turbo) or device; the same bytes",
        cxxopts::value<std::string>()->default_value("auto"), "WHERE")
       ("q,quiet", "print nothing but errors (no warnings, progress or summary)")
       ("jobs", "host threads decoding and encoding (all of them on one large image's strips), "

@@ -239,8 +239,10 @@ struct StageTimes {
   };
   Stage decode, device, encode;
   double upload_ms = 0, kernel_ms = 0, download_ms = 0;  // of the device stage
-  double ready_s = 0;         // seconds into the batch when every device was open
+  double known_s = 0;         // seconds into the batch when the devices were known
+  double ready_s = 0;         // ... when every device was open
   double first_result_s = 0;  // ... when the first image came off a device
+  size_t planes_in = 0, planes_out = 0;  // images decoded to, results made as, colour planes
 };
 
 std::string clock_text(double seconds) {
@@ -381,6 +383,7 @@ class Pipeline {
       // JPEGs decoded from now on leave their colour stages to the devices, if all take them.
       planes_ = std::all_of(devices_.begin(), devices_.end(),
                             [&](const DeviceInfo& d) { return jpeg_colour_on_device(o_, d); });
+      times_.known_s = seconds();
       opening_ += devices_.size() - 1;  // batch_devices never returns an empty list
       cv_.notify_all();                 // workers may decode up to the new cap
     }
@@ -533,6 +536,7 @@ class Pipeline {
         --decoding_;
         if (ok) {
           add(times_.decode, lap);
+          if (d.source.has_planes()) ++times_.planes_in;
           decoded_bytes_ += d.source.bytes();
           decoded_.push_back(std::move(d));
         } else {
@@ -571,6 +575,7 @@ class Pipeline {
       --on_device_;
       if (ok) {
         if (times_.device.images == 0) times_.first_result_s = seconds();
+        if (!f.rendered.planes.empty()) ++times_.planes_out;
         finished_.push_back(std::move(f));
         add(times_.device, lap);
         times_.upload_ms += timings.upload_ms;
@@ -674,10 +679,14 @@ void print_stage_times(const Pipeline& pipeline) {
   const double wall = pipeline.seconds();
   std::printf(
       "process: %.2f s CPU (user %.2f, system %.2f) in %.2f s of the batch (%.1f cores); "
-      "%.2f s CPU outside the stages (start, OpenCL set-up and driver threads); devices open "
-      "after %.2f s, the first image off a device after %.2f s\n",
+      "%.2f s CPU outside the stages (start, OpenCL set-up and driver threads); devices known "
+      "after %.2f s, open after %.2f s, the first image off a device after %.2f s\n",
       user + system, user, system, wall, wall > 0 ? (user + system) / wall : 0.0,
-      user + system - stages, t.ready_s, t.first_result_s);
+      user + system - stages, t.known_s, t.ready_s, t.first_result_s);
+  std::printf(
+      "JPEG colour stages on the device (--jpeg-codec): %zu images decoded to colour planes, "
+      "%zu results encoded from them\n",
+      t.planes_in, t.planes_out);
 }
 
 }  // namespace

@@ -432,9 +432,15 @@ void check_not_same_file(const std::string& input, const std::string& output) {
 // pick as every Gaussian schedule is of the reference. Only with the options auto's pick would
 // have had to itself: the default intermediate, work-group, segment and unroll. A batch, which
 // builds once for many images, and a timed run (--bench) keep auto's pick.
+// For the same reason --jpeg-codec auto keeps JPEG's colour stages on the host for one image,
+// timed or not: the colour kernels' program is one more build on a first run, and what they
+// save (a few milliseconds of a 12-Mpixel photo's encode and download) does not show either
+// (kernels/NOTES.md, "JPEG colour stages on the device").
 JobOptions for_one_image(const JobOptions& o, const DeviceInfo& device,
                          const DeviceRequest& request, PixelDepth depth) {
   JobOptions one = o;
+  if (one.jpeg_codec == JobOptions::JpegCodec::automatic)
+    one.jpeg_codec = JobOptions::JpegCodec::host;
   if (request.runs > 0 || !(device.type & CL_DEVICE_TYPE_GPU)) return one;
   const BoxParams& box = o.box_params;
   if (o.operation == JobOptions::Operation::box && box.variant == BoxVariant::automatic &&

@@ -72,7 +72,8 @@ struct JobOptions {
   /// --jpeg-codec: where JPEG's per-pixel colour stages run (chroma upsampling and YCbCr -> RGB
   /// when decoding, RGB -> YCbCr and chroma downsampling when encoding): `host`, in
   /// libjpeg-turbo; `device`, in kernels of the filter's device (core/ycbcr_device.h), the
-  /// same bytes either way; `automatic`, on the device where it is a GPU.
+  /// same bytes either way; `automatic`, on the device in a batch whose devices are GPUs (single
+  /// mode keeps it on the host: for_one_image in pipeline.cpp says why).
   enum class JpegCodec { automatic, host, device } jpeg_codec = JpegCodec::automatic;
   /// INPUT arguments: files, folders or "-" (stdin).
   std::vector<std::string> inputs;
@@ -131,8 +132,9 @@ inline PixelDepth source_depth(const JobOptions& o, bool deep, const WorkingSpac
   return deep || bright_linear ? PixelDepth::u16 : PixelDepth::u8;
 }
 
-/// Whether o's JPEG colour stages run on `device` (--jpeg-codec; auto: on a GPU). A CPU
-/// device's kernels would only take the cores libjpeg-turbo's SIMD code runs on.
+/// Whether o's JPEG colour stages run on `device` (--jpeg-codec; auto: on a GPU; single mode
+/// makes auto `host` first). A CPU device's kernels would only take the cores libjpeg-turbo's
+/// SIMD code runs on.
 inline bool jpeg_colour_on_device(const JobOptions& o, const DeviceInfo& device) {
   return o.jpeg_codec == JobOptions::JpegCodec::device ||
          (o.jpeg_codec == JobOptions::JpegCodec::automatic && (device.type & CL_DEVICE_TYPE_GPU));
@@ -141,7 +143,7 @@ inline bool jpeg_colour_on_device(const JobOptions& o, const DeviceInfo& device)
 /// The names of --jpeg-codec.
 inline const std::vector<Named<JobOptions::JpegCodec>>& jpeg_codec_table() {
   static const std::vector<Named<JobOptions::JpegCodec>> table = {
-      {JobOptions::JpegCodec::automatic, "auto", "the device where it is a GPU"},
+      {JobOptions::JpegCodec::automatic, "auto", "the device in a batch on GPUs"},
       {JobOptions::JpegCodec::host, "host", "libjpeg-turbo on the host"},
       {JobOptions::JpegCodec::device, "device", "kernels on the filter's device"}};
   return table;

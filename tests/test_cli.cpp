@@ -203,8 +203,15 @@ TEST_F(Cli, JpegCodecOnTheDeviceWritesTheHostsBytes) {
       const fs::path device = out_ / ("device_" + std::string(sub) + format);
       for (const auto& [codec, folder] : {std::pair{"host", host}, std::pair{"device", device}}) {
         const Result r = run({"--box", "5", "--jpeg-codec", codec, "--subsampling", sub, "--format",
-                              format, "-q", in.string(), "-o", folder.string()});
+                              format, "--bench", "-q", in.string(), "-o", folder.string()});
         ASSERT_EQ(r.status, 0) << r.err;
+        // The four JPEGs decoded to planes, every JPEG output (the PNG's too) made from them.
+        const bool on = std::string(codec) == "device";
+        const std::string said = std::string("device (--jpeg-codec): ") + (on ? "4" : "0") +
+                                 " images decoded to colour planes, " +
+                                 (on && std::string(format) == "jpg" ? "5" : "0") +
+                                 " results encoded from them";
+        EXPECT_NE(r.out.find(said), std::string::npos) << said << "\n" << r.out;
       }
       int files = 0;
       for (const auto& entry : fs::directory_iterator(host)) {
