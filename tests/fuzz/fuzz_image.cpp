@@ -1,7 +1,9 @@
 // libFuzzer harness over the image-loading path: decode_image() (signature check, header limits,
 // the JPEG marker walk, TurboJPEG, libpng and the stb_image fallback) on arbitrary bytes, then
 // the PNG encoder on whatever decoded; then decode_image_wide(), which keeps 16-bit PNGs at 16
-// bits, and the 16-bit PNG encoder. Its contract: a blurtool::Error for anything it refuses,
+// bits, and the 16-bit PNG encoder; then decode_source with JPEG colour planes (the batch's
+// path on a GPU, --jpeg-codec), the host conversions of the planes and the planes' encoder. Its
+// contract: a blurtool::Error for anything it refuses,
 // never a crash, a hang, an uncaught exception of another kind or an allocation the header did
 // not justify. Built by scripts/fuzz (clang, -DBLURTOOL_FUZZ=ON) with AddressSanitizer and
 // UndefinedBehaviorSanitizer.
@@ -12,6 +14,8 @@
 
 #include "core/error.h"
 #include "core/image_io.h"
+#include "core/jpeg_planes.h"
+#include "core/pipeline.h"
 
 namespace {
 // 2^22 pixels (16 MiB as RGBA8) keeps every input under libFuzzer's 2 GiB memory limit while
@@ -33,6 +37,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         blurtool::decode_image_wide(bytes, "fuzz input", &warnings, kFuzzMaxPixels);
     if (decoded.is_wide())
       (void)blurtool::encode_image(decoded.wide, blurtool::ImageFormat::png, 95);
+  } catch (const blurtool::Error&) {
+  }
+  try {  // a JPEG decoded to its colour planes, converted as the device would, re-encoded
+    blurtool::JobOptions o;
+    o.max_pixels = kFuzzMaxPixels;
+    const blurtool::Source source =
+        blurtool::decode_source({"fuzz input", bytes}, o, &warnings, true);
+    if (source.has_planes()) {
+      const blurtool::Image rgba = blurtool::ycbcr_to_rgba(source.planes);
+      blurtool::EncodeOptions e;
+      (void)blurtool::encode_jpeg_planes(
+          blurtool::rgba_to_ycbcr(rgba, source.planes.components, e.jpeg_subsampling), e);
+    }
   } catch (const blurtool::Error&) {
   }
   return 0;
