@@ -35,6 +35,7 @@
 #include "core/filter.h"
 #include "core/host_memory.h"
 #include "core/pipeline.h"
+#include "core/ycbcr_device.h"
 
 namespace fs = std::filesystem;
 
@@ -413,6 +414,8 @@ class Pipeline {
     try {
       rt = std::make_unique<Runtime>(device);
       make_filter(*rt, o_, 64, 64);
+      // The colour kernels built once here, so that every lane's sibling has them.
+      if (jpeg_colour_on_device(o_, device)) YCbCrConverter colour(*rt);
       for (int i = 1; i < lanes_of(device); ++i) lanes.push_back(rt->sibling());
       // The images decoded from now on, and the results, in pinned memory of the first GPU
       // opened: its transfers then need no staging copies (the process keeps the pool).
@@ -685,7 +688,7 @@ void print_stage_times(const Pipeline& pipeline) {
       user + system - stages, t.known_s, t.ready_s, t.first_result_s);
   std::printf(
       "JPEG colour stages on the device (--jpeg-codec): %zu images decoded to colour planes, "
-      "%zu results encoded from them\n",
+      "%zu results returned as colour planes\n",
       t.planes_in, t.planes_out);
 }
 

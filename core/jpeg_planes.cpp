@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <csetjmp>
+#include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
-// jpeglib.h needs FILE and size_t declared first.
+// jpeglib.h needs FILE and size_t declared first; jerror.h the error codes.
+#include <jerror.h>
 #include <jpeglib.h>
 
 #include "core/error.h"
@@ -83,13 +86,38 @@ void check_size(int width, int height) {
                 " pixels");
 }
 
-void size_samples(YCbCrPlanes& p) {
+// The samples of p's planes, setting their offsets.
+std::size_t sample_count(YCbCrPlanes& p) {
   std::size_t total = 0;
   for (int i = 0; i < p.components; ++i) {
     p.offset[i] = total;
     total += static_cast<std::size_t>(p.plane_width[i]) * p.plane_height[i];
   }
-  p.samples.resize(total);
+  return total;
+}
+
+void size_samples(YCbCrPlanes& p) {
+  p.samples.resize(sample_count(p));
+}
+
+// encoder_layout without its samples.
+YCbCrPlanes encoder_sizes(int width, int height, int components, ChromaSubsampling subsampling) {
+  check_size(width, height);
+  YCbCrPlanes p;
+  p.width = width;
+  p.height = height;
+  p.components = components;
+  if (components == 3) factors_of(subsampling, &p.h_factor, &p.v_factor);
+  // libjpeg: Y's width_in_blocks = ceil(width / 8), a chroma plane's ceil(width / (8 * hf));
+  // rows to whole MCU rows (8 * vf pixel rows), of which a chroma plane holds 8.
+  const int mcu_rows = (height + 8 * p.v_factor - 1) / (8 * p.v_factor);
+  p.plane_width[0] = (width + 7) / 8 * 8;
+  p.plane_height[0] = mcu_rows * 8 * p.v_factor;
+  for (int i = 1; i < components; ++i) {
+    p.plane_width[i] = (width + 8 * p.h_factor - 1) / (8 * p.h_factor) * 8;
+    p.plane_height[i] = mcu_rows * 8;
+  }
+  return p;
 }
 
 }  // namespace
@@ -114,23 +142,16 @@ YCbCrPlanes decoder_layout(int width, int height, int components, int h_factor, 
 }
 
 YCbCrPlanes encoder_layout(int width, int height, int components, ChromaSubsampling subsampling) {
-  check_size(width, height);
-  YCbCrPlanes p;
-  p.width = width;
-  p.height = height;
-  p.components = components;
-  if (components == 3) factors_of(subsampling, &p.h_factor, &p.v_factor);
-  // libjpeg: Y's width_in_blocks = ceil(width / 8), a chroma plane's ceil(width / (8 * hf));
-  // rows to whole MCU rows (8 * vf pixel rows), of which a chroma plane holds 8.
-  const int mcu_rows = (height + 8 * p.v_factor - 1) / (8 * p.v_factor);
-  p.plane_width[0] = (width + 7) / 8 * 8;
-  p.plane_height[0] = mcu_rows * 8 * p.v_factor;
-  for (int i = 1; i < components; ++i) {
-    p.plane_width[i] = (width + 8 * p.h_factor - 1) / (8 * p.h_factor) * 8;
-    p.plane_height[i] = mcu_rows * 8;
-  }
+  YCbCrPlanes p = encoder_sizes(width, height, components, subsampling);
   size_samples(p);
   return p;
+}
+
+bool planes_addressable(int width, int height) {
+  // Three planes of up to (width + 15) x (height + 15) samples, and RGBA pixels indexed as
+  // y * width + x: under 2^31.
+  return static_cast<std::uint64_t>(width + 15) * static_cast<std::uint64_t>(height + 15) * 3 <
+         (std::uint64_t{1} << 31);
 }
 
 bool jpeg_planes_supported(const std::vector<std::uint8_t>& bytes, bool orient) {
@@ -140,9 +161,11 @@ bool jpeg_planes_supported(const std::vector<std::uint8_t>& bytes, bool orient) 
   if (!handle || tjDecompressHeader3(handle.get(), bytes.data(), bytes.size(), &w, &h, &subsampling,
                                      &colorspace) != 0)
     return false;
+  if (!planes_addressable(w, h)) return false;
   if (colorspace == TJCS_GRAY) return subsampling == TJSAMP_GRAY;
-  // A chroma row of one sample: libjpeg's upsampler then reads the IDCT's padding column.
-  if ((subsampling == TJSAMP_422 || subsampling == TJSAMP_420) && w <= 2) return false;
+  // Chroma rows of 2 samples or fewer: libjpeg upsamples them by repeating each sample
+  // (jdsample.c takes its fancy upsampling only for downsampled_width > 2).
+  if ((subsampling == TJSAMP_422 || subsampling == TJSAMP_420) && w <= 4) return false;
   return colorspace == TJCS_YCbCr && (subsampling == TJSAMP_444 || subsampling == TJSAMP_422 ||
                                       subsampling == TJSAMP_420 || subsampling == TJSAMP_440);
 }
@@ -175,44 +198,79 @@ YCbCrPlanes decode_jpeg_planes(const std::vector<std::uint8_t>& bytes, const std
 
 namespace {
 
-// libjpeg's error manager turned into a jump back to the compress call (error_exit must not
-// return); the message is kept for the exception thrown there.
-struct JumpingErrors {
-  jpeg_error_mgr manager;
+// One compression's libjpeg state, kept by the caller of compress_planes so that nothing the
+// setjmp frame would need after a longjmp is local to it: the compressor, its error manager
+// (error_exit jumps back instead of returning, the message kept for the exception) and a
+// destination of malloc'd memory that grows by doubling (on failure, libjpeg's out-of-memory
+// error); `data` is always the live block, freed by the caller whatever happened.
+struct Compression {
+  jpeg_compress_struct info;
+  jpeg_error_mgr errors;
   std::jmp_buf back;
-  char message[JMSG_LENGTH_MAX];
+  char message[JMSG_LENGTH_MAX] = {};
+  jpeg_destination_mgr destination;
+  unsigned char* data = nullptr;
+  std::size_t capacity = 0;
+  ~Compression() { std::free(data); }
 };
 
-void jump_on_error(j_common_ptr info) {
-  auto* errors = reinterpret_cast<JumpingErrors*>(info->err);
-  (*info->err->format_message)(info, errors->message);
-  std::longjmp(errors->back, 1);
+Compression& compression_of(j_compress_ptr info) {
+  return *reinterpret_cast<Compression*>(reinterpret_cast<char*>(info) -
+                                         offsetof(Compression, info));
 }
 
-void free_bytes(unsigned char* p) {
-  std::free(p);
+void jump_on_error(j_common_ptr info) {
+  Compression& c = compression_of(reinterpret_cast<j_compress_ptr>(info));
+  (*info->err->format_message)(info, c.message);
+  std::longjmp(c.back, 1);
 }
+
+// Grows the destination to `capacity` bytes, keeping what was written.
+void grow_destination(j_compress_ptr info, std::size_t capacity) {
+  Compression& c = compression_of(info);
+  const std::size_t used = c.capacity - c.destination.free_in_buffer;
+  auto* bigger = static_cast<unsigned char*>(std::realloc(c.data, capacity));
+  if (!bigger) ERREXIT1(info, JERR_OUT_OF_MEMORY, 0);
+  c.data = bigger;
+  c.capacity = capacity;
+  c.destination.next_output_byte = c.data + used;
+  c.destination.free_in_buffer = capacity - used;
+}
+
+void init_destination(j_compress_ptr info) {
+  compression_of(info).destination.free_in_buffer = 0;
+  grow_destination(info, std::size_t{1} << 16);
+}
+
+boolean empty_output_buffer(j_compress_ptr info) {
+  // libjpeg calls this with the whole buffer written, free_in_buffer not yet updated.
+  Compression& c = compression_of(info);
+  c.destination.free_in_buffer = 0;
+  grow_destination(info, 2 * c.capacity);
+  return TRUE;
+}
+
+void term_destination(j_compress_ptr) {}
 
 // Rows [first, first + rows) of `planes` (whole MCU rows but for the image's last) as one
-// baseline JPEG, with TurboJPEG's compressor settings: JFIF, the IJG quality scaling with
-// baseline tables, standard Huffman tables, the fast integer DCT below quality 96 (tjCompress2
-// without TJFLAG_ACCURATEDCT), Y sampled hf x vf and Cb, Cr once an MCU. The setjmp frame holds
-// only plain data: the compressor and its memory are released on both paths.
-bool compress_planes(const YCbCrPlanes& planes, int first, int rows, int quality,
-                     unsigned char** out, unsigned long* size, char* message) {
-  jpeg_compress_struct info;
-  JumpingErrors errors;
-  info.err = jpeg_std_error(&errors.manager);
-  errors.manager.error_exit = jump_on_error;
-  JSAMPROW rows_of[3][16];
-  JSAMPARRAY arrays[3] = {rows_of[0], rows_of[1], rows_of[2]};
-  if (setjmp(errors.back)) {
-    jpeg_destroy_compress(&info);
-    std::snprintf(message, JMSG_LENGTH_MAX, "%s", errors.message);
-    return false;
+// baseline JPEG into c.data (its size returned; 0 after an error, c.message saying which), with
+// TurboJPEG's compressor settings: JFIF, the IJG quality scaling with baseline tables, standard
+// Huffman tables, the fast integer DCT below quality 96 (tjCompress2 without
+// TJFLAG_ACCURATEDCT), Y sampled hf x vf and Cb, Cr once an MCU.
+std::size_t compress_planes(const YCbCrPlanes& planes, int first, int rows, int quality,
+                            Compression* c) {
+  c->info.err = jpeg_std_error(&c->errors);
+  c->errors.error_exit = jump_on_error;
+  if (setjmp(c->back)) {
+    jpeg_destroy_compress(&c->info);
+    return 0;
   }
-  jpeg_create_compress(&info);
-  jpeg_mem_dest(&info, out, size);
+  jpeg_create_compress(&c->info);
+  c->destination.init_destination = init_destination;
+  c->destination.empty_output_buffer = empty_output_buffer;
+  c->destination.term_destination = term_destination;
+  c->info.dest = &c->destination;
+  jpeg_compress_struct& info = c->info;
   info.image_width = static_cast<JDIMENSION>(planes.width);
   info.image_height = static_cast<JDIMENSION>(rows);
   const bool grey = planes.components == 1;
@@ -229,6 +287,8 @@ bool compress_planes(const YCbCrPlanes& planes, int first, int rows, int quality
     info.comp_info[i].h_samp_factor = info.comp_info[i].v_samp_factor = 1;
   jpeg_start_compress(&info, TRUE);
   const int mcu = 8 * planes.v_factor;  // pixel rows an MCU row
+  JSAMPROW rows_of[3][16];
+  JSAMPARRAY arrays[3] = {rows_of[0], rows_of[1], rows_of[2]};
   for (int row = 0; row < rows; row += mcu) {
     for (int i = 0; i < planes.components; ++i) {
       const int v = i == 0 ? planes.v_factor : 1;  // 8-row block rows an MCU row
@@ -240,37 +300,44 @@ bool compress_planes(const YCbCrPlanes& planes, int first, int rows, int quality
     jpeg_write_raw_data(&info, arrays, static_cast<JDIMENSION>(mcu));
   }
   jpeg_finish_compress(&info);
+  const std::size_t size = c->capacity - c->destination.free_in_buffer;
   jpeg_destroy_compress(&info);
-  return true;
+  return size;
 }
 
 }  // namespace
+
+bool jpeg_planes_encoder_is_turbojpegs() {
+  for (const char* name : {"TJ_OPTIMIZE", "TJ_ARITHMETIC", "TJ_RESTART", "TJ_PROGRESSIVE"})
+    if (std::getenv(name)) return false;
+  return true;
+}
 
 std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
                                              const EncodeOptions& options) {
   if (options.jpeg_quality < 1 || options.jpeg_quality > 100)
     throw UsageError("JPEG quality " + std::to_string(options.jpeg_quality) + " is not in 1..100");
-  const YCbCrPlanes expected =
-      encoder_layout(planes.width, planes.height, planes.components, options.jpeg_subsampling);
-  if (planes.components < 1 || expected.plane_width != planes.plane_width ||
+  YCbCrPlanes expected;  // the sizes only
+  if (planes.components == 1 || planes.components == 3)
+    expected =
+        encoder_sizes(planes.width, planes.height, planes.components, options.jpeg_subsampling);
+  if (expected.components == 0 || expected.plane_width != planes.plane_width ||
       expected.plane_height != planes.plane_height || expected.h_factor != planes.h_factor ||
-      expected.v_factor != planes.v_factor || planes.samples.size() != expected.samples.size())
+      expected.v_factor != planes.v_factor || planes.samples.size() != sample_count(expected))
     throw Error("encoding JPEG failed: the planes are not in the encoder's layout");
   const JpegStripLayout layout =
       jpeg_strip_layout(planes.width, planes.height, planes.components == 1,
                         options.jpeg_subsampling, options.jpeg_strip_rows);
   return compress_jpeg_strips(
       planes.width, planes.height, layout, options.threads, [&](int first, int rows) {
-        unsigned char* data = nullptr;
-        unsigned long size = 0;
-        char message[JMSG_LENGTH_MAX] = {};
-        const bool ok =
-            compress_planes(planes, first, rows, options.jpeg_quality, &data, &size, message);
+        auto c = std::make_unique<Compression>();
         JpegBytes out;
-        out.data = {data, free_bytes};
-        out.size = size;
-        if (!ok || !data || size == 0)
-          throw Error(std::string("encoding JPEG failed: ") + (*message ? message : "libjpeg"));
+        out.size = compress_planes(planes, first, rows, options.jpeg_quality, c.get());
+        if (out.size == 0)
+          throw Error(std::string("encoding JPEG failed: ") +
+                      (*c->message ? c->message : "libjpeg"));
+        out.data.reset(c->data);  // released with std::free
+        c->data = nullptr;
         return out;
       });
 }

@@ -59,11 +59,21 @@ YCbCrPlanes decoder_layout(int width, int height, int components, int h_factor, 
 /// greyscale for components 1, else `subsampling`; `samples` sized but not written.
 YCbCrPlanes encoder_layout(int width, int height, int components, ChromaSubsampling subsampling);
 
+/// Whether a width x height image's planes and RGBA pixels can be indexed with 32-bit ints, as
+/// the device kernels index them (about 700 Mpixel at most; the default --max-pixels is 268).
+bool planes_addressable(int width, int height);
+
+/// Whether encode_jpeg_planes writes what tjCompress2 would: not where TurboJPEG's environment
+/// variables (TJ_OPTIMIZE, TJ_ARITHMETIC, TJ_RESTART, TJ_PROGRESSIVE) change its compressor,
+/// which the raw-data encoder does not read.
+bool jpeg_planes_encoder_is_turbojpegs();
+
 /// Whether decode_jpeg_planes takes JPEG `bytes` (already checked by read_image_header): a
 /// greyscale or YCbCr JPEG with chroma factors of 1 or 2 (4:4:4, 4:2:2, 4:4:0, 4:2:0) that
-/// TurboJPEG reads, shown as stored (EXIF orientation 1, or `orient` false), and not 1 or 2
-/// pixels wide with chroma of half the columns (libjpeg's upsampling of a one-sample chroma
-/// row reads the IDCT's padding, which the planes do not hold). Never throws.
+/// TurboJPEG reads, shown as stored (EXIF orientation 1, or `orient` false), small enough for
+/// planes_addressable, and more than 4 pixels wide where chroma has half the columns (libjpeg
+/// upsamples chroma rows of 1 or 2 samples by repetition, not by its triangle filter). Never
+/// throws.
 bool jpeg_planes_supported(const std::vector<std::uint8_t>& bytes, bool orient);
 
 /// Decodes JPEG `bytes` (jpeg_planes_supported) to its planes in decoder_layout

@@ -235,7 +235,8 @@ SourceRun render_source(Runtime& runtime, const JobOptions& o, Filter& filter, c
     PlaneTransfer planes;
     if (source.has_planes()) planes.input = &source.planes;
     if (kind == OutputKind::jpeg && o.operation != JobOptions::Operation::bright &&
-        jpeg_colour_on_device(o, runtime.device())) {
+        jpeg_colour_on_device(o, runtime.device()) && jpeg_planes_encoder_is_turbojpegs() &&
+        planes_addressable(source.width(), source.height())) {
       // JPEG stores 1- and 2-channel images as greyscale (encode_rgba), others as YCbCr.
       r.rendered.planes = encoder_layout(source.width(), source.height(),
                                          source.channels < 3 ? 1 : 3, o.subsampling);

@@ -72,8 +72,9 @@ struct JobOptions {
   /// --jpeg-codec: where JPEG's per-pixel colour stages run (chroma upsampling and YCbCr -> RGB
   /// when decoding, RGB -> YCbCr and chroma downsampling when encoding): `host`, in
   /// libjpeg-turbo; `device`, in kernels of the filter's device (core/ycbcr_device.h), the
-  /// same bytes either way; `automatic`, on the device in a batch whose devices are GPUs (single
-  /// mode keeps it on the host: for_one_image in pipeline.cpp says why).
+  /// same bytes either way; `automatic`, on a GPU in a batch (decoding to planes once every
+  /// device of the batch is known to be one; single mode keeps auto on the host:
+  /// for_one_image in pipeline.cpp says why).
   enum class JpegCodec { automatic, host, device } jpeg_codec = JpegCodec::automatic;
   /// INPUT arguments: files, folders or "-" (stdin).
   std::vector<std::string> inputs;

@@ -210,7 +210,7 @@ TEST_F(Cli, JpegCodecOnTheDeviceWritesTheHostsBytes) {
         const std::string said = std::string("device (--jpeg-codec): ") + (on ? "4" : "0") +
                                  " images decoded to colour planes, " +
                                  (on && std::string(format) == "jpg" ? "5" : "0") +
-                                 " results encoded from them";
+                                 " results returned as colour planes";
         EXPECT_NE(r.out.find(said), std::string::npos) << said << "\n" << r.out;
       }
       int files = 0;
