@@ -243,6 +243,54 @@ TEST_F(Cli, JpegCodecOnTheDeviceWritesTheHostsBytes) {
   EXPECT_FALSE(fs::exists(out_ / "x.jpg"));
 }
 
+// --jpeg-codec auto in a batch: decoding to colour planes starts before the devices are known
+// where the last batch with the same device options ran the colour stages on all of its
+// devices (the cache's batch-devices file). On a CPU device auto never does: the file says
+// "other". Told "gpu" (a GPU that went away), the first images decode to planes, the CPU
+// device converts them, the bytes are the host's, and the file is put right.
+TEST_F(Cli, AutoJpegCodecRemembersWhetherTheDevicesTookTheColourStages) {
+  ScopedEnv env;
+  const fs::path cache = out_ / "cache";
+  env.set("BLURTOOL_CACHE_DIR", cache.c_str());
+  const fs::path in = out_ / "in";
+  fs::create_directories(in);
+  const Image dune = load_image(kDune);
+  Image crop{64, 48, 3, {}};
+  for (int y = 0; y < 48; ++y)
+    for (int x = 0; x < 64; ++x)
+      for (int c = 0; c < 3; ++c) crop.pixels.push_back(dune.pixels[dune.index(x + 9, y + 5, c)]);
+  const std::vector<std::uint8_t> jpeg = encode_image(crop, ImageFormat::jpeg, 90);
+  for (int i = 0; i < 8; ++i)
+    write_file(in / ("i" + std::to_string(i) + ".jpg"), std::string(jpeg.begin(), jpeg.end()));
+  auto batch = [&](const char* codec, const fs::path& to) {
+    const Result r =
+        run({"--box", "2", "--jpeg-codec", codec, "--bench", "-q", in.string(), "-o", to.string()});
+    EXPECT_EQ(r.status, 0) << r.err;
+    const std::string said = "device (--jpeg-codec): ";
+    const size_t at = r.out.find(said);
+    EXPECT_NE(at, std::string::npos) << r.out;
+    return at == std::string::npos ? -1 : std::atoi(r.out.c_str() + at + said.size());
+  };
+  const fs::path memo = cache / "batch-devices";
+  const bool gpu = runtime().device().type & CL_DEVICE_TYPE_GPU;
+  batch("host", out_ / "host");
+  EXPECT_FALSE(fs::exists(memo));  // only auto keeps it
+  batch("auto", out_ / "first");
+  const std::string first = read_file(memo);
+  EXPECT_NE(first.find(gpu ? "\tgpu\n" : "\tother\n"), std::string::npos) << first;
+  if (gpu) return;                               // the rest needs a CPU device
+  EXPECT_EQ(batch("auto", out_ / "second"), 0);  // "other": whole decoding
+  std::string told = first;
+  told.replace(told.find("\tother"), 6, "\tgpu");
+  write_file(memo, told);
+  EXPECT_GT(batch("auto", out_ / "told"), 0);  // planes before the device was known
+  EXPECT_EQ(read_file(memo), first);
+  for (int i = 0; i < 8; ++i) {
+    const std::string name = "i" + std::to_string(i) + ".jpg";
+    EXPECT_EQ(read_file(out_ / "told" / name), read_file(out_ / "host" / name)) << name;
+  }
+}
+
 TEST_F(Cli, SubsamplingAndPngLevelReachTheEncoders) {
   tjhandle handle = tjInitDecompress();
   ASSERT_NE(handle, nullptr);
