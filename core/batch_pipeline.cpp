@@ -217,14 +217,14 @@ std::vector<DeviceInfo> batch_devices(const JobOptions& o) {
 // A batch decodes to colour planes from its start where this says gpu, instead of from when
 // its devices are known (0.15-0.2 s into a batch on the H100 machine, 80 of 400 images); a
 // stale answer only costs time (planes then go through a CPU device's conversion kernels) and
-// is rewritten. KEY: the options and variables that choose the devices.
+// is rewritten. KEY: the options and the variable that choose the devices (not the OpenCL
+// loader's variables: launchers such as a GPU machine's wrapper point OCL_ICD_VENDORS at a
+// fresh folder each run; a changed set of drivers costs one batch's head start).
 std::string device_memo_key(const JobOptions& o) {
   std::string key = "device=" + o.device + " devices=";
   for (const std::string& d : o.devices) key += d + ",";
-  for (const char* name : {"BLURTOOL_DEVICE", "OCL_ICD_VENDORS", "OPENCL_VENDOR_PATH"}) {
-    const char* value = std::getenv(name);
-    key += std::string(" ") + name + "=" + (value ? value : "");
-  }
+  const char* env = std::getenv("BLURTOOL_DEVICE");
+  key += std::string(" BLURTOOL_DEVICE=") + (env ? env : "");
   for (char& c : key)
     if (c == '\t' || c == '\n') c = ' ';
   return key;
