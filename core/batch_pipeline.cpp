@@ -256,6 +256,9 @@ void remember_devices(const JobOptions& o, bool gpu) {
   if (lines.size() >= 32) lines.erase(lines.begin(), lines.end() - 31);
   for (const std::string& l : lines) text += l + "\n";
   text += key + (gpu ? "gpu" : "other") + "\n";
+  // Without HOME or a cache variable, cache_directory() is under the working folder: no
+  // memory then rather than a .cache folder among the user's files.
+  if (cache_directory().rfind("./", 0) == 0) return;
   try {
     std::error_code ec;
     fs::create_directories(cache_directory(), ec);
