@@ -47,6 +47,7 @@
 
 #include "core/error.h"
 #include "core/host_memory.h"
+#include "core/jpeg_planes.h"
 #include "core/parallel.h"
 #include "core/png_encode.h"
 
@@ -1076,6 +1077,11 @@ BasicImage<T> decode_png(const std::vector<std::uint8_t>& bytes, const std::stri
   return image;
 }
 
+// The warning for JPEG data that libjpeg decoded despite `damage` (its words).
+std::string damage_warning(const std::string& name, const std::string& damage) {
+  return name + ": JPEG data with errors, decoded anyway (libjpeg: " + damage + ")";
+}
+
 // A checked file at 8 bits per sample: a PNG (see decode_png), or a JPEG by TurboJPEG, else
 // stb_image, turned upright by its EXIF orientation with `orient`; in RGBA with `rgba`.
 Image decode_narrow(const std::vector<std::uint8_t>& bytes, const std::string& name,
@@ -1091,7 +1097,7 @@ Image decode_narrow(const std::vector<std::uint8_t>& bytes, const std::string& n
     if (stored) *stored = image.channels;
     if (rgba && image.channels != 4) image = to_rgba(image);
   } else if (!damage.empty() && warnings) {
-    warnings->push_back(name + ": JPEG data with errors, decoded anyway (libjpeg: " + damage + ")");
+    warnings->push_back(damage_warning(name, damage));
   }
   // Upright images (most) are returned as decoded: apply_orientation would copy them.
   if (const int o = orient ? orientation_in(bytes, file.segments) : 1; o > 1)
@@ -1158,6 +1164,25 @@ DecodedImage load_image_wide(const std::string& path, std::vector<std::string>* 
                              bool expand_rgba) {
   return decode_image_wide(read_image_file(path, max_file_bytes), path, warnings, max_pixels,
                            orient, expand_rgba);
+}
+
+bool decode_image_planes(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                         std::vector<std::string>* warnings, std::uint64_t max_pixels, bool orient,
+                         YCbCrPlanes* planes) {
+  if (!starts_with(bytes, kJpegSignature)) return false;
+  const CheckedFile file = check_file(bytes, name, max_pixels);
+  // The orientation from the segments check_file walked, not from parsing the file again.
+  if ((orient && orientation_in(bytes, file.segments) > 1) || !jpeg_planes_supported(bytes, false))
+    return false;
+  std::string damage;
+  try {
+    *planes = decode_jpeg_planes(bytes, name, &damage);
+  } catch (const Error&) {
+    return false;
+  }
+  warn_if_misnamed(name, file, warnings);
+  if (!damage.empty() && warnings) warnings->push_back(damage_warning(name, damage));
+  return true;
 }
 
 DecodedImage decode_image_wide(const std::vector<std::uint8_t>& bytes, const std::string& name,

@@ -301,31 +301,15 @@ InputBytes read_input(const std::string& input, const JobOptions& o) {
 
 namespace {
 
-// A JPEG the device takes as colour planes (see decode_source), decoded to them, with the
-// checks and warnings of decode_image_wide; an empty Source where the planes cannot be had, for
-// the whole decoder to decode (or refuse) instead.
+// A JPEG the device takes as colour planes (see decode_source), decoded to them
+// (decode_image_planes); an empty Source where the planes cannot be had, for the whole decoder
+// to decode (or refuse) instead.
 Source decode_planes(const InputBytes& in, const JobOptions& o,
                      std::vector<std::string>* warnings) {
-  const std::vector<std::uint8_t>& b = in.bytes;
   Source s;
-  if (o.operation == JobOptions::Operation::bright || !o.max_tile.is_default() || b.size() < 3 ||
-      b[0] != 0xFF || b[1] != 0xD8 || b[2] != 0xFF)
-    return s;
-  read_image_header(b, in.name, o.max_pixels, o.orient);  // size, limits, completeness
-  if (!jpeg_planes_supported(b, o.orient)) return s;
-  std::string damage;
-  try {
-    s.planes = decode_jpeg_planes(b, in.name, &damage);
-  } catch (const Error&) {
+  if (o.operation == JobOptions::Operation::bright || !o.max_tile.is_default() ||
+      !decode_image_planes(in.bytes, in.name, warnings, o.max_pixels, o.orient, &s.planes))
     return Source{};
-  }
-  if (warnings) {
-    if (lower_extension(in.name) == ".png")
-      warnings->push_back(in.name + ": a JPEG image under a PNG name, read as what it is");
-    if (!damage.empty())
-      warnings->push_back(in.name + ": JPEG data with errors, decoded anyway (libjpeg: " + damage +
-                          ")");
-  }
   s.channels = s.planes.components;
   s.space = working_space(o, s.channels, false, false);
   return s;
