@@ -247,6 +247,10 @@ int device_memo(const JobOptions& o) {
 
 // Records `gpu` for o's devices (the last 32 keys kept); failures are ignored.
 void remember_devices(const JobOptions& o, bool gpu) {
+  // Without HOME or a cache variable, cache_directory() is under the working folder: no
+  // memory then rather than a .cache folder among the user's files.
+  const std::string folder = cache_directory();
+  if (folder.rfind("./", 0) == 0) return;
   const std::string key = device_memo_key(o) + "\t";
   std::string text;
   std::vector<std::string> lines = device_memo_lines();
@@ -256,13 +260,10 @@ void remember_devices(const JobOptions& o, bool gpu) {
   if (lines.size() >= 32) lines.erase(lines.begin(), lines.end() - 31);
   for (const std::string& l : lines) text += l + "\n";
   text += key + (gpu ? "gpu" : "other") + "\n";
-  // Without HOME or a cache variable, cache_directory() is under the working folder: no
-  // memory then rather than a .cache folder among the user's files.
-  if (cache_directory().rfind("./", 0) == 0) return;
   try {
     std::error_code ec;
-    fs::create_directories(cache_directory(), ec);
-    write_file_atomic(cache_directory() + "/batch-devices",
+    fs::create_directories(folder, ec);
+    write_file_atomic(folder + "/batch-devices",
                       std::vector<std::uint8_t>(text.begin(), text.end()));
   } catch (const Error&) {  // an unwritable cache: the next batch starts with whole decoding
   }
@@ -436,6 +437,7 @@ class Pipeline {
       cv_.notify_all();
       return;
     }
+    bool all = false, remember = false;  // every device takes the colour stages; memo stale
     {
       // Images held at once from now on: enough to keep every device and worker busy, no more.
       std::unique_lock<std::mutex> lock(mutex_);
@@ -444,12 +446,10 @@ class Pipeline {
       cap_ = workers_ + 2 * lanes;
       lanes_ = lanes;
       // JPEGs decoded from now on leave their colour stages to the devices, if all take them.
-      const bool all = std::all_of(devices_.begin(), devices_.end(), [&](const DeviceInfo& d) {
-        return jpeg_colour_on_device(o_, d);
-      });
+      all = std::all_of(devices_.begin(), devices_.end(),
+                        [&](const DeviceInfo& d) { return jpeg_colour_on_device(o_, d); });
       planes_ = all;
-      if (o_.jpeg_codec == JobOptions::JpegCodec::automatic && memo_ != (all ? 1 : 0))
-        remember_devices(o_, all);
+      remember = o_.jpeg_codec == JobOptions::JpegCodec::automatic && memo_ != (all ? 1 : 0);
       times_.known_s = seconds();
       opening_ += devices_.size() - 1;  // batch_devices never returns an empty list
       cv_.notify_all();                 // workers may decode up to the new cap
@@ -466,6 +466,8 @@ class Pipeline {
         break;
       }
     }
+    // Written while the devices open, outside the lock.
+    if (remember) remember_devices(o_, all);
     for (std::thread& t : threads) t.join();
   }
 
