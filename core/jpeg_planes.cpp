@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 // jpeglib.h needs FILE and size_t declared first; jerror.h the error codes.
@@ -122,7 +123,10 @@ YCbCrPlanes encoder_sizes(int width, int height, int components, ChromaSubsampli
 
 }  // namespace
 
-YCbCrPlanes decoder_layout(int width, int height, int components, int h_factor, int v_factor) {
+namespace {
+
+// decoder_layout without its samples.
+YCbCrPlanes decoder_sizes(int width, int height, int components, int h_factor, int v_factor) {
   check_size(width, height);
   YCbCrPlanes p;
   p.width = width;
@@ -137,6 +141,30 @@ YCbCrPlanes decoder_layout(int width, int height, int components, int h_factor, 
     p.plane_width[i] = p.chroma_width();
     p.plane_height[i] = p.chroma_height();
   }
+  sample_count(p);  // the offsets
+  return p;
+}
+
+// Sets p.dct's block counts and offsets for p's encoder sizes (the image's blocks: ceil of a
+// component's samples over 8 each way) and returns its coefficient count.
+std::size_t size_blocks(YCbCrPlanes& p) {
+  DctBlocks& dct = p.dct;
+  std::size_t total = 0;
+  for (int i = 0; i < p.components; ++i) {
+    const int v = i == 0 ? p.v_factor : 1;
+    const int component_rows = (p.height * v + p.v_factor - 1) / p.v_factor;
+    dct.blocks_across[i] = p.plane_width[i] / 8;
+    dct.blocks_down[i] = (component_rows + 7) / 8;
+    dct.offset[i] = total;
+    total += static_cast<std::size_t>(dct.blocks_across[i]) * dct.blocks_down[i] * 64;
+  }
+  return total;
+}
+
+}  // namespace
+
+YCbCrPlanes decoder_layout(int width, int height, int components, int h_factor, int v_factor) {
+  YCbCrPlanes p = decoder_sizes(width, height, components, h_factor, v_factor);
   size_samples(p);
   return p;
 }
@@ -252,19 +280,9 @@ boolean empty_output_buffer(j_compress_ptr info) {
 
 void term_destination(j_compress_ptr) {}
 
-// Rows [first, first + rows) of `planes` (whole MCU rows but for the image's last) as one
-// baseline JPEG into c.data (its size returned; 0 after an error, c.message saying which), with
-// TurboJPEG's compressor settings: JFIF, the IJG quality scaling with baseline tables, standard
-// Huffman tables, the fast integer DCT below quality 96 (tjCompress2 without
-// TJFLAG_ACCURATEDCT), Y sampled hf x vf and Cb, Cr once an MCU.
-std::size_t compress_planes(const YCbCrPlanes& planes, int first, int rows, int quality,
-                            Compression* c) {
-  c->info.err = jpeg_std_error(&c->errors);
-  c->errors.error_exit = jump_on_error;
-  if (setjmp(c->back)) {
-    jpeg_destroy_compress(&c->info);
-    return 0;
-  }
+// The compressor of a `rows`-row strip of `planes` with TurboJPEG's settings (see
+// compress_planes) in c->info, writing to c's destination. Called within the caller's setjmp.
+void start_compression(const YCbCrPlanes& planes, int rows, int quality, Compression* c) {
   jpeg_create_compress(&c->info);
   c->destination.init_destination = init_destination;
   c->destination.empty_output_buffer = empty_output_buffer;
@@ -279,12 +297,29 @@ std::size_t compress_planes(const YCbCrPlanes& planes, int first, int rows, int 
   jpeg_set_defaults(&info);
   jpeg_set_colorspace(&info, grey ? JCS_GRAYSCALE : JCS_YCbCr);
   jpeg_set_quality(&info, quality, TRUE);
-  info.dct_method = quality >= 96 ? JDCT_ISLOW : JDCT_IFAST;
-  info.raw_data_in = TRUE;
   info.comp_info[0].h_samp_factor = planes.h_factor;
   info.comp_info[0].v_samp_factor = planes.v_factor;
   for (int i = 1; i < planes.components; ++i)
     info.comp_info[i].h_samp_factor = info.comp_info[i].v_samp_factor = 1;
+}
+
+// Rows [first, first + rows) of `planes` (whole MCU rows but for the image's last) as one
+// baseline JPEG into c.data (its size returned; 0 after an error, c.message saying which), with
+// TurboJPEG's compressor settings: JFIF, the IJG quality scaling with baseline tables, standard
+// Huffman tables, the fast integer DCT below quality 96 (tjCompress2 without
+// TJFLAG_ACCURATEDCT), Y sampled hf x vf and Cb, Cr once an MCU.
+std::size_t compress_planes(const YCbCrPlanes& planes, int first, int rows, int quality,
+                            Compression* c) {
+  c->info.err = jpeg_std_error(&c->errors);
+  c->errors.error_exit = jump_on_error;
+  if (setjmp(c->back)) {
+    jpeg_destroy_compress(&c->info);
+    return 0;
+  }
+  start_compression(planes, rows, quality, c);
+  jpeg_compress_struct& info = c->info;
+  info.dct_method = quality >= 96 ? JDCT_ISLOW : JDCT_IFAST;
+  info.raw_data_in = TRUE;
   jpeg_start_compress(&info, TRUE);
   const int mcu = 8 * planes.v_factor;  // pixel rows an MCU row
   JSAMPROW rows_of[3][16];
@@ -305,6 +340,262 @@ std::size_t compress_planes(const YCbCrPlanes& planes, int first, int rows, int 
   return size;
 }
 
+// The JPEG of rows [first, first + rows) of `planes` held as DCT blocks (as compress_planes
+// for samples): the same compressor settings, the blocks handed to libjpeg's transcoder
+// (jpeg_write_coefficients), whose entropy coder writes what the raw-data path writes for the
+// same coefficients (jctrans.c makes the dummy blocks of partial MCUs as jccoefct.c does).
+std::size_t compress_blocks(const YCbCrPlanes& planes, int first, int rows, int quality,
+                            Compression* c) {
+  c->info.err = jpeg_std_error(&c->errors);
+  c->errors.error_exit = jump_on_error;
+  if (setjmp(c->back)) {
+    jpeg_destroy_compress(&c->info);
+    return 0;
+  }
+  start_compression(planes, rows, quality, c);
+  jpeg_compress_struct& info = c->info;
+  jvirt_barray_ptr arrays[3] = {};
+  JDIMENSION down[3] = {}, padded_down[3] = {};
+  const DctBlocks& dct = planes.dct;
+  for (int i = 0; i < planes.components; ++i) {
+    const int h = i == 0 ? planes.h_factor : 1, v = i == 0 ? planes.v_factor : 1;
+    const int component_rows = (rows * v + planes.v_factor - 1) / planes.v_factor;
+    down[i] = static_cast<JDIMENSION>((component_rows + 7) / 8);
+    padded_down[i] = (down[i] + v - 1) / v * v;
+    const auto across = static_cast<JDIMENSION>((dct.blocks_across[i] + h - 1) / h * h);
+    arrays[i] = (*info.mem->request_virt_barray)(reinterpret_cast<j_common_ptr>(&info), JPOOL_IMAGE,
+                                                 FALSE, across, padded_down[i], padded_down[i]);
+  }
+  (*info.mem->realize_virt_arrays)(reinterpret_cast<j_common_ptr>(&info));
+  for (int i = 0; i < planes.components; ++i) {
+    const int v = i == 0 ? planes.v_factor : 1;
+    // The strip starts at an MCU row: block row first / (8 * v_factor) * v of the component.
+    const std::size_t first_row = static_cast<std::size_t>(first) / (8 * planes.v_factor) * v;
+    JBLOCKARRAY to = (*info.mem->access_virt_barray)(reinterpret_cast<j_common_ptr>(&info),
+                                                     arrays[i], 0, padded_down[i], TRUE);
+    const std::size_t across = static_cast<std::size_t>(dct.blocks_across[i]);
+    for (JDIMENSION r = 0; r < down[i]; ++r)
+      std::memcpy(to[r], dct.coef.data() + dct.offset[i] + (first_row + r) * across * 64,
+                  across * sizeof(JBLOCK));
+  }
+  jpeg_write_coefficients(&info, arrays);
+  jpeg_finish_compress(&info);
+  const std::size_t size = c->capacity - c->destination.free_in_buffer;
+  jpeg_destroy_compress(&info);
+  return size;
+}
+
+// One decompression's libjpeg state, kept by the caller of read_blocks as Compression is: the
+// error manager jumps back with the message kept, and the first warning (what emit_message
+// passes to output_message, as TurboJPEG reports it) is kept too.
+struct Decompression {
+  jpeg_decompress_struct info;
+  jpeg_error_mgr errors;
+  std::jmp_buf back;
+  char message[JMSG_LENGTH_MAX] = {};
+  char warning[JMSG_LENGTH_MAX] = {};
+};
+
+Decompression& decompression_of(j_common_ptr info) {
+  return *reinterpret_cast<Decompression*>(reinterpret_cast<char*>(info) -
+                                           offsetof(Decompression, info));
+}
+
+void jump_on_decompression_error(j_common_ptr info) {
+  Decompression& d = decompression_of(info);
+  (*info->err->format_message)(info, d.message);
+  std::longjmp(d.back, 1);
+}
+
+void keep_warning(j_common_ptr info) {
+  (*info->err->format_message)(info, decompression_of(info).warning);
+}
+
+// Reads the DCT blocks of JPEG data into *planes: 1 done, 0 a file the blocks do not take
+// (see decode_jpeg_blocks), -1 libjpeg failed (d->message says why).
+int read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, YCbCrPlanes* planes) {
+  d->info.err = jpeg_std_error(&d->errors);
+  d->errors.error_exit = jump_on_decompression_error;
+  d->errors.output_message = keep_warning;
+  if (setjmp(d->back)) {
+    jpeg_destroy_decompress(&d->info);
+    return -1;
+  }
+  jpeg_create_decompress(&d->info);
+  jpeg_decompress_struct& in = d->info;
+  jpeg_mem_src(&in, data, static_cast<unsigned long>(size));
+  jpeg_read_header(&in, TRUE);
+  const bool grey = in.num_components == 1 && in.jpeg_color_space == JCS_GRAYSCALE;
+  bool ok = (grey || (in.num_components == 3 && in.jpeg_color_space == JCS_YCbCr)) &&
+            !in.progressive_mode && !in.arith_code && in.data_precision == 8;
+  const int hf = in.comp_info[0].h_samp_factor, vf = in.comp_info[0].v_samp_factor;
+  if (ok && !grey) {
+    ok = hf >= 1 && hf <= 2 && vf >= 1 && vf <= 2;
+    for (int i = 1; i < 3; ++i)
+      ok = ok && in.comp_info[i].h_samp_factor == 1 && in.comp_info[i].v_samp_factor == 1;
+  }
+  if (!ok) {
+    jpeg_destroy_decompress(&in);
+    return 0;
+  }
+  jvirt_barray_ptr* arrays = jpeg_read_coefficients(&in);
+  const int components = grey ? 1 : 3;
+  for (int i = 0; i < components; ++i)
+    if (!in.comp_info[i].quant_table) ok = false;  // a component no scan codes
+  if (!ok) {
+    jpeg_destroy_decompress(&in);
+    return 0;
+  }
+  *planes = decoder_sizes(static_cast<int>(in.image_width), static_cast<int>(in.image_height),
+                          components, grey ? 1 : hf, grey ? 1 : vf);
+  DctBlocks& dct = planes->dct;
+  std::size_t total = 0;
+  for (int i = 0; i < components; ++i) {
+    const jpeg_component_info& c = in.comp_info[i];
+    dct.blocks_across[i] = static_cast<int>(c.width_in_blocks);
+    dct.blocks_down[i] = static_cast<int>(c.height_in_blocks);
+    dct.offset[i] = total;
+    total += static_cast<std::size_t>(c.width_in_blocks) * c.height_in_blocks * 64;
+    std::copy(c.quant_table->quantval, c.quant_table->quantval + 64, dct.quant[i].begin());
+  }
+  dct.coef.resize(total);
+  for (int i = 0; i < components; ++i) {
+    const std::size_t row_bytes = static_cast<std::size_t>(dct.blocks_across[i]) * sizeof(JBLOCK);
+    for (int r = 0; r < dct.blocks_down[i]; ++r) {
+      JBLOCKARRAY from = (*in.mem->access_virt_barray)(
+          reinterpret_cast<j_common_ptr>(&in), arrays[i], static_cast<JDIMENSION>(r), 1, FALSE);
+      std::memcpy(
+          dct.coef.data() + dct.offset[i] + static_cast<std::size_t>(r) * dct.blocks_across[i] * 64,
+          from[0], row_bytes);
+    }
+  }
+  jpeg_finish_decompress(&in);
+  jpeg_destroy_decompress(&in);
+  return 1;
+}
+
+// The 1-D transforms of kernels/ycbcr.cl (dct_to_plane, plane_to_dct), which follow
+// jidctint.c, jfdctfst.c and jfdctint.c; see there.
+constexpr int kIslowBits = 13, kPass1Bits = 2;
+
+int descale(int x, int n) {
+  return (x + (1 << (n - 1))) >> n;
+}
+
+void idct_1d(const int* in, int* out) {
+  int z2 = in[2], z3 = in[6];
+  int z1 = (z2 + z3) * 4433;
+  const int t2 = z1 + z3 * -15137, t3 = z1 + z2 * 6270;
+  const int t0 = (in[0] + in[4]) * (1 << kIslowBits), t1 = (in[0] - in[4]) * (1 << kIslowBits);
+  const int t10 = t0 + t3, t13 = t0 - t3, t11 = t1 + t2, t12 = t1 - t2;
+  int o3 = in[1], o2 = in[3], o1 = in[5], o0 = in[7];
+  int z4 = o1 + o3;
+  z3 = o0 + o2;
+  z2 = o1 + o2;
+  z1 = o0 + o3;
+  const int z5 = (z3 + z4) * 9633;
+  o3 *= 12299;
+  o2 *= 25172;
+  o1 *= 16819;
+  o0 *= 2446;
+  z4 = z4 * -3196 + z5;
+  z3 = z3 * -16069 + z5;
+  z1 *= -7373;
+  z2 *= -20995;
+  o3 += z1 + z4;
+  o2 += z2 + z3;
+  o1 += z2 + z4;
+  o0 += z1 + z3;
+  out[0] = t10 + o3;
+  out[7] = t10 - o3;
+  out[1] = t11 + o2;
+  out[6] = t11 - o2;
+  out[2] = t12 + o1;
+  out[5] = t12 - o1;
+  out[3] = t13 + o0;
+  out[4] = t13 - o0;
+}
+
+std::uint8_t idct_sample(int v) {
+  const int m = v & 1023;
+  return static_cast<std::uint8_t>(m < 512 ? std::min(m + 128, 255) : m >= 896 ? m - 896 : 0);
+}
+
+std::int16_t fast_mul(int v, int c) {
+  return static_cast<std::int16_t>((v * c) >> 8);
+}
+
+void fdct_fast_1d(std::int16_t* d, int step) {
+  auto at = [&](int k) -> std::int16_t& { return d[k * step]; };
+  using S = std::int16_t;
+  const S t0 = S(at(0) + at(7)), t7 = S(at(0) - at(7)), t1 = S(at(1) + at(6)),
+          t6 = S(at(1) - at(6)), t2 = S(at(2) + at(5)), t5 = S(at(2) - at(5)),
+          t3 = S(at(3) + at(4)), t4 = S(at(3) - at(4));
+  S t10 = S(t0 + t3), t13 = S(t0 - t3), t11 = S(t1 + t2), t12 = S(t1 - t2);
+  at(0) = S(t10 + t11);
+  at(4) = S(t10 - t11);
+  const S z1 = fast_mul(t12 + t13, 181);
+  at(2) = S(t13 + z1);
+  at(6) = S(t13 - z1);
+  t10 = S(t4 + t5);
+  t11 = S(t5 + t6);
+  t12 = S(t6 + t7);
+  const S z5 = fast_mul(t10 - t12, 98);
+  const S z2 = S(fast_mul(t10, 139) + z5), z4 = S(fast_mul(t12, 334) + z5);
+  const S z3 = fast_mul(t11, 181);
+  const S z11 = S(t7 + z3), z13 = S(t7 - z3);
+  at(5) = S(z13 + z2);
+  at(3) = S(z13 - z2);
+  at(1) = S(z11 + z4);
+  at(7) = S(z11 - z4);
+}
+
+void fdct_slow_1d(std::int16_t* d, int step, bool last) {
+  auto at = [&](int k) -> std::int16_t& { return d[k * step]; };
+  using S = std::int16_t;
+  const int t0 = at(0) + at(7), t7 = at(0) - at(7), t1 = at(1) + at(6), t6 = at(1) - at(6);
+  const int t2 = at(2) + at(5), t5 = at(2) - at(5), t3 = at(3) + at(4), t4 = at(3) - at(4);
+  const int t10 = t0 + t3, t13 = t0 - t3, t11 = t1 + t2, t12 = t1 - t2;
+  const int shift = last ? kIslowBits + kPass1Bits : kIslowBits - kPass1Bits;
+  at(0) = S(last ? descale(t10 + t11, kPass1Bits) : (t10 + t11) * (1 << kPass1Bits));
+  at(4) = S(last ? descale(t10 - t11, kPass1Bits) : (t10 - t11) * (1 << kPass1Bits));
+  const int e = (t12 + t13) * 4433;
+  at(2) = S(descale(e + t13 * 6270, shift));
+  at(6) = S(descale(e + t12 * -15137, shift));
+  int z1 = t4 + t7, z2 = t5 + t6, z3 = t4 + t6, z4 = t5 + t7;
+  const int z5 = (z3 + z4) * 9633;
+  z1 *= -7373;
+  z2 *= -20995;
+  z3 = z3 * -16069 + z5;
+  z4 = z4 * -3196 + z5;
+  at(7) = S(descale(t4 * 2446 + z1 + z3, shift));
+  at(5) = S(descale(t5 * 16819 + z2 + z4, shift));
+  at(3) = S(descale(t6 * 25172 + z2 + z3, shift));
+  at(1) = S(descale(t7 * 12299 + z1 + z4, shift));
+}
+
+// The baseline tables jpeg_set_quality(quality) gives Y (0) and chroma (1).
+void quality_tables(int quality, std::array<std::uint16_t, 64>* luma,
+                    std::array<std::uint16_t, 64>* chroma) {
+  auto c = std::make_unique<Compression>();
+  c->info.err = jpeg_std_error(&c->errors);
+  c->errors.error_exit = jump_on_error;
+  if (setjmp(c->back)) {
+    jpeg_destroy_compress(&c->info);
+    throw Error(std::string("JPEG quantisation tables: ") + c->message);
+  }
+  jpeg_create_compress(&c->info);
+  c->info.in_color_space = JCS_RGB;
+  c->info.input_components = 3;
+  jpeg_set_defaults(&c->info);
+  jpeg_set_quality(&c->info, quality, TRUE);
+  for (int k = 0; k < 64; ++k) {
+    (*luma)[k] = c->info.quant_tbl_ptrs[0]->quantval[k];
+    (*chroma)[k] = c->info.quant_tbl_ptrs[1]->quantval[k];
+  }
+  jpeg_destroy_compress(&c->info);
+}
+
 }  // namespace
 
 bool jpeg_planes_encoder_is_turbojpegs() {
@@ -317,13 +608,17 @@ std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
                                              const EncodeOptions& options) {
   if (options.jpeg_quality < 1 || options.jpeg_quality > 100)
     throw UsageError("JPEG quality " + std::to_string(options.jpeg_quality) + " is not in 1..100");
-  YCbCrPlanes expected;  // the sizes only
-  if (planes.components == 1 || planes.components == 3)
-    expected =
-        encoder_sizes(planes.width, planes.height, planes.components, options.jpeg_subsampling);
-  if (expected.components == 0 || expected.plane_width != planes.plane_width ||
-      expected.plane_height != planes.plane_height || expected.h_factor != planes.h_factor ||
-      expected.v_factor != planes.v_factor || planes.samples.size() != sample_count(expected))
+  if (planes.components != 1 && planes.components != 3)
+    throw Error("encoding JPEG failed: the planes are not in the encoder's layout");
+  YCbCrPlanes expected =  // the sizes only
+      encoder_sizes(planes.width, planes.height, planes.components, options.jpeg_subsampling);
+  const bool blocks = planes.as_blocks();
+  const std::size_t samples = sample_count(expected);
+  if (expected.plane_width != planes.plane_width || expected.plane_height != planes.plane_height ||
+      expected.h_factor != planes.h_factor || expected.v_factor != planes.v_factor ||
+      (blocks ? planes.dct.quality != options.jpeg_quality ||
+                    planes.dct.coef.size() != size_blocks(expected)
+              : planes.samples.size() != samples))
     throw Error("encoding JPEG failed: the planes are not in the encoder's layout");
   const JpegStripLayout layout =
       jpeg_strip_layout(planes.width, planes.height, planes.components == 1,
@@ -332,7 +627,8 @@ std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
       planes.width, planes.height, layout, options.threads, [&](int first, int rows) {
         auto c = std::make_unique<Compression>();
         JpegBytes out;
-        out.size = compress_planes(planes, first, rows, options.jpeg_quality, c.get());
+        out.size = blocks ? compress_blocks(planes, first, rows, options.jpeg_quality, c.get())
+                          : compress_planes(planes, first, rows, options.jpeg_quality, c.get());
         if (out.size == 0)
           throw Error(std::string("encoding JPEG failed: ") +
                       (*c->message ? c->message : "libjpeg"));
@@ -340,6 +636,149 @@ std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
         c->data = nullptr;
         return out;
       });
+}
+
+bool decode_jpeg_blocks(const std::vector<std::uint8_t>& bytes, YCbCrPlanes* planes,
+                        std::string* damage) {
+  auto d = std::make_unique<Decompression>();
+  YCbCrPlanes read;
+  if (read_blocks(bytes.data(), bytes.size(), d.get(), &read) != 1) return false;
+  if (damage && *d->warning) *damage = d->warning;
+  *planes = std::move(read);
+  return true;
+}
+
+YCbCrPlanes encoder_block_layout(int width, int height, int components,
+                                 ChromaSubsampling subsampling, int quality) {
+  if (quality < 1 || quality > 100)
+    throw UsageError("JPEG quality " + std::to_string(quality) + " is not in 1..100");
+  YCbCrPlanes p = encoder_sizes(width, height, components, subsampling);
+  sample_count(p);  // the offsets
+  DctBlocks& dct = p.dct;
+  dct.quality = quality;
+  dct.fast_dct = quality < 96;  // tjCompress2 without TJFLAG_ACCURATEDCT
+  std::array<std::uint16_t, 64> luma{}, chroma{};
+  quality_tables(quality, &luma, &chroma);
+  for (int i = 0; i < components; ++i) dct.quant[i] = i == 0 ? luma : chroma;
+  dct.coef.resize(size_blocks(p));
+  return p;
+}
+
+std::array<int, 192> quantisation_divisors(const std::array<std::uint16_t, 64>& quant,
+                                           bool fast_dct) {
+  // jcdctmgr.c: the AAN scale factors of the fast DCT, cos(k pi / 16) sqrt(2) for row and
+  // column, times 2^14.
+  static const std::int16_t aan[64] = {
+      16384, 22725, 21407, 19266, 16384, 12873, 8867,  4520,  22725, 31521, 29692, 26722, 22725,
+      17855, 12299, 6270,  21407, 29692, 27969, 25172, 21407, 16819, 11585, 5906,  19266, 26722,
+      25172, 22654, 19266, 15137, 10426, 5315,  16384, 22725, 21407, 19266, 16384, 12873, 8867,
+      4520,  12873, 17855, 16819, 15137, 12873, 10114, 6967,  3552,  8867,  12299, 11585, 10426,
+      8867,  6967,  4799,  2446,  4520,  6270,  5906,  5315,  4520,  3552,  2446,  1247};
+  std::array<int, 192> t{};
+  for (int i = 0; i < 64; ++i) {
+    const unsigned divisor =
+        fast_dct ? static_cast<unsigned>((static_cast<long>(quant[i]) * aan[i] + (1 << 10)) >> 11)
+                 : static_cast<unsigned>(quant[i]) << 3;
+    // compute_reciprocal, for 16-bit DCT elements (libjpeg-turbo's SIMD builds).
+    unsigned short divisor16 = static_cast<unsigned short>(divisor);
+    if (divisor16 <= 1) {  // unquantised (0 cannot come from a valid table)
+      t[i] = 1;
+      t[64 + i] = 0;
+      t[128 + i] = -16;
+      continue;
+    }
+    int b = 0;
+    while ((divisor16 >> (b + 1)) != 0) ++b;  // floor(log2(divisor))
+    int r = 16 + b;
+    std::uint32_t fq = (std::uint32_t{1} << r) / divisor16;
+    const std::uint32_t fr = (std::uint32_t{1} << r) % divisor16;
+    unsigned c = divisor16 / 2;
+    if (fr == 0) {  // a power of two
+      fq >>= 1;
+      --r;
+    } else if (fr <= divisor16 / 2U) {
+      ++c;
+    } else {
+      ++fq;
+    }
+    t[i] = static_cast<int>(fq & 0xffff);
+    t[64 + i] = static_cast<int>(c & 0xffff);
+    t[128 + i] = r - 16;
+  }
+  return t;
+}
+
+YCbCrPlanes blocks_to_planes(const YCbCrPlanes& planes) {
+  if (!planes.as_blocks()) throw Error("blocks_to_planes: the planes are not DCT blocks");
+  YCbCrPlanes p = planes;
+  p.dct = DctBlocks{};
+  size_samples(p);
+  const DctBlocks& dct = planes.dct;
+  for (int i = 0; i < p.components; ++i) {
+    const int w = p.plane_width[i], h = p.plane_height[i];
+    for (int by = 0; by < dct.blocks_down[i] && by * 8 < h; ++by)
+      for (int bx = 0; bx < dct.blocks_across[i] && bx * 8 < w; ++bx) {
+        const std::int16_t* b = dct.coef.data() + dct.offset[i] +
+                                (static_cast<std::size_t>(by) * dct.blocks_across[i] + bx) * 64;
+        int ws[64];
+        for (int c = 0; c < 8; ++c) {
+          int in[8], out[8];
+          for (int k = 0; k < 8; ++k)
+            in[k] = b[k * 8 + c] * static_cast<std::int16_t>(dct.quant[i][k * 8 + c]);
+          idct_1d(in, out);
+          for (int k = 0; k < 8; ++k) ws[k * 8 + c] = descale(out[k], kIslowBits - kPass1Bits);
+        }
+        for (int r = 0; r < 8 && by * 8 + r < h; ++r) {
+          int out[8];
+          idct_1d(ws + r * 8, out);
+          std::uint8_t* row = p.plane(i) + static_cast<std::size_t>(by * 8 + r) * w + bx * 8;
+          for (int k = 0; k < 8 && bx * 8 + k < w; ++k)
+            row[k] = idct_sample(descale(out[k], kIslowBits + kPass1Bits + 3));
+        }
+      }
+  }
+  return p;
+}
+
+void planes_to_blocks(const YCbCrPlanes& planes, YCbCrPlanes* blocks) {
+  DctBlocks& dct = blocks->dct;
+  if (planes.as_blocks() || !blocks->as_blocks() || planes.width != blocks->width ||
+      planes.height != blocks->height || planes.components != blocks->components ||
+      planes.plane_width != blocks->plane_width || planes.plane_height != blocks->plane_height)
+    throw Error("planes_to_blocks: the planes and blocks are not of one encoder layout");
+  for (int i = 0; i < planes.components; ++i) {
+    const std::array<int, 192> div = quantisation_divisors(dct.quant[i], dct.fast_dct);
+    const int pitch = planes.plane_width[i];
+    for (int by = 0; by < dct.blocks_down[i]; ++by)
+      for (int bx = 0; bx < dct.blocks_across[i]; ++bx) {
+        std::int16_t d[64];
+        for (int r = 0; r < 8; ++r)
+          for (int k = 0; k < 8; ++k)
+            d[r * 8 + k] = static_cast<std::int16_t>(
+                planes.plane(i)[static_cast<std::size_t>(by * 8 + r) * pitch + bx * 8 + k] - 128);
+        for (int r = 0; r < 8; ++r) {
+          if (dct.fast_dct)
+            fdct_fast_1d(d + r * 8, 1);
+          else
+            fdct_slow_1d(d + r * 8, 1, false);
+        }
+        for (int c = 0; c < 8; ++c) {
+          if (dct.fast_dct)
+            fdct_fast_1d(d + c, 8);
+          else
+            fdct_slow_1d(d + c, 8, true);
+        }
+        std::int16_t* out = dct.coef.data() + dct.offset[i] +
+                            (static_cast<std::size_t>(by) * dct.blocks_across[i] + bx) * 64;
+        for (int k = 0; k < 64; ++k) {
+          const int v = d[k];
+          const auto a = static_cast<std::uint32_t>((v < 0 ? -v : v) + div[64 + k]);
+          const auto q = static_cast<std::int16_t>((a * static_cast<std::uint32_t>(div[k])) >>
+                                                   (div[128 + k] + 16));
+          out[k] = v < 0 ? static_cast<std::int16_t>(-q) : q;
+        }
+      }
+  }
 }
 
 Image ycbcr_to_rgba(const YCbCrPlanes& planes) {

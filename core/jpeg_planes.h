@@ -33,6 +33,24 @@ namespace blurtool {
 /// 4:4:4, 2x1 for 4:2:2, 1x2 for 4:4:0, 2x2 for 4:2:0); the samples of the image are the first
 /// ceil(width / h_factor) x ceil(height / v_factor) of a chroma plane and width x height of Y,
 /// the rest is padding (as the layout functions below say).
+/// A JPEG's components as quantised DCT coefficients: component i is blocks_down[i] rows of
+/// blocks_across[i] 8x8 blocks from coef[offset[i]], 64 coefficients a block in natural order
+/// (row-major, not zigzag), as libjpeg's JBLOCK; quant[i] is its quantisation table (natural
+/// order). Decoding: the blocks the file codes (width_in_blocks x height_in_blocks), which
+/// dequantisation and the inverse DCT turn into the planes. Encoding: the blocks the forward
+/// DCT and quantisation make from the planes in encoder_layout (the image's blocks, not the
+/// dummy blocks of partial MCUs, which libjpeg's entropy coder makes itself).
+struct DctBlocks {
+  std::array<int, 3> blocks_across{}, blocks_down{};
+  std::array<std::size_t, 3> offset{};
+  std::array<std::array<std::uint16_t, 64>, 3> quant{};
+  int quality = 0;        ///< encoding: the quality the tables were scaled for (1..100)
+  bool fast_dct = false;  ///< encoding: the fast integer forward DCT (TurboJPEG below 96)
+  PixelVector<std::int16_t> coef;
+
+  bool empty() const { return coef.empty(); }
+};
+
 struct YCbCrPlanes {
   int width = 0, height = 0;  ///< the image, pixels
   int components = 0;         ///< 1 (greyscale: Y) or 3 (Y, Cb, Cr); 0: no planes
@@ -40,8 +58,19 @@ struct YCbCrPlanes {
   std::array<int, 3> plane_width{}, plane_height{};
   std::array<std::size_t, 3> offset{};
   PixelVector<std::uint8_t> samples;
+  /// The planes as DCT blocks instead (then `samples` is empty): the JPEG stages of the IDCT or
+  /// the forward DCT run on the device too (kernels/ycbcr.cl), the host only entropy-codes.
+  DctBlocks dct;
 
   bool empty() const { return components == 0; }
+  bool as_blocks() const { return !dct.empty(); }
+  /// The samples the planes hold, as blocks or not.
+  std::size_t sample_count() const {
+    return components == 0
+               ? 0
+               : offset[components - 1] + static_cast<std::size_t>(plane_width[components - 1]) *
+                                              plane_height[components - 1];
+  }
   /// Chroma samples a row and rows that hold image data.
   int chroma_width() const { return (width + h_factor - 1) / h_factor; }
   int chroma_height() const { return (height + v_factor - 1) / v_factor; }
@@ -83,12 +112,47 @@ YCbCrPlanes decode_jpeg_planes(const std::vector<std::uint8_t>& bytes, const std
                                std::string* damage = nullptr);
 
 /// The JPEG of `planes` (encoder_layout, of the components and subsampling options.
-/// jpeg_subsampling gives), at options.jpeg_quality, in the restart strips of
+/// jpeg_subsampling gives; or encoder_block_layout at that quality, its blocks entropy-coded
+/// through jpeg_write_coefficients), at options.jpeg_quality, in the restart strips of
 /// jpeg_strip_layout on up to options.threads threads: the bytes encode_rgba writes for the
 /// RGBA image the planes were made from (rgba_to_ycbcr). Throws blurtool::UsageError for a
 /// quality outside 1..100, blurtool::Error if libjpeg fails or the planes are not such a layout.
 std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
                                              const EncodeOptions& options);
+
+/// Decodes JPEG `bytes` (jpeg_planes_supported) only as far as its quantised DCT blocks
+/// (libjpeg's jpeg_read_coefficients), into *planes: decoder_layout's sizes without samples,
+/// and planes->dct. False, *planes untouched, for a file the blocks do not take: progressive or
+/// arithmetic coding, other than 8-bit, or components libjpeg codes otherwise than
+/// decoder_layout says; also for data libjpeg refuses (the whole decoder then says why).
+/// Damaged data that libjpeg decodes anyway leaves its first warning in `damage`. Never throws
+/// but std::bad_alloc.
+bool decode_jpeg_blocks(const std::vector<std::uint8_t>& bytes, YCbCrPlanes* planes,
+                        std::string* damage = nullptr);
+
+/// encoder_layout's sizes for a JPEG at `quality` (1..100) held as DCT blocks: dct sized for
+/// the image's blocks, quant holding the tables jpeg_set_quality gives (baseline), fast_dct for
+/// a quality below 96; no samples. encode_jpeg_planes takes it once the blocks are made (on the
+/// device, or by planes_to_blocks). Throws blurtool::UsageError for a quality outside 1..100.
+YCbCrPlanes encoder_block_layout(int width, int height, int components,
+                                 ChromaSubsampling subsampling, int quality);
+
+/// jcdctmgr.c's quantisation divisors for table `quant`: 64 reciprocals, 64 corrections (with
+/// the rounding), 64 shifts, such that a coefficient c becomes
+/// sign(c) * (((|c| + correction) * reciprocal) >> (shift + 16)) as a 16-bit value; for the
+/// fast DCT the table is scaled by its AAN factors first. The kernel plane_to_dct takes them.
+std::array<int, 192> quantisation_divisors(const std::array<std::uint16_t, 64>& quant,
+                                           bool fast_dct);
+
+/// The host reference of the device's IDCT (kernel dct_to_plane): `planes` (decode_jpeg_blocks)
+/// with samples, each block dequantised and inverse-transformed by jidctint.c's arithmetic,
+/// as tjDecompressToYUVPlanes gives them. Throws blurtool::Error unless planes are blocks.
+YCbCrPlanes blocks_to_planes(const YCbCrPlanes& planes);
+
+/// The host reference of the device's forward DCT (kernel plane_to_dct): `blocks`
+/// (encoder_block_layout) with its coefficients made from `planes` (encoder_layout of the
+/// same image), as libjpeg's compressor makes them. Throws blurtool::Error for other layouts.
+void planes_to_blocks(const YCbCrPlanes& planes, YCbCrPlanes* blocks);
 
 /// RGBA8 pixels of `planes` (decoder_layout) as tjDecompress2 would decode the JPEG: fancy
 /// upsampling and YCbCr -> RGB, alpha 255; grey as R = G = B. The host reference of the device

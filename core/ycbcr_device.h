@@ -4,6 +4,8 @@
 // it when asked for planes (PlaneTransfer, core/filter.h).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <vector>
 
 #include "core/cl_runtime.h"
@@ -33,6 +35,19 @@ class YCbCrConverter {
   std::vector<cl::Event> to_planes(const cl::Image2D& src, const YCbCrPlanes& layout,
                                    const cl::Buffer& planes);
 
+  /// Enqueues the dequantisation and inverse DCT of `layout`'s blocks (decode_jpeg_blocks: its
+  /// dct's coefficients in `coef`, from element 0) into its planes (decoder_layout offsets) in
+  /// `planes`: what tjDecompressToYUVPlanes gives. The quantisation tables go up from
+  /// layout.dct.quant when they differ from the last call's. One event a component.
+  std::vector<cl::Event> blocks_to_planes(const cl::Buffer& coef, const YCbCrPlanes& layout,
+                                          const cl::Buffer& planes);
+
+  /// Enqueues the forward DCT and quantisation of `layout`'s planes (encoder_block_layout's
+  /// sizes and tables; samples in `planes` at layout.offset) into its coefficients in `coef`:
+  /// what libjpeg's compressor codes. One event a component.
+  std::vector<cl::Event> planes_to_blocks(const cl::Buffer& planes, const YCbCrPlanes& layout,
+                                          const cl::Buffer& coef);
+
  private:
   template <typename Dst>
   cl::Event enqueue_to_rgba(cl::Kernel& kernel, const cl::Buffer& planes, const YCbCrPlanes& layout,
@@ -43,7 +58,12 @@ class YCbCrConverter {
 
   Runtime& runtime_;
   cl::Kernel to_rgba_buffer_, to_rgba_image_, luma_buffer_, luma_image_, chroma_buffer_,
-      chroma_image_;
+      chroma_image_, dct_to_plane_, plane_to_dct_;
+  // The tables on the device, and what they were made from (fast_dct 0/1; -1: none yet).
+  cl::Buffer quant_, divisors_;
+  std::array<std::array<std::uint16_t, 64>, 3> quant_of_{}, divisors_of_{};
+  int divisors_fast_ = -1;
+  bool quant_set_ = false;
 };
 
 }  // namespace blurtool

@@ -145,3 +145,188 @@ kernel void rgba_to_chroma_image(read_only image2d_t src, int width, int height,
                                  int c_rows, int hf, int vf, int ch) {
   CHROMA_BODY(FETCH_IMAGE);
 }
+
+// ---------------------------------------------------------------------------------------------
+// JPEG's per-block stages on the device, with libjpeg-turbo's integer arithmetic (the host
+// references are blocks_to_planes and planes_to_blocks in core/jpeg_planes.cpp):
+//   - decoding: quantised DCT coefficients (libjpeg's JBLOCKs, 64 shorts in natural order) ->
+//     dequantisation and the accurate integer inverse DCT (jidctint.c, Loeffler-Ligtenberg-
+//     Moschytz with 13-bit constants) -> a plane of samples;
+//   - encoding: a plane in the raw-data layout -> the forward DCT, fast integer (jfdctfst.c,
+//     Arai-Agui-Nakajima with 8-bit constants, below quality 96) or accurate integer
+//     (jfdctint.c) -> quantisation by reciprocal multiplication (jcdctmgr.c) -> coefficients.
+// One work-item per 8x8 block, its two passes in private memory.
+
+#define ISLOW_BITS 13
+#define PASS1_BITS 2
+// DESCALE of jdct.h: a right shift rounding half up.
+#define DESCALE(x, n) (((x) + (1 << ((n)-1))) >> (n))
+
+// The 1-D 8-point LLM inverse DCT of in[0..7] (already dequantised, or pass 1's output), the
+// even part then the odd part; out[k] before its final descale.
+inline void idct_1d(const int in[8], int out[8]) {
+  int z2 = in[2], z3 = in[6];
+  int z1 = (z2 + z3) * 4433;
+  const int t2 = z1 + z3 * -15137, t3 = z1 + z2 * 6270;
+  const int t0 = (in[0] + in[4]) << ISLOW_BITS, t1 = (in[0] - in[4]) << ISLOW_BITS;
+  const int t10 = t0 + t3, t13 = t0 - t3, t11 = t1 + t2, t12 = t1 - t2;
+  int o3 = in[1], o2 = in[3], o1 = in[5], o0 = in[7];
+  int z4 = o1 + o3;
+  z3 = o0 + o2;
+  z2 = o1 + o2;
+  z1 = o0 + o3;
+  const int z5 = (z3 + z4) * 9633;
+  o3 *= 12299;
+  o2 *= 25172;
+  o1 *= 16819;
+  o0 *= 2446;
+  z4 = z4 * -3196 + z5;
+  z3 = z3 * -16069 + z5;
+  z1 *= -7373;
+  z2 *= -20995;
+  o3 += z1 + z4;
+  o2 += z2 + z3;
+  o1 += z2 + z4;
+  o0 += z1 + z3;
+  out[0] = t10 + o3;
+  out[7] = t10 - o3;
+  out[1] = t11 + o2;
+  out[6] = t11 - o2;
+  out[2] = t12 + o1;
+  out[5] = t12 - o1;
+  out[3] = t13 + o0;
+  out[4] = t13 - o0;
+}
+
+// libjpeg's post-IDCT range limit: the value plus 128, clamped to 0..255, taken modulo 1024
+// first as its table lookup does (so that wild coefficients wrap as they do there).
+inline uchar idct_sample(int v) {
+  const int m = v & 1023;
+  return (uchar)(m < 512 ? min(m + 128, 255) : m >= 896 ? m - 896 : 0);
+}
+
+// Block (bx, by) of one component: coefficients from coef + coef_off + (by * blocks_across +
+// bx) * 64, dequantised by quant_tables[quant_off..+63], into the plane (pitch samples a row) where it lies inside
+// width x height samples.
+kernel void dct_to_plane(global const short* restrict coef, long coef_off, int blocks_across,
+                         int blocks_down, global const ushort* restrict quant_tables,
+                         int quant_off, global uchar* planes, int offset, int pitch, int width,
+                         int height) {
+  const int bx = get_global_id(0), by = get_global_id(1);
+  if (bx >= blocks_across || by >= blocks_down || bx * 8 >= width || by * 8 >= height) return;
+  global const short* b = coef + coef_off + ((size_t)by * blocks_across + bx) * 64;
+  global const ushort* quant = quant_tables + quant_off;
+  int ws[64];
+  for (int c = 0; c < 8; ++c) {  // pass 1: columns, kept scaled by 2^PASS1_BITS
+    int in[8], out[8];
+    bool ac = false;
+    for (int k = 0; k < 8; ++k) {
+      in[k] = b[k * 8 + c] * (int)(short)quant[k * 8 + c];  // libjpeg's 16-bit multipliers
+      ac |= k > 0 && in[k] != 0;
+    }
+    if (!ac) {  // jidctint.c's shortcut, the same values
+      for (int k = 0; k < 8; ++k) ws[k * 8 + c] = in[0] << PASS1_BITS;
+      continue;
+    }
+    idct_1d(in, out);
+    for (int k = 0; k < 8; ++k) ws[k * 8 + c] = DESCALE(out[k], ISLOW_BITS - PASS1_BITS);
+  }
+  for (int r = 0; r < 8; ++r) {  // pass 2: rows, to samples
+    const int y = by * 8 + r;
+    if (y >= height) break;
+    int out[8];
+    idct_1d(ws + r * 8, out);
+    global uchar* row = planes + offset + (size_t)y * pitch + bx * 8;
+    for (int k = 0; k < 8 && bx * 8 + k < width; ++k)
+      row[k] = idct_sample(DESCALE(out[k], ISLOW_BITS + PASS1_BITS + 3));
+  }
+}
+
+// The 1-D 8-point AAN forward DCT of d[0..7] in place, in 16-bit DCTELEMs as jfdctfst.c.
+#define FAST_MUL(v, c) ((short)(((int)(v) * (c)) >> 8))
+inline void fdct_fast_1d(short d[8]) {
+  const short t0 = d[0] + d[7], t7 = d[0] - d[7], t1 = d[1] + d[6], t6 = d[1] - d[6];
+  const short t2 = d[2] + d[5], t5 = d[2] - d[5], t3 = d[3] + d[4], t4 = d[3] - d[4];
+  short t10 = t0 + t3, t13 = t0 - t3, t11 = t1 + t2, t12 = t1 - t2;
+  d[0] = t10 + t11;
+  d[4] = t10 - t11;
+  const short z1 = FAST_MUL(t12 + t13, 181);
+  d[2] = t13 + z1;
+  d[6] = t13 - z1;
+  t10 = t4 + t5;
+  t11 = t5 + t6;
+  t12 = t6 + t7;
+  const short z5 = FAST_MUL(t10 - t12, 98);
+  const short z2 = FAST_MUL(t10, 139) + z5, z4 = FAST_MUL(t12, 334) + z5;
+  const short z3 = FAST_MUL(t11, 181);
+  const short z11 = t7 + z3, z13 = t7 - z3;
+  d[5] = z13 + z2;
+  d[3] = z13 - z2;
+  d[1] = z11 + z4;
+  d[7] = z11 - z4;
+}
+
+// The 1-D 8-point LLM forward DCT of d[0..7] in place (jfdctint.c); `last`: pass 2, which
+// removes pass 1's scaling.
+inline void fdct_slow_1d(short d[8], bool last) {
+  const int t0 = d[0] + d[7], t7 = d[0] - d[7], t1 = d[1] + d[6], t6 = d[1] - d[6];
+  const int t2 = d[2] + d[5], t5 = d[2] - d[5], t3 = d[3] + d[4], t4 = d[3] - d[4];
+  const int t10 = t0 + t3, t13 = t0 - t3, t11 = t1 + t2, t12 = t1 - t2;
+  const int shift = last ? ISLOW_BITS + PASS1_BITS : ISLOW_BITS - PASS1_BITS;
+  d[0] = (short)(last ? DESCALE(t10 + t11, PASS1_BITS) : (t10 + t11) << PASS1_BITS);
+  d[4] = (short)(last ? DESCALE(t10 - t11, PASS1_BITS) : (t10 - t11) << PASS1_BITS);
+  const int e = (t12 + t13) * 4433;
+  d[2] = (short)DESCALE(e + t13 * 6270, shift);
+  d[6] = (short)DESCALE(e + t12 * -15137, shift);
+  int z1 = t4 + t7, z2 = t5 + t6, z3 = t4 + t6, z4 = t5 + t7;
+  const int z5 = (z3 + z4) * 9633;
+  const int o4 = t4 * 2446, o5 = t5 * 16819, o6 = t6 * 25172, o7 = t7 * 12299;
+  z1 *= -7373;
+  z2 *= -20995;
+  z3 = z3 * -16069 + z5;
+  z4 = z4 * -3196 + z5;
+  d[7] = (short)DESCALE(o4 + z1 + z3, shift);
+  d[5] = (short)DESCALE(o5 + z2 + z4, shift);
+  d[3] = (short)DESCALE(o6 + z2 + z3, shift);
+  d[1] = (short)DESCALE(o7 + z1 + z4, shift);
+}
+
+// Blocks (bx, by) of one component's plane (pitch samples a row, every block inside it) to
+// quantised coefficients at coef + coef_off + (by * blocks_across + bx) * 64. divisors (from
+// divisor_tables + div_off): 64 reciprocals,
+// 64 corrections and 64 shifts (jcdctmgr.c's compute_reciprocal); fast: the AAN DCT.
+kernel void plane_to_dct(global const uchar* restrict planes, int offset, int pitch,
+                         global short* restrict coef, long coef_off, int blocks_across,
+                         int blocks_down, global const int* restrict divisor_tables, int div_off,
+                         int fast) {
+  global const int* divisors = divisor_tables + div_off;
+  const int bx = get_global_id(0), by = get_global_id(1);
+  if (bx >= blocks_across || by >= blocks_down) return;
+  short d[64];
+  for (int r = 0; r < 8; ++r) {
+    global const uchar* row = planes + offset + (size_t)(by * 8 + r) * pitch + bx * 8;
+    for (int k = 0; k < 8; ++k) d[r * 8 + k] = (short)(row[k] - 128);
+  }
+  for (int r = 0; r < 8; ++r) {
+    if (fast)
+      fdct_fast_1d(d + r * 8);
+    else
+      fdct_slow_1d(d + r * 8, false);
+  }
+  for (int c = 0; c < 8; ++c) {
+    short col[8];
+    for (int k = 0; k < 8; ++k) col[k] = d[k * 8 + c];
+    if (fast)
+      fdct_fast_1d(col);
+    else
+      fdct_slow_1d(col, true);
+    for (int k = 0; k < 8; ++k) d[k * 8 + c] = col[k];
+  }
+  global short* out = coef + coef_off + ((size_t)by * blocks_across + bx) * 64;
+  for (int i = 0; i < 64; ++i) {
+    const int v = d[i];
+    const uint a = (uint)((v < 0 ? -v : v) + divisors[64 + i]);
+    const short q = (short)((a * (uint)divisors[i]) >> (divisors[128 + i] + 16));
+    out[i] = v < 0 ? (short)-q : q;
+  }
+}

@@ -13,7 +13,7 @@
 #include "core/filter.h"
 #include "core/jpeg_planes.h"
 #include "core/ycbcr_device.h"
-#include "test_support.h"
+#include "jpeg_test_support.h"
 
 using namespace blurtool;
 
@@ -21,33 +21,6 @@ namespace {
 
 const int kSizes[][2] = {{1, 1},  {2, 3},   {3, 5},  {4, 4},    {5, 2},
                          {17, 9}, {333, 1}, {1, 40}, {101, 77}, {64, 48}};
-
-// A width x height photo-like RGBA image: smooth gradients with seeded noise (a JPEG of pure
-// noise would be all high frequencies, a gradient alone all DC).
-Image test_picture(int w, int h, unsigned seed) {
-  Image noise = random_rgba(w, h, seed);
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x)
-      for (int c = 0; c < 3; ++c) {
-        std::uint8_t& v = noise.pixels[noise.index(x, y, c)];
-        v = static_cast<std::uint8_t>((x * 255 / w + y * 128 / h + c * 60 + v / 4) % 256);
-      }
-  return noise;
-}
-
-// `rgba` compressed by tjCompress2 at quality 90 with TurboJPEG's `subsampling`.
-std::vector<std::uint8_t> tj_jpeg(const Image& rgba, int subsampling) {
-  tjhandle handle = tjInitCompress();
-  unsigned char* data = nullptr;
-  unsigned long size = 0;
-  EXPECT_EQ(tjCompress2(handle, rgba.pixels.data(), rgba.width, 0, rgba.height, TJPF_RGBX, &data,
-                        &size, subsampling, 90, 0),
-            0);
-  std::vector<std::uint8_t> bytes(data, data + size);
-  tjFree(data);
-  tjDestroy(handle);
-  return bytes;
-}
 
 // tjDecompress2's RGBX pixels of `jpeg` (X = 255).
 Image tj_rgba(const std::vector<std::uint8_t>& jpeg, int w, int h) {

@@ -1,0 +1,44 @@
+// Helpers shared by the JPEG plane and block tests: photo-like test images and JPEGs made by
+// TurboJPEG itself (the reference every JPEG path of blurtool is held to).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <turbojpeg.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "test_support.h"
+
+namespace blurtool {
+
+/// A width x height photo-like RGBA image: smooth gradients with seeded noise (a JPEG of pure
+/// noise would be all high frequencies, a gradient alone all DC).
+inline Image test_picture(int w, int h, unsigned seed) {
+  Image noise = random_rgba(w, h, seed);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int c = 0; c < 3; ++c) {
+        std::uint8_t& v = noise.pixels[noise.index(x, y, c)];
+        v = static_cast<std::uint8_t>((x * 255 / w + y * 128 / h + c * 60 + v / 4) % 256);
+      }
+  return noise;
+}
+
+/// `rgba` compressed by tjCompress2 from RGBX at `quality` with TurboJPEG's `subsampling` and
+/// `flags`.
+inline std::vector<std::uint8_t> tj_jpeg(const Image& rgba, int subsampling, int quality = 90,
+                                         int flags = 0) {
+  tjhandle handle = tjInitCompress();
+  unsigned char* data = nullptr;
+  unsigned long size = 0;
+  EXPECT_EQ(tjCompress2(handle, rgba.pixels.data(), rgba.width, 0, rgba.height, TJPF_RGBX, &data,
+                        &size, subsampling, quality, flags),
+            0);
+  std::vector<std::uint8_t> bytes(data, data + size);
+  tjFree(data);
+  tjDestroy(handle);
+  return bytes;
+}
+
+}  // namespace blurtool

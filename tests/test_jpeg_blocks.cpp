@@ -1,0 +1,172 @@
+// JPEG's DCT blocks (core/jpeg_planes.h: decode_jpeg_blocks, encoder_block_layout and the host
+// references blocks_to_planes and planes_to_blocks) and their device transforms
+// (core/ycbcr_device.h): the planes an inverse DCT makes must be tjDecompressToYUVPlanes' own,
+// and the files encoded from forward-DCT blocks tjCompress2's own bytes, at every chroma
+// subsampling, at sizes that are no multiple of a block or an MCU, at the qualities that take
+// the fast and the accurate DCT, and in restart strips.
+#include <gtest/gtest.h>
+#include <turbojpeg.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/box_blur.h"
+#include "core/filter.h"
+#include "core/jpeg_planes.h"
+#include "core/ycbcr_device.h"
+#include "jpeg_test_support.h"
+
+using namespace blurtool;
+
+namespace {
+
+const int kSizes[][2] = {{1, 1},   {3, 5},  {8, 8},    {9, 17},  {17, 9},
+                         {333, 3}, {1, 40}, {101, 77}, {64, 48}, {130, 66}};
+
+const std::pair<int, const char*> kDecodeCases[] = {{TJSAMP_444, "444"},
+                                                    {TJSAMP_422, "422"},
+                                                    {TJSAMP_440, "440"},
+                                                    {TJSAMP_420, "420"},
+                                                    {TJSAMP_GRAY, "grey"}};
+
+const ChromaSubsampling kEncodeCases[] = {ChromaSubsampling::s444, ChromaSubsampling::s422,
+                                          ChromaSubsampling::s420};
+
+bool same_sizes(const YCbCrPlanes& a, const YCbCrPlanes& b) {
+  return a.width == b.width && a.height == b.height && a.components == b.components &&
+         a.h_factor == b.h_factor && a.v_factor == b.v_factor && a.plane_width == b.plane_width &&
+         a.plane_height == b.plane_height && a.offset == b.offset;
+}
+
+}  // namespace
+
+TEST(JpegBlocks, HostInverseDctGivesTurboJpegsPlanes) {
+  for (const auto& size : kSizes)
+    for (const auto& [subsampling, name] : kDecodeCases)
+      for (int quality : {30, 90, 100}) {
+        const int w = size[0], h = size[1];
+        SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " " + name + " quality " +
+                     std::to_string(quality));
+        const std::vector<std::uint8_t> jpeg =
+            tj_jpeg(test_picture(w, h, w * 5 + h), subsampling, quality);
+        YCbCrPlanes blocks;
+        ASSERT_TRUE(decode_jpeg_blocks(jpeg, &blocks));
+        EXPECT_TRUE(blocks.samples.empty());
+        const YCbCrPlanes expected = decode_jpeg_planes(jpeg, "test.jpg");
+        ASSERT_TRUE(same_sizes(blocks, expected));
+        const YCbCrPlanes got = blocks_to_planes(blocks);
+        EXPECT_TRUE(got.samples == expected.samples);
+      }
+}
+
+TEST(JpegBlocks, EncodingForwardDctBlocksGivesTurboJpegsBytes) {
+  for (const auto& size : kSizes)
+    for (int components : {3, 1})
+      for (ChromaSubsampling s : kEncodeCases) {
+        if (components == 1 && s != ChromaSubsampling::s420) continue;  // grey has none
+        const int w = size[0], h = size[1];
+        const Image rgba = test_picture(w, h, w + 3 * h);
+        const YCbCrPlanes planes = rgba_to_ycbcr(rgba, components, s);
+        for (int quality : {95, 96, 100, 40}) {  // fast DCT below 96, accurate from 96
+          YCbCrPlanes blocks = encoder_block_layout(w, h, components, s, quality);
+          EXPECT_EQ(blocks.dct.fast_dct, quality < 96);
+          planes_to_blocks(planes, &blocks);
+          for (int strip_rows : {0, 16}) {  // one piece or restart strips of 16 rows
+            SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " components " +
+                         std::to_string(components) + " subsampling " +
+                         std::to_string(static_cast<int>(s)) + " quality " +
+                         std::to_string(quality) + " strip rows " + std::to_string(strip_rows));
+            EncodeOptions e;
+            e.jpeg_quality = quality;
+            e.jpeg_subsampling = s;
+            e.jpeg_strip_rows = strip_rows;
+            EXPECT_EQ(encode_jpeg_planes(blocks, e),
+                      encode_rgba(rgba, components, ImageFormat::jpeg, e));
+          }
+        }
+      }
+}
+
+TEST(JpegBlocks, EncoderRefusesBlocksOfAnotherQualityOrLayout) {
+  YCbCrPlanes blocks = encoder_block_layout(33, 17, 3, ChromaSubsampling::s420, 90);
+  planes_to_blocks(rgba_to_ycbcr(test_picture(33, 17, 1), 3, ChromaSubsampling::s420), &blocks);
+  EncodeOptions e;
+  e.jpeg_subsampling = ChromaSubsampling::s420;
+  e.jpeg_quality = 91;
+  EXPECT_THROW(encode_jpeg_planes(blocks, e), Error);
+  e.jpeg_quality = 90;
+  e.jpeg_subsampling = ChromaSubsampling::s444;
+  EXPECT_THROW(encode_jpeg_planes(blocks, e), Error);
+  EXPECT_THROW(encoder_block_layout(33, 17, 3, ChromaSubsampling::s420, 101), UsageError);
+  EXPECT_THROW(
+      planes_to_blocks(rgba_to_ycbcr(test_picture(33, 18, 1), 3, ChromaSubsampling::s420), &blocks),
+      Error);
+}
+
+// Progressive and arithmetic-coded files are left to the whole decoder; damaged data is
+// decoded as libjpeg decodes it, with TurboJPEG's warning.
+TEST(JpegBlocks, OnlySequentialHuffmanFilesAreTakenAndDamageIsReported) {
+  const Image rgba = test_picture(40, 24, 3);
+  YCbCrPlanes blocks;
+  EXPECT_FALSE(decode_jpeg_blocks(tj_jpeg(rgba, TJSAMP_420, 90, TJFLAG_PROGRESSIVE), &blocks));
+  setenv("TJ_ARITHMETIC", "1", 1);  // read by tjCompress2 of a fresh handle
+  const std::vector<std::uint8_t> arithmetic = tj_jpeg(rgba, TJSAMP_420, 90);
+  unsetenv("TJ_ARITHMETIC");
+  EXPECT_FALSE(decode_jpeg_blocks(arithmetic, &blocks));
+  EXPECT_FALSE(decode_jpeg_blocks(std::vector<std::uint8_t>{0xFF, 0xD8, 0xFF}, &blocks));
+  EXPECT_TRUE(blocks.empty());
+  std::vector<std::uint8_t> cut = tj_jpeg(rgba, TJSAMP_420, 90);
+  cut.resize(cut.size() * 2 / 3);
+  std::string damage, expected_damage;
+  ASSERT_TRUE(decode_jpeg_blocks(cut, &blocks, &damage));
+  const YCbCrPlanes expected = decode_jpeg_planes(cut, "cut.jpg", &expected_damage);
+  EXPECT_FALSE(damage.empty());
+  EXPECT_EQ(damage, expected_damage);
+  EXPECT_TRUE(blocks_to_planes(blocks).samples == expected.samples);
+}
+
+TEST(JpegBlocks, DeviceTransformsMatchTheHostReference) {
+  Runtime& rt = runtime();
+  YCbCrConverter converter(rt);
+  cl::CommandQueue& queue = rt.queue();
+  for (const auto& size : kSizes)
+    for (const auto& [subsampling, name] : kDecodeCases)
+      for (int quality : {50, 97}) {
+        const int w = size[0], h = size[1];
+        SCOPED_TRACE(std::string("decode ") + std::to_string(w) + "x" + std::to_string(h) + " " +
+                     name + " quality " + std::to_string(quality));
+        YCbCrPlanes blocks;
+        ASSERT_TRUE(
+            decode_jpeg_blocks(tj_jpeg(test_picture(w, h, w + h), subsampling, quality), &blocks));
+        const YCbCrPlanes expected = blocks_to_planes(blocks);
+        cl::Buffer coef(rt.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                        blocks.dct.coef.size() * 2, blocks.dct.coef.data());
+        cl::Buffer out(rt.context(), CL_MEM_READ_WRITE, expected.samples.size());
+        converter.blocks_to_planes(coef, blocks, out);
+        std::vector<std::uint8_t> got(expected.samples.size());
+        queue.enqueueReadBuffer(out, CL_TRUE, 0, got.size(), got.data());
+        EXPECT_TRUE(got == expected.samples);
+      }
+  for (const auto& size : kSizes)
+    for (int components : {3, 1})
+      for (ChromaSubsampling s : kEncodeCases)
+        for (int quality : {95, 100}) {
+          if (components == 1 && s != ChromaSubsampling::s420) continue;
+          const int w = size[0], h = size[1];
+          SCOPED_TRACE("encode " + std::to_string(w) + "x" + std::to_string(h) + " components " +
+                       std::to_string(components) + " subsampling " +
+                       std::to_string(static_cast<int>(s)) + " quality " + std::to_string(quality));
+          const YCbCrPlanes planes = rgba_to_ycbcr(test_picture(w, h, 3 * w + h), components, s);
+          YCbCrPlanes expected = encoder_block_layout(w, h, components, s, quality);
+          planes_to_blocks(planes, &expected);
+          cl::Buffer in(rt.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                        planes.samples.size(), const_cast<std::uint8_t*>(planes.samples.data()));
+          const std::size_t bytes = expected.dct.coef.size() * 2;
+          cl::Buffer coef(rt.context(), CL_MEM_READ_WRITE, bytes);
+          converter.planes_to_blocks(in, expected, coef);
+          std::vector<std::int16_t> got(expected.dct.coef.size());
+          queue.enqueueReadBuffer(coef, CL_TRUE, 0, bytes, got.data());
+          EXPECT_TRUE(got == expected.dct.coef);
+        }
+}
