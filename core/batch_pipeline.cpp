@@ -303,6 +303,7 @@ struct StageTimes {
   double ready_s = 0;         // ... when every device was open
   double first_result_s = 0;  // ... when the first image came off a device
   size_t planes_in = 0, planes_out = 0;  // images decoded to, results made as, colour planes
+  size_t blocks_in = 0, blocks_out = 0;  // ... of them as DCT blocks
 };
 
 std::string clock_text(double seconds) {
@@ -608,6 +609,7 @@ class Pipeline {
         if (ok) {
           add(times_.decode, lap);
           if (d.source.has_planes()) ++times_.planes_in;
+          if (d.source.planes.as_blocks()) ++times_.blocks_in;
           decoded_bytes_ += d.source.bytes();
           decoded_.push_back(std::move(d));
         } else {
@@ -647,6 +649,7 @@ class Pipeline {
       if (ok) {
         if (times_.device.images == 0) times_.first_result_s = seconds();
         if (!f.rendered.planes.empty()) ++times_.planes_out;
+        if (f.rendered.planes.as_blocks()) ++times_.blocks_out;
         finished_.push_back(std::move(f));
         add(times_.device, lap);
         times_.upload_ms += timings.upload_ms;
@@ -757,9 +760,9 @@ void print_stage_times(const Pipeline& pipeline) {
       user + system, user, system, wall, wall > 0 ? (user + system) / wall : 0.0,
       user + system - stages, t.known_s, t.ready_s, t.first_result_s);
   std::printf(
-      "JPEG colour stages on the device (--jpeg-codec): %zu images decoded to colour planes, "
-      "%zu results returned as colour planes\n",
-      t.planes_in, t.planes_out);
+      "JPEG colour stages on the device (--jpeg-codec): %zu images decoded to colour planes "
+      "(%zu as DCT blocks), %zu results returned as colour planes (%zu as DCT blocks)\n",
+      t.planes_in, t.blocks_in, t.planes_out, t.blocks_out);
 }
 
 }  // namespace

@@ -232,10 +232,20 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
 
   auto start = std::chrono::steady_clock::now();
   if (planes_in) {
-    // The planes go up as they are (from pinned memory in a batch) and become RGBA there.
-    const size_t n = planes_in->samples.size();
-    ensure_buffer(runtime, filter.io_planes_in, filter.io_planes_in_bytes, n, CL_MEM_READ_ONLY);
-    queue.enqueueWriteBuffer(filter.io_planes_in, CL_TRUE, 0, n, planes_in->samples.data());
+    // The planes go up as they are (from pinned memory in a batch), or as DCT blocks that the
+    // inverse DCT turns into them, and become RGBA there.
+    const size_t n = planes_in->sample_count();
+    ensure_buffer(runtime, filter.io_planes_in, filter.io_planes_in_bytes, n, CL_MEM_READ_WRITE);
+    if (planes_in->as_blocks()) {
+      const size_t coef_bytes = planes_in->dct.coef.size() * sizeof(std::int16_t);
+      ensure_buffer(runtime, filter.io_blocks_in, filter.io_blocks_in_bytes, coef_bytes,
+                    CL_MEM_READ_ONLY);
+      queue.enqueueWriteBuffer(filter.io_blocks_in, CL_TRUE, 0, coef_bytes,
+                               planes_in->dct.coef.data());
+      filter.io_ycbcr->blocks_to_planes(filter.io_blocks_in, *planes_in, filter.io_planes_in);
+    } else {
+      queue.enqueueWriteBuffer(filter.io_planes_in, CL_TRUE, 0, n, planes_in->samples.data());
+    }
     if (buffers)
       filter.io_ycbcr->to_rgba(filter.io_planes_in, *planes_in, filter.io_src_buffer);
     else
@@ -279,13 +289,21 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   start = std::chrono::steady_clock::now();
   if (planes.output) {
     YCbCrPlanes& out = *planes.output;
-    const size_t n = out.samples.size();
-    ensure_buffer(runtime, filter.io_planes_out, filter.io_planes_out_bytes, n, CL_MEM_WRITE_ONLY);
+    const size_t n = out.sample_count();
+    ensure_buffer(runtime, filter.io_planes_out, filter.io_planes_out_bytes, n, CL_MEM_READ_WRITE);
     if (buffers)
       filter.io_ycbcr->to_planes(filter.io_dst_buffer, out, filter.io_planes_out);
     else
       filter.io_ycbcr->to_planes(filter.io_dst, out, filter.io_planes_out);
-    queue.enqueueReadBuffer(filter.io_planes_out, CL_TRUE, 0, n, out.samples.data());
+    if (out.as_blocks()) {  // and on to DCT blocks, which the host entropy-codes
+      const size_t coef_bytes = out.dct.coef.size() * sizeof(std::int16_t);
+      ensure_buffer(runtime, filter.io_blocks_out, filter.io_blocks_out_bytes, coef_bytes,
+                    CL_MEM_WRITE_ONLY);
+      filter.io_ycbcr->planes_to_blocks(filter.io_planes_out, out, filter.io_blocks_out);
+      queue.enqueueReadBuffer(filter.io_blocks_out, CL_TRUE, 0, coef_bytes, out.dct.coef.data());
+    } else {
+      queue.enqueueReadBuffer(filter.io_planes_out, CL_TRUE, 0, n, out.samples.data());
+    }
     run.download_ms = ms_since(start);
     return run;
   }

@@ -147,6 +147,9 @@ class Filter {
   std::shared_ptr<YCbCrConverter> io_ycbcr;
   cl::Buffer io_planes_in, io_planes_out;
   std::size_t io_planes_in_bytes = 0, io_planes_out_bytes = 0;
+  /// The planes' DCT blocks, where they travel as such (YCbCrPlanes::as_blocks).
+  cl::Buffer io_blocks_in, io_blocks_out;
+  std::size_t io_blocks_in_bytes = 0, io_blocks_out_bytes = 0;
 
  protected:
   /// " 16-bit" for a 16-bit filter, else "": the end of describe().
@@ -174,11 +177,12 @@ using FilterRun16 = BasicFilterRun<std::uint16_t>;
 /// encoding then run on the device (core/ycbcr_device.h), and 1.5 bytes a pixel travel at
 /// 4:2:0 instead of 4.
 struct PlaneTransfer {
-  /// A decoded JPEG's planes (decoder_layout), uploaded and turned into the filter's RGBA
-  /// input; run_filter's `rgba` is then not read.
+  /// A decoded JPEG's planes (decoder_layout), or its DCT blocks (decode_jpeg_blocks), uploaded
+  /// and turned into the filter's RGBA input; run_filter's `rgba` is then not read.
   const YCbCrPlanes* input = nullptr;
-  /// Planes in encoder_layout for the image's size: the result turned into them on the device
-  /// and downloaded into their samples; the run's RGBA output is then left empty.
+  /// Planes in encoder_layout for the image's size, or encoder_block_layout: the result turned
+  /// into them on the device and downloaded into their samples, or their DCT blocks; the run's
+  /// RGBA output is then left empty.
   YCbCrPlanes* output = nullptr;
 };
 

@@ -237,9 +237,14 @@ SourceRun render_source(Runtime& runtime, const JobOptions& o, Filter& filter, c
     if (kind == OutputKind::jpeg && o.operation != JobOptions::Operation::bright &&
         jpeg_colour_on_device(o, runtime.device()) && jpeg_planes_encoder_is_turbojpegs() &&
         planes_addressable(source.width(), source.height())) {
-      // JPEG stores 1- and 2-channel images as greyscale (encode_rgba), others as YCbCr.
-      r.rendered.planes = encoder_layout(source.width(), source.height(),
-                                         source.channels < 3 ? 1 : 3, o.subsampling);
+      // JPEG stores 1- and 2-channel images as greyscale (encode_rgba), others as YCbCr; the
+      // device makes its DCT blocks too unless BLURTOOL_JPEG_DCT=host.
+      const int components = source.channels < 3 ? 1 : 3;
+      r.rendered.planes =
+          jpeg_dct_on_device()
+              ? encoder_block_layout(source.width(), source.height(), components, o.subsampling,
+                                     o.quality)
+              : encoder_layout(source.width(), source.height(), components, o.subsampling);
       planes.output = &r.rendered.planes;
     }
     r.timings = run_filter(runtime, filter, source.rgba, runs, planes);
@@ -308,7 +313,8 @@ Source decode_planes(const InputBytes& in, const JobOptions& o,
                      std::vector<std::string>* warnings) {
   Source s;
   if (o.operation == JobOptions::Operation::bright || !o.max_tile.is_default() ||
-      !decode_image_planes(in.bytes, in.name, warnings, o.max_pixels, o.orient, &s.planes))
+      !decode_image_planes(in.bytes, in.name, warnings, o.max_pixels, o.orient,
+                           jpeg_dct_on_device(), &s.planes))
     return Source{};
   s.channels = s.planes.components;
   s.space = working_space(o, s.channels, false, false);
@@ -348,7 +354,8 @@ SourceRun DeviceStage::run_unguarded(const Source& source, OutputKind kind,
     SourceRun r;
     if (source.has_planes()) {  // tiles read RGBA: the planes become RGBA on the host
       Source rgba;
-      rgba.rgba = ycbcr_to_rgba(source.planes);
+      rgba.rgba = ycbcr_to_rgba(source.planes.as_blocks() ? blocks_to_planes(source.planes)
+                                                          : source.planes);
       rgba.channels = source.channels;
       rgba.space = source.space;
       r.rendered = render_tiled(runtime_, o_, rgba, kind, tiles);

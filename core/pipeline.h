@@ -38,6 +38,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -143,6 +144,17 @@ inline bool jpeg_colour_on_device(const JobOptions& o, const DeviceInfo& device)
          (o.jpeg_codec == JobOptions::JpegCodec::automatic && (device.type & CL_DEVICE_TYPE_GPU));
 }
 
+/// Whether JPEG's DCT stages go with its colour stages to the device (the IDCT of decoding,
+/// the forward DCT and quantisation of encoding; the host then only entropy-codes): yes, unless
+/// the environment sets BLURTOOL_JPEG_DCT=host (to measure the colour stages alone).
+inline bool jpeg_dct_on_device() {
+  static const bool on = [] {
+    const char* e = std::getenv("BLURTOOL_JPEG_DCT");
+    return !(e && std::string(e) == "host");
+  }();
+  return on;
+}
+
 /// The names of --jpeg-codec.
 inline const std::vector<Named<JobOptions::JpegCodec>>& jpeg_codec_table() {
   static const std::vector<Named<JobOptions::JpegCodec>> table = {
@@ -175,7 +187,7 @@ struct Source {
   /// The pixels' size in host memory, bytes.
   double bytes() const {
     return wide()         ? 2.0 * rgba16.pixels.size()
-           : has_planes() ? static_cast<double>(planes.samples.size())
+           : has_planes() ? static_cast<double>(planes.samples.size() + 2 * planes.dct.coef.size())
                           : static_cast<double>(rgba.pixels.size());
   }
   /// The depth of the pixels in host memory (and of the filter's input and output).

@@ -170,3 +170,30 @@ TEST(JpegBlocks, DeviceTransformsMatchTheHostReference) {
           EXPECT_TRUE(got == expected.dct.coef);
         }
 }
+
+// run_filter with DCT blocks on both sides gives the blocks of the RGBA run's output (a box
+// blur through buffers, the CPU schedule, and through images).
+TEST(JpegBlocks, RunFilterMovesBlocksInsteadOfPixels) {
+  Runtime& rt = runtime();
+  const int w = 45, h = 29;
+  YCbCrPlanes in;
+  ASSERT_TRUE(decode_jpeg_blocks(tj_jpeg(test_picture(w, h, 5), TJSAMP_420), &in));
+  for (BoxVariant v : {BoxVariant::tiled, BoxVariant::single}) {
+    BoxParams p;
+    p.radius = 4;
+    p.variant = v;
+    SCOPED_TRACE(static_cast<int>(v));
+    BoxFilter filter(rt, p, w, h);
+    const FilterRun rgba_run = run_filter(rt, filter, ycbcr_to_rgba(blocks_to_planes(in)));
+    YCbCrPlanes out = encoder_block_layout(w, h, 3, ChromaSubsampling::s420, 95);
+    PlaneTransfer planes;
+    planes.input = &in;
+    planes.output = &out;
+    const FilterRun block_run = run_filter(rt, filter, Image{}, 0, planes);
+    EXPECT_TRUE(block_run.output.pixels.empty());
+    EXPECT_TRUE(out.samples.empty());
+    YCbCrPlanes expected = encoder_block_layout(w, h, 3, ChromaSubsampling::s420, 95);
+    planes_to_blocks(rgba_to_ycbcr(rgba_run.output, 3, ChromaSubsampling::s420), &expected);
+    EXPECT_TRUE(out.dct.coef == expected.dct.coef);
+  }
+}

@@ -1,8 +1,9 @@
 // libFuzzer harness over the image-loading path: decode_image() (signature check, header limits,
 // the JPEG marker walk, TurboJPEG, libpng and the stb_image fallback) on arbitrary bytes, then
 // the PNG encoder on whatever decoded; then decode_image_wide(), which keeps 16-bit PNGs at 16
-// bits, and the 16-bit PNG encoder; then decode_source with JPEG colour planes (the batch's
-// path on a GPU, --jpeg-codec), the host conversions of the planes and the planes' encoder. Its
+// bits, and the 16-bit PNG encoder; then decode_source with JPEG DCT blocks or colour planes
+// (the batch's path on a GPU, --jpeg-codec), the host references of the device's transforms
+// and conversions (inverse DCT, colour, forward DCT), and both JPEG encoders. Its
 // contract: a blurtool::Error for anything it refuses,
 // never a crash, a hang, an uncaught exception of another kind or an allocation the header did
 // not justify. Built by scripts/fuzz (clang, -DBLURTOOL_FUZZ=ON) with AddressSanitizer and
@@ -39,16 +40,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)blurtool::encode_image(decoded.wide, blurtool::ImageFormat::png, 95);
   } catch (const blurtool::Error&) {
   }
-  try {  // a JPEG decoded to its colour planes, converted as the device would, re-encoded
+  try {  // a JPEG decoded to its DCT blocks (or colour planes), transformed and converted as
+         // the device would, re-encoded from planes and from blocks
     blurtool::JobOptions o;
     o.max_pixels = kFuzzMaxPixels;
     const blurtool::Source source =
         blurtool::decode_source({"fuzz input", bytes}, o, &warnings, true);
     if (source.has_planes()) {
-      const blurtool::Image rgba = blurtool::ycbcr_to_rgba(source.planes);
+      const blurtool::YCbCrPlanes planes =
+          source.planes.as_blocks() ? blurtool::blocks_to_planes(source.planes) : source.planes;
+      const blurtool::Image rgba = blurtool::ycbcr_to_rgba(planes);
       blurtool::EncodeOptions e;
-      (void)blurtool::encode_jpeg_planes(
-          blurtool::rgba_to_ycbcr(rgba, source.planes.components, e.jpeg_subsampling), e);
+      const blurtool::YCbCrPlanes out =
+          blurtool::rgba_to_ycbcr(rgba, planes.components, e.jpeg_subsampling);
+      (void)blurtool::encode_jpeg_planes(out, e);
+      blurtool::YCbCrPlanes blocks = blurtool::encoder_block_layout(
+          out.width, out.height, out.components, e.jpeg_subsampling, e.jpeg_quality);
+      blurtool::planes_to_blocks(out, &blocks);
+      (void)blurtool::encode_jpeg_planes(blocks, e);
+      // TurboJPEG's own planes of the same file, the path of files the blocks do not take.
+      if (source.planes.as_blocks()) (void)blurtool::decode_jpeg_planes(bytes, "fuzz input");
     }
   } catch (const blurtool::Error&) {
   }
