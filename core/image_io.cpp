@@ -1175,7 +1175,7 @@ bool decode_image_planes(const std::vector<std::uint8_t>& bytes, const std::stri
   if ((orient && orientation_in(bytes, file.segments) > 1) || !jpeg_planes_supported(bytes, false))
     return false;
   std::string damage;
-  if (!blocks || !decode_jpeg_blocks(bytes, planes, &damage)) {
+  if (!blocks || !decode_jpeg_blocks(bytes, planes)) {
     try {
       *planes = decode_jpeg_planes(bytes, name, &damage);
     } catch (const Error&) {

@@ -386,14 +386,12 @@ std::size_t compress_blocks(const YCbCrPlanes& planes, int first, int rows, int 
 }
 
 // One decompression's libjpeg state, kept by the caller of read_blocks as Compression is: the
-// error manager jumps back with the message kept, and the first warning (what emit_message
-// passes to output_message, as TurboJPEG reports it) is kept too.
+// error manager jumps back with the message kept; warnings are counted, not printed.
 struct Decompression {
   jpeg_decompress_struct info;
   jpeg_error_mgr errors;
   std::jmp_buf back;
   char message[JMSG_LENGTH_MAX] = {};
-  char warning[JMSG_LENGTH_MAX] = {};
 };
 
 Decompression& decompression_of(j_common_ptr info) {
@@ -407,16 +405,14 @@ void jump_on_decompression_error(j_common_ptr info) {
   std::longjmp(d.back, 1);
 }
 
-void keep_warning(j_common_ptr info) {
-  (*info->err->format_message)(info, decompression_of(info).warning);
-}
+void keep_quiet(j_common_ptr) {}
 
 // Reads the DCT blocks of JPEG data into *planes: 1 done, 0 a file the blocks do not take
 // (see decode_jpeg_blocks), -1 libjpeg failed (d->message says why).
 int read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, YCbCrPlanes* planes) {
   d->info.err = jpeg_std_error(&d->errors);
   d->errors.error_exit = jump_on_decompression_error;
-  d->errors.output_message = keep_warning;
+  d->errors.output_message = keep_quiet;
   if (setjmp(d->back)) {
     jpeg_destroy_decompress(&d->info);
     return -1;
@@ -458,7 +454,12 @@ int read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, YC
     total += static_cast<std::size_t>(c.width_in_blocks) * c.height_in_blocks * 64;
     std::copy(c.quant_table->quantval, c.quant_table->quantval + 64, dct.quant[i].begin());
   }
-  dct.coef.resize(total);
+  try {
+    dct.coef.resize(total);
+  } catch (...) {  // no longjmp passes here: libjpeg's arrays go with the object
+    jpeg_destroy_decompress(&in);
+    throw;
+  }
   for (int i = 0; i < components; ++i) {
     const std::size_t row_bytes = static_cast<std::size_t>(dct.blocks_across[i]) * sizeof(JBLOCK);
     for (int r = 0; r < dct.blocks_down[i]; ++r) {
@@ -470,8 +471,12 @@ int read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, YC
     }
   }
   jpeg_finish_decompress(&in);
+  // Damaged data (libjpeg warned) may hold coefficients no encoder makes from 8-bit samples,
+  // on which libjpeg-turbo's SIMD IDCT (16-bit lanes, saturating) and its C IDCT (the kernel's)
+  // part ways: such files take TurboJPEG's own planes.
+  const bool damaged = in.err->num_warnings > 0;
   jpeg_destroy_decompress(&in);
-  return 1;
+  return damaged ? 0 : 1;
 }
 
 // The 1-D transforms of kernels/ycbcr.cl (dct_to_plane, plane_to_dct), which follow
@@ -482,18 +487,21 @@ int descale(int x, int n) {
   return (x + (1 << (n - 1))) >> n;
 }
 
-void idct_1d(const int* in, int* out) {
-  int z2 = in[2], z3 = in[6];
-  int z1 = (z2 + z3) * 4433;
-  const int t2 = z1 + z3 * -15137, t3 = z1 + z2 * 6270;
-  const int t0 = (in[0] + in[4]) * (1 << kIslowBits), t1 = (in[0] - in[4]) * (1 << kIslowBits);
-  const int t10 = t0 + t3, t13 = t0 - t3, t11 = t1 + t2, t12 = t1 - t2;
-  int o3 = in[1], o2 = in[3], o1 = in[5], o0 = in[7];
-  int z4 = o1 + o3;
+// In 64 bits, as libjpeg's JLONG on LP64: coefficients of damaged or crafted files would
+// overflow 32.
+void idct_1d(const std::int64_t* in, std::int64_t* out) {
+  using L = std::int64_t;
+  L z2 = in[2], z3 = in[6];
+  L z1 = (z2 + z3) * 4433;
+  const L t2 = z1 + z3 * -15137, t3 = z1 + z2 * 6270;
+  const L t0 = (in[0] + in[4]) * (L{1} << kIslowBits), t1 = (in[0] - in[4]) * (L{1} << kIslowBits);
+  const L t10 = t0 + t3, t13 = t0 - t3, t11 = t1 + t2, t12 = t1 - t2;
+  L o3 = in[1], o2 = in[3], o1 = in[5], o0 = in[7];
+  L z4 = o1 + o3;
   z3 = o0 + o2;
   z2 = o1 + o2;
   z1 = o0 + o3;
-  const int z5 = (z3 + z4) * 9633;
+  const L z5 = (z3 + z4) * 9633;
   o3 *= 12299;
   o2 *= 25172;
   o1 *= 16819;
@@ -516,8 +524,12 @@ void idct_1d(const int* in, int* out) {
   out[4] = t13 - o0;
 }
 
-std::uint8_t idct_sample(int v) {
-  const int m = v & 1023;
+std::int64_t descale64(std::int64_t x, int n) {
+  return (x + (std::int64_t{1} << (n - 1))) >> n;
+}
+
+std::uint8_t idct_sample(std::int64_t v) {
+  const int m = static_cast<int>(v & 1023);
   return static_cast<std::uint8_t>(m < 512 ? std::min(m + 128, 255) : m >= 896 ? m - 896 : 0);
 }
 
@@ -617,7 +629,10 @@ std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
   if (expected.plane_width != planes.plane_width || expected.plane_height != planes.plane_height ||
       expected.h_factor != planes.h_factor || expected.v_factor != planes.v_factor ||
       (blocks ? planes.dct.quality != options.jpeg_quality ||
-                    planes.dct.coef.size() != size_blocks(expected)
+                    planes.dct.coef.size() != size_blocks(expected) ||
+                    planes.dct.blocks_across != expected.dct.blocks_across ||
+                    planes.dct.blocks_down != expected.dct.blocks_down ||
+                    planes.dct.offset != expected.dct.offset
               : planes.samples.size() != samples))
     throw Error("encoding JPEG failed: the planes are not in the encoder's layout");
   const JpegStripLayout layout =
@@ -638,12 +653,10 @@ std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
       });
 }
 
-bool decode_jpeg_blocks(const std::vector<std::uint8_t>& bytes, YCbCrPlanes* planes,
-                        std::string* damage) {
+bool decode_jpeg_blocks(const std::vector<std::uint8_t>& bytes, YCbCrPlanes* planes) {
   auto d = std::make_unique<Decompression>();
   YCbCrPlanes read;
   if (read_blocks(bytes.data(), bytes.size(), d.get(), &read) != 1) return false;
-  if (damage && *d->warning) *damage = d->warning;
   *planes = std::move(read);
   return true;
 }
@@ -720,20 +733,22 @@ YCbCrPlanes blocks_to_planes(const YCbCrPlanes& planes) {
       for (int bx = 0; bx < dct.blocks_across[i] && bx * 8 < w; ++bx) {
         const std::int16_t* b = dct.coef.data() + dct.offset[i] +
                                 (static_cast<std::size_t>(by) * dct.blocks_across[i] + bx) * 64;
-        int ws[64];
+        std::int64_t ws[64];
         for (int c = 0; c < 8; ++c) {
-          int in[8], out[8];
+          std::int64_t in[8], out[8];
           for (int k = 0; k < 8; ++k)
             in[k] = b[k * 8 + c] * static_cast<std::int16_t>(dct.quant[i][k * 8 + c]);
           idct_1d(in, out);
-          for (int k = 0; k < 8; ++k) ws[k * 8 + c] = descale(out[k], kIslowBits - kPass1Bits);
+          // libjpeg keeps pass 1 in an int workspace.
+          for (int k = 0; k < 8; ++k)
+            ws[k * 8 + c] = static_cast<std::int32_t>(descale64(out[k], kIslowBits - kPass1Bits));
         }
         for (int r = 0; r < 8 && by * 8 + r < h; ++r) {
-          int out[8];
+          std::int64_t out[8];
           idct_1d(ws + r * 8, out);
           std::uint8_t* row = p.plane(i) + static_cast<std::size_t>(by * 8 + r) * w + bx * 8;
           for (int k = 0; k < 8 && bx * 8 + k < w; ++k)
-            row[k] = idct_sample(descale(out[k], kIslowBits + kPass1Bits + 3));
+            row[k] = idct_sample(descale64(out[k], kIslowBits + kPass1Bits + 3));
         }
       }
   }

@@ -124,11 +124,13 @@ std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
 /// (libjpeg's jpeg_read_coefficients), into *planes: decoder_layout's sizes without samples,
 /// and planes->dct. False, *planes untouched, for a file the blocks do not take: progressive or
 /// arithmetic coding, other than 8-bit, or components libjpeg codes otherwise than
-/// decoder_layout says; also for data libjpeg refuses (the whole decoder then says why).
-/// Damaged data that libjpeg decodes anyway leaves its first warning in `damage`. Never throws
+/// decoder_layout says; also for damaged data (libjpeg warns: its coefficients may be of a
+/// range where libjpeg-turbo's SIMD IDCT, which saturates 16-bit lanes, and its C IDCT, which
+/// the device follows, differ) and data libjpeg refuses (the whole decoder then says why).
+/// Exact, then, for every file an encoder made from 8-bit samples; a crafted file with
+/// coefficients out of that range decodes as libjpeg-turbo's C IDCT decodes it. Never throws
 /// but std::bad_alloc.
-bool decode_jpeg_blocks(const std::vector<std::uint8_t>& bytes, YCbCrPlanes* planes,
-                        std::string* damage = nullptr);
+bool decode_jpeg_blocks(const std::vector<std::uint8_t>& bytes, YCbCrPlanes* planes);
 
 /// encoder_layout's sizes for a JPEG at `quality` (1..100) held as DCT blocks: dct sized for
 /// the image's blocks, quant holding the tables jpeg_set_quality gives (baseline), fast_dct for

@@ -164,18 +164,20 @@ kernel void rgba_to_chroma_image(read_only image2d_t src, int width, int height,
 
 // The 1-D 8-point LLM inverse DCT of in[0..7] (already dequantised, or pass 1's output), the
 // even part then the odd part; out[k] before its final descale.
-inline void idct_1d(const int in[8], int out[8]) {
-  int z2 = in[2], z3 = in[6];
-  int z1 = (z2 + z3) * 4433;
-  const int t2 = z1 + z3 * -15137, t3 = z1 + z2 * 6270;
-  const int t0 = (in[0] + in[4]) << ISLOW_BITS, t1 = (in[0] - in[4]) << ISLOW_BITS;
-  const int t10 = t0 + t3, t13 = t0 - t3, t11 = t1 + t2, t12 = t1 - t2;
-  int o3 = in[1], o2 = in[3], o1 = in[5], o0 = in[7];
-  int z4 = o1 + o3;
+// In 64 bits, as libjpeg's JLONG on LP64 (coefficients of damaged or crafted files would
+// overflow 32).
+inline void idct_1d(const long in[8], long out[8]) {
+  long z2 = in[2], z3 = in[6];
+  long z1 = (z2 + z3) * 4433;
+  const long t2 = z1 + z3 * -15137, t3 = z1 + z2 * 6270;
+  const long t0 = (in[0] + in[4]) * (1L << ISLOW_BITS), t1 = (in[0] - in[4]) * (1L << ISLOW_BITS);
+  const long t10 = t0 + t3, t13 = t0 - t3, t11 = t1 + t2, t12 = t1 - t2;
+  long o3 = in[1], o2 = in[3], o1 = in[5], o0 = in[7];
+  long z4 = o1 + o3;
   z3 = o0 + o2;
   z2 = o1 + o2;
   z1 = o0 + o3;
-  const int z5 = (z3 + z4) * 9633;
+  const long z5 = (z3 + z4) * 9633;
   o3 *= 12299;
   o2 *= 25172;
   o1 *= 16819;
@@ -200,8 +202,10 @@ inline void idct_1d(const int in[8], int out[8]) {
 
 // libjpeg's post-IDCT range limit: the value plus 128, clamped to 0..255, taken modulo 1024
 // first as its table lookup does (so that wild coefficients wrap as they do there).
-inline uchar idct_sample(int v) {
-  const int m = v & 1023;
+#define DESCALE64(x, n) (((x) + (1L << ((n)-1))) >> (n))
+
+inline uchar idct_sample(long v) {
+  const int m = (int)(v & 1023);
   return (uchar)(m < 512 ? min(m + 128, 255) : m >= 896 ? m - 896 : 0);
 }
 
@@ -216,29 +220,23 @@ kernel void dct_to_plane(global const short* restrict coef, long coef_off, int b
   if (bx >= blocks_across || by >= blocks_down || bx * 8 >= width || by * 8 >= height) return;
   global const short* b = coef + coef_off + ((size_t)by * blocks_across + bx) * 64;
   global const ushort* quant = quant_tables + quant_off;
-  int ws[64];
+  long ws[64];
   for (int c = 0; c < 8; ++c) {  // pass 1: columns, kept scaled by 2^PASS1_BITS
-    int in[8], out[8];
-    bool ac = false;
-    for (int k = 0; k < 8; ++k) {
+    long in[8], out[8];
+    for (int k = 0; k < 8; ++k)
       in[k] = b[k * 8 + c] * (int)(short)quant[k * 8 + c];  // libjpeg's 16-bit multipliers
-      ac |= k > 0 && in[k] != 0;
-    }
-    if (!ac) {  // jidctint.c's shortcut, the same values
-      for (int k = 0; k < 8; ++k) ws[k * 8 + c] = in[0] << PASS1_BITS;
-      continue;
-    }
     idct_1d(in, out);
-    for (int k = 0; k < 8; ++k) ws[k * 8 + c] = DESCALE(out[k], ISLOW_BITS - PASS1_BITS);
+    // libjpeg keeps pass 1 in an int workspace (its all-zero-AC shortcut gives the same).
+    for (int k = 0; k < 8; ++k) ws[k * 8 + c] = (int)DESCALE64(out[k], ISLOW_BITS - PASS1_BITS);
   }
   for (int r = 0; r < 8; ++r) {  // pass 2: rows, to samples
     const int y = by * 8 + r;
     if (y >= height) break;
-    int out[8];
+    long out[8];
     idct_1d(ws + r * 8, out);
     global uchar* row = planes + offset + (size_t)y * pitch + bx * 8;
     for (int k = 0; k < 8 && bx * 8 + k < width; ++k)
-      row[k] = idct_sample(DESCALE(out[k], ISLOW_BITS + PASS1_BITS + 3));
+      row[k] = idct_sample(DESCALE64(out[k], ISLOW_BITS + PASS1_BITS + 3));
   }
 }
 
