@@ -304,6 +304,10 @@ struct StageTimes {
   double first_result_s = 0;  // ... when the first image came off a device
   size_t planes_in = 0, planes_out = 0;  // images decoded to, results made as, colour planes
   size_t blocks_in = 0, blocks_out = 0;  // ... of them as DCT blocks
+  // Seconds the threads waited, summed over threads: workers while the devices opened, at the
+  // cap of images in flight with images left to decode, with none left; device lanes for
+  // decoded images.
+  double wait_opening_s = 0, wait_cap_s = 0, wait_tail_s = 0, wait_lanes_s = 0;
 };
 
 std::string clock_text(double seconds) {
@@ -554,8 +558,17 @@ class Pipeline {
   void worker_loop() {
     for (;;) {
       std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock,
-               [&] { return setup_error_ || !finished_.empty() || may_decode() || all_settled(); });
+      const auto idle = [&] {
+        return !(setup_error_ || !finished_.empty() || may_decode() || all_settled());
+      };
+      if (idle()) {
+        double& waited = opening_ > 0            ? times_.wait_opening_s
+                         : next_ < items_.size() ? times_.wait_cap_s
+                                                 : times_.wait_tail_s;
+        const auto from = std::chrono::steady_clock::now();
+        cv_.wait(lock, [&] { return !idle(); });
+        waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+      }
       if (setup_error_) return;
       if (!finished_.empty()) {
         Finished f = std::move(finished_.front());
@@ -628,7 +641,12 @@ class Pipeline {
     DeviceStage stage(rt, o_);
     for (;;) {
       std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [&] { return !decoded_.empty() || no_more_input(); });
+      if (decoded_.empty() && !no_more_input()) {
+        const auto from = std::chrono::steady_clock::now();
+        cv_.wait(lock, [&] { return !decoded_.empty() || no_more_input(); });
+        times_.wait_lanes_s +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+      }
       if (decoded_.empty()) return;
       Decoded d = std::move(decoded_.front());
       decoded_.pop_front();
@@ -759,6 +777,11 @@ void print_stage_times(const Pipeline& pipeline) {
       "after %.2f s, open after %.2f s, the first image off a device after %.2f s\n",
       user + system, user, system, wall, wall > 0 ? (user + system) / wall : 0.0,
       user + system - stages, t.known_s, t.ready_s, t.first_result_s);
+  std::printf(
+      "waits (seconds, summed over threads): workers %.2f while the devices opened, %.2f at the "
+      "cap of images in flight, %.2f with nothing left to decode; device lanes %.2f for decoded "
+      "images\n",
+      t.wait_opening_s, t.wait_cap_s, t.wait_tail_s, t.wait_lanes_s);
   std::printf(
       "JPEG colour stages on the device (--jpeg-codec): %zu images decoded to colour planes "
       "(%zu as DCT blocks), %zu results returned as colour planes (%zu as DCT blocks)\n",

@@ -220,7 +220,7 @@ kernel void dct_to_plane(global const short* restrict coef, long coef_off, int b
   if (bx >= blocks_across || by >= blocks_down || bx * 8 >= width || by * 8 >= height) return;
   global const short* b = coef + coef_off + ((size_t)by * blocks_across + bx) * 64;
   global const ushort* quant = quant_tables + quant_off;
-  long ws[64];
+  int ws[64];  // libjpeg's int workspace
   for (int c = 0; c < 8; ++c) {  // pass 1: columns, kept scaled by 2^PASS1_BITS
     long in[8], out[8];
     for (int k = 0; k < 8; ++k)
@@ -232,8 +232,9 @@ kernel void dct_to_plane(global const short* restrict coef, long coef_off, int b
   for (int r = 0; r < 8; ++r) {  // pass 2: rows, to samples
     const int y = by * 8 + r;
     if (y >= height) break;
-    long out[8];
-    idct_1d(ws + r * 8, out);
+    long in[8], out[8];
+    for (int k = 0; k < 8; ++k) in[k] = ws[r * 8 + k];
+    idct_1d(in, out);
     global uchar* row = planes + offset + (size_t)y * pitch + bx * 8;
     for (int k = 0; k < 8 && bx * 8 + k < width; ++k)
       row[k] = idct_sample(DESCALE64(out[k], ISLOW_BITS + PASS1_BITS + 3));

@@ -619,6 +619,9 @@ TEST_F(Batch, BenchWithABatchTimesItsStagesAndWritesWhatABatchWrites) {
   }
   EXPECT_TRUE(has_line(r.out, {"device ", "upload", "kernels", "download"})) << r.out;
   EXPECT_TRUE(has_line(r.out, {"process:", "s CPU", "outside the stages"})) << r.out;
+  EXPECT_TRUE(
+      has_line(r.out, {"waits (seconds", "while the devices opened", "at the cap", "device lanes"}))
+      << r.out;
 
   // Without --bench a batch prints nothing on stdout; --sweep-wg still times one image only.
   fs::remove_all(out_);
