@@ -226,7 +226,7 @@ YCbCrPlanes decode_jpeg_planes(const std::vector<std::uint8_t>& bytes, const std
 
 namespace {
 
-// One compression's libjpeg state, kept by the caller of compress_planes so that nothing the
+// One compression's libjpeg state, kept by the caller of compress_strip so that nothing the
 // setjmp frame would need after a longjmp is local to it: the compressor, its error manager
 // (error_exit jumps back instead of returning, the message kept for the exception) and a
 // destination of malloc'd memory that grows by doubling (on failure, libjpeg's out-of-memory
@@ -280,9 +280,73 @@ boolean empty_output_buffer(j_compress_ptr info) {
 
 void term_destination(j_compress_ptr) {}
 
-// The compressor of a `rows`-row strip of `planes` with TurboJPEG's settings (see
-// compress_planes) in c->info, writing to c's destination. Called within the caller's setjmp.
-void start_compression(const YCbCrPlanes& planes, int rows, int quality, Compression* c) {
+// Rows [first, first + rows) of the samples of `planes` (encoder_layout) through libjpeg's
+// raw-data interface, into the compressor `info` set up by compress_strip.
+void write_samples(const YCbCrPlanes& planes, int first, int rows, int quality,
+                   jpeg_compress_struct* info) {
+  info->dct_method = quality >= 96 ? JDCT_ISLOW : JDCT_IFAST;
+  info->raw_data_in = TRUE;
+  jpeg_start_compress(info, TRUE);
+  const int mcu = 8 * planes.v_factor;  // pixel rows an MCU row
+  JSAMPROW rows_of[3][16];
+  JSAMPARRAY arrays[3] = {rows_of[0], rows_of[1], rows_of[2]};
+  for (int row = 0; row < rows; row += mcu) {
+    for (int i = 0; i < planes.components; ++i) {
+      const int v = i == 0 ? planes.v_factor : 1;  // 8-row block rows an MCU row
+      const int plane_row = (first + row) / planes.v_factor * v;
+      for (int k = 0; k < 8 * v; ++k)
+        rows_of[i][k] = const_cast<JSAMPROW>(
+            planes.plane(i) + static_cast<std::size_t>(plane_row + k) * planes.plane_width[i]);
+    }
+    jpeg_write_raw_data(info, arrays, static_cast<JDIMENSION>(mcu));
+  }
+}
+
+// Rows [first, first + rows) of `planes` held as DCT blocks (encoder_block_layout), handed to
+// libjpeg's transcoder (jpeg_write_coefficients) in the compressor `info` set up by
+// compress_strip: its entropy coder writes what the raw-data path writes for the same
+// coefficients (jctrans.c makes the dummy blocks of partial MCUs as jccoefct.c does).
+void write_blocks(const YCbCrPlanes& planes, int first, int rows, jpeg_compress_struct* info) {
+  const auto common = reinterpret_cast<j_common_ptr>(info);
+  jvirt_barray_ptr arrays[3] = {};
+  JDIMENSION down[3] = {}, padded_down[3] = {};
+  const DctBlocks& dct = planes.dct;
+  for (int i = 0; i < planes.components; ++i) {
+    const int h = i == 0 ? planes.h_factor : 1, v = i == 0 ? planes.v_factor : 1;
+    const int component_rows = (rows * v + planes.v_factor - 1) / planes.v_factor;
+    down[i] = static_cast<JDIMENSION>((component_rows + 7) / 8);
+    padded_down[i] = (down[i] + v - 1) / v * v;
+    const auto across = static_cast<JDIMENSION>((dct.blocks_across[i] + h - 1) / h * h);
+    arrays[i] = (*info->mem->request_virt_barray)(common, JPOOL_IMAGE, FALSE, across,
+                                                  padded_down[i], padded_down[i]);
+  }
+  (*info->mem->realize_virt_arrays)(common);
+  for (int i = 0; i < planes.components; ++i) {
+    const int v = i == 0 ? planes.v_factor : 1;
+    // The strip starts at an MCU row: block row first / (8 * v_factor) * v of the component.
+    const std::size_t first_row = static_cast<std::size_t>(first) / (8 * planes.v_factor) * v;
+    JBLOCKARRAY to = (*info->mem->access_virt_barray)(common, arrays[i], 0, padded_down[i], TRUE);
+    const std::size_t across = static_cast<std::size_t>(dct.blocks_across[i]);
+    for (JDIMENSION r = 0; r < down[i]; ++r)
+      std::memcpy(to[r], dct.coef.data() + dct.offset[i] + (first_row + r) * across * 64,
+                  across * sizeof(JBLOCK));
+  }
+  jpeg_write_coefficients(info, arrays);
+}
+
+// Rows [first, first + rows) of `planes` (whole MCU rows but for the image's last), as samples
+// or as DCT blocks, as one baseline JPEG into c.data (its size returned; 0 after an error,
+// c.message saying which), with TurboJPEG's compressor settings: JFIF, the IJG quality scaling
+// with baseline tables, standard Huffman tables, the fast integer DCT below quality 96
+// (tjCompress2 without TJFLAG_ACCURATEDCT), Y sampled hf x vf and Cb, Cr once an MCU.
+std::size_t compress_strip(const YCbCrPlanes& planes, int first, int rows, int quality,
+                           Compression* c) {
+  c->info.err = jpeg_std_error(&c->errors);
+  c->errors.error_exit = jump_on_error;
+  if (setjmp(c->back)) {
+    jpeg_destroy_compress(&c->info);
+    return 0;
+  }
   jpeg_create_compress(&c->info);
   c->destination.init_destination = init_destination;
   c->destination.empty_output_buffer = empty_output_buffer;
@@ -301,84 +365,11 @@ void start_compression(const YCbCrPlanes& planes, int rows, int quality, Compres
   info.comp_info[0].v_samp_factor = planes.v_factor;
   for (int i = 1; i < planes.components; ++i)
     info.comp_info[i].h_samp_factor = info.comp_info[i].v_samp_factor = 1;
-}
-
-// Rows [first, first + rows) of `planes` (whole MCU rows but for the image's last) as one
-// baseline JPEG into c.data (its size returned; 0 after an error, c.message saying which), with
-// TurboJPEG's compressor settings: JFIF, the IJG quality scaling with baseline tables, standard
-// Huffman tables, the fast integer DCT below quality 96 (tjCompress2 without
-// TJFLAG_ACCURATEDCT), Y sampled hf x vf and Cb, Cr once an MCU.
-std::size_t compress_planes(const YCbCrPlanes& planes, int first, int rows, int quality,
-                            Compression* c) {
-  c->info.err = jpeg_std_error(&c->errors);
-  c->errors.error_exit = jump_on_error;
-  if (setjmp(c->back)) {
-    jpeg_destroy_compress(&c->info);
-    return 0;
-  }
-  start_compression(planes, rows, quality, c);
-  jpeg_compress_struct& info = c->info;
-  info.dct_method = quality >= 96 ? JDCT_ISLOW : JDCT_IFAST;
-  info.raw_data_in = TRUE;
-  jpeg_start_compress(&info, TRUE);
-  const int mcu = 8 * planes.v_factor;  // pixel rows an MCU row
-  JSAMPROW rows_of[3][16];
-  JSAMPARRAY arrays[3] = {rows_of[0], rows_of[1], rows_of[2]};
-  for (int row = 0; row < rows; row += mcu) {
-    for (int i = 0; i < planes.components; ++i) {
-      const int v = i == 0 ? planes.v_factor : 1;  // 8-row block rows an MCU row
-      const int plane_row = (first + row) / planes.v_factor * v;
-      for (int k = 0; k < 8 * v; ++k)
-        rows_of[i][k] = const_cast<JSAMPROW>(
-            planes.plane(i) + static_cast<std::size_t>(plane_row + k) * planes.plane_width[i]);
-    }
-    jpeg_write_raw_data(&info, arrays, static_cast<JDIMENSION>(mcu));
-  }
-  jpeg_finish_compress(&info);
-  const std::size_t size = c->capacity - c->destination.free_in_buffer;
-  jpeg_destroy_compress(&info);
-  return size;
-}
-
-// The JPEG of rows [first, first + rows) of `planes` held as DCT blocks (as compress_planes
-// for samples): the same compressor settings, the blocks handed to libjpeg's transcoder
-// (jpeg_write_coefficients), whose entropy coder writes what the raw-data path writes for the
-// same coefficients (jctrans.c makes the dummy blocks of partial MCUs as jccoefct.c does).
-std::size_t compress_blocks(const YCbCrPlanes& planes, int first, int rows, int quality,
-                            Compression* c) {
-  c->info.err = jpeg_std_error(&c->errors);
-  c->errors.error_exit = jump_on_error;
-  if (setjmp(c->back)) {
-    jpeg_destroy_compress(&c->info);
-    return 0;
-  }
-  start_compression(planes, rows, quality, c);
-  jpeg_compress_struct& info = c->info;
-  jvirt_barray_ptr arrays[3] = {};
-  JDIMENSION down[3] = {}, padded_down[3] = {};
-  const DctBlocks& dct = planes.dct;
-  for (int i = 0; i < planes.components; ++i) {
-    const int h = i == 0 ? planes.h_factor : 1, v = i == 0 ? planes.v_factor : 1;
-    const int component_rows = (rows * v + planes.v_factor - 1) / planes.v_factor;
-    down[i] = static_cast<JDIMENSION>((component_rows + 7) / 8);
-    padded_down[i] = (down[i] + v - 1) / v * v;
-    const auto across = static_cast<JDIMENSION>((dct.blocks_across[i] + h - 1) / h * h);
-    arrays[i] = (*info.mem->request_virt_barray)(reinterpret_cast<j_common_ptr>(&info), JPOOL_IMAGE,
-                                                 FALSE, across, padded_down[i], padded_down[i]);
-  }
-  (*info.mem->realize_virt_arrays)(reinterpret_cast<j_common_ptr>(&info));
-  for (int i = 0; i < planes.components; ++i) {
-    const int v = i == 0 ? planes.v_factor : 1;
-    // The strip starts at an MCU row: block row first / (8 * v_factor) * v of the component.
-    const std::size_t first_row = static_cast<std::size_t>(first) / (8 * planes.v_factor) * v;
-    JBLOCKARRAY to = (*info.mem->access_virt_barray)(reinterpret_cast<j_common_ptr>(&info),
-                                                     arrays[i], 0, padded_down[i], TRUE);
-    const std::size_t across = static_cast<std::size_t>(dct.blocks_across[i]);
-    for (JDIMENSION r = 0; r < down[i]; ++r)
-      std::memcpy(to[r], dct.coef.data() + dct.offset[i] + (first_row + r) * across * 64,
-                  across * sizeof(JBLOCK));
-  }
-  jpeg_write_coefficients(&info, arrays);
+  // Both called within this setjmp: a libjpeg error jumps back here.
+  if (planes.as_blocks())
+    write_blocks(planes, first, rows, &info);
+  else
+    write_samples(planes, first, rows, quality, &info);
   jpeg_finish_compress(&info);
   const std::size_t size = c->capacity - c->destination.free_in_buffer;
   jpeg_destroy_compress(&info);
@@ -386,12 +377,12 @@ std::size_t compress_blocks(const YCbCrPlanes& planes, int first, int rows, int 
 }
 
 // One decompression's libjpeg state, kept by the caller of read_blocks as Compression is: the
-// error manager jumps back with the message kept; warnings are counted, not printed.
+// error manager jumps back (a failure leaves the file to the whole decoder, which says why);
+// warnings are counted, not printed.
 struct Decompression {
   jpeg_decompress_struct info;
   jpeg_error_mgr errors;
   std::jmp_buf back;
-  char message[JMSG_LENGTH_MAX] = {};
 };
 
 Decompression& decompression_of(j_common_ptr info) {
@@ -400,22 +391,21 @@ Decompression& decompression_of(j_common_ptr info) {
 }
 
 void jump_on_decompression_error(j_common_ptr info) {
-  Decompression& d = decompression_of(info);
-  (*info->err->format_message)(info, d.message);
-  std::longjmp(d.back, 1);
+  std::longjmp(decompression_of(info).back, 1);
 }
 
 void keep_quiet(j_common_ptr) {}
 
-// Reads the DCT blocks of JPEG data into *planes: 1 done, 0 a file the blocks do not take
-// (see decode_jpeg_blocks), -1 libjpeg failed (d->message says why).
-int read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, YCbCrPlanes* planes) {
+// Reads the DCT blocks of JPEG data into *planes: true done, false a file the blocks do not
+// take or libjpeg refuses (see decode_jpeg_blocks).
+bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d,
+                 YCbCrPlanes* planes) {
   d->info.err = jpeg_std_error(&d->errors);
   d->errors.error_exit = jump_on_decompression_error;
   d->errors.output_message = keep_quiet;
   if (setjmp(d->back)) {
     jpeg_destroy_decompress(&d->info);
-    return -1;
+    return false;
   }
   jpeg_create_decompress(&d->info);
   jpeg_decompress_struct& in = d->info;
@@ -432,7 +422,7 @@ int read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, YC
   }
   if (!ok) {
     jpeg_destroy_decompress(&in);
-    return 0;
+    return false;
   }
   jvirt_barray_ptr* arrays = jpeg_read_coefficients(&in);
   const int components = grey ? 1 : 3;
@@ -440,7 +430,7 @@ int read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, YC
     if (!in.comp_info[i].quant_table) ok = false;  // a component no scan codes
   if (!ok) {
     jpeg_destroy_decompress(&in);
-    return 0;
+    return false;
   }
   *planes = decoder_sizes(static_cast<int>(in.image_width), static_cast<int>(in.image_height),
                           components, grey ? 1 : hf, grey ? 1 : vf);
@@ -476,7 +466,7 @@ int read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, YC
   // part ways: such files take TurboJPEG's own planes.
   const bool damaged = in.err->num_warnings > 0;
   jpeg_destroy_decompress(&in);
-  return damaged ? 0 : 1;
+  return !damaged;
 }
 
 // The 1-D transforms of kernels/ycbcr.cl (dct_to_plane, plane_to_dct), which follow
@@ -642,8 +632,7 @@ std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
       planes.width, planes.height, layout, options.threads, [&](int first, int rows) {
         auto c = std::make_unique<Compression>();
         JpegBytes out;
-        out.size = blocks ? compress_blocks(planes, first, rows, options.jpeg_quality, c.get())
-                          : compress_planes(planes, first, rows, options.jpeg_quality, c.get());
+        out.size = compress_strip(planes, first, rows, options.jpeg_quality, c.get());
         if (out.size == 0)
           throw Error(std::string("encoding JPEG failed: ") +
                       (*c->message ? c->message : "libjpeg"));
@@ -656,7 +645,7 @@ std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
 bool decode_jpeg_blocks(const std::vector<std::uint8_t>& bytes, YCbCrPlanes* planes) {
   auto d = std::make_unique<Decompression>();
   YCbCrPlanes read;
-  if (read_blocks(bytes.data(), bytes.size(), d.get(), &read) != 1) return false;
+  if (!read_blocks(bytes.data(), bytes.size(), d.get(), &read)) return false;
   *planes = std::move(read);
   return true;
 }

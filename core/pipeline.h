@@ -4,11 +4,11 @@
 //
 // The job runs in three stages, each a function or type of its own here:
 //   1. decode: the input's bytes (read_input) -> a Source (decode_source): RGBA pixels in the
-//      depth and working space the device takes them in, or a JPEG's colour planes that the
-//      device turns into RGBA (--jpeg-codec; core/jpeg_planes.h);
+//      depth and working space the device takes them in, or a JPEG's colour planes or DCT
+//      blocks that the device turns into RGBA (--jpeg-codec; core/jpeg_planes.h);
 //   2. device: a Source -> a Rendered (DeviceStage::run): the filter run on the device, in one
-//      piece or in tiles, turned into the result (an RGBA image, a JPEG output's colour planes,
-//      or the bright points' text);
+//      piece or in tiles, turned into the result (an RGBA image, a JPEG output's colour planes
+//      or DCT blocks, or the bright points' text);
 //   3. encode and write: a Rendered -> bytes (encode_output) -> the output (write_output).
 // run_single chains them for one image, opening the device and making its filter on a second
 // thread while the image decodes; run_batch (core/batch_pipeline.h) runs them on thread pools.

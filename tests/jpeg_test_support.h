@@ -6,6 +6,7 @@
 #include <turbojpeg.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "test_support.h"
@@ -24,6 +25,17 @@ inline Image test_picture(int w, int h, unsigned seed) {
       }
   return noise;
 }
+
+/// The chroma subsamplings a decoding test covers: TurboJPEG's, with a name for traces.
+inline constexpr std::pair<int, const char*> kDecodeCases[] = {{TJSAMP_444, "444"},
+                                                               {TJSAMP_422, "422"},
+                                                               {TJSAMP_440, "440"},
+                                                               {TJSAMP_420, "420"},
+                                                               {TJSAMP_GRAY, "grey"}};
+
+/// The chroma subsamplings an encoding test covers (--subsampling's).
+inline constexpr ChromaSubsampling kEncodeCases[] = {
+    ChromaSubsampling::s444, ChromaSubsampling::s422, ChromaSubsampling::s420};
 
 /// `rgba` compressed by tjCompress2 from RGBX at `quality` with TurboJPEG's `subsampling` and
 /// `flags`.

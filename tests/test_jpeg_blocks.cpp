@@ -26,15 +26,6 @@ namespace {
 const int kSizes[][2] = {{1, 1},   {3, 5},  {8, 8},    {9, 17},  {17, 9},
                          {333, 3}, {1, 40}, {101, 77}, {64, 48}, {130, 66}};
 
-const std::pair<int, const char*> kDecodeCases[] = {{TJSAMP_444, "444"},
-                                                    {TJSAMP_422, "422"},
-                                                    {TJSAMP_440, "440"},
-                                                    {TJSAMP_420, "420"},
-                                                    {TJSAMP_GRAY, "grey"}};
-
-const ChromaSubsampling kEncodeCases[] = {ChromaSubsampling::s444, ChromaSubsampling::s422,
-                                          ChromaSubsampling::s420};
-
 bool same_sizes(const YCbCrPlanes& a, const YCbCrPlanes& b) {
   return a.width == b.width && a.height == b.height && a.components == b.components &&
          a.h_factor == b.h_factor && a.v_factor == b.v_factor && a.plane_width == b.plane_width &&

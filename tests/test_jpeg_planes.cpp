@@ -33,15 +33,6 @@ Image tj_rgba(const std::vector<std::uint8_t>& jpeg, int w, int h) {
   return out;
 }
 
-const std::pair<int, const char*> kDecodeCases[] = {{TJSAMP_444, "444"},
-                                                    {TJSAMP_422, "422"},
-                                                    {TJSAMP_440, "440"},
-                                                    {TJSAMP_420, "420"},
-                                                    {TJSAMP_GRAY, "grey"}};
-
-const ChromaSubsampling kEncodeCases[] = {ChromaSubsampling::s444, ChromaSubsampling::s422,
-                                          ChromaSubsampling::s420};
-
 }  // namespace
 
 TEST(JpegPlanes, HostUpsamplingAndColourAreTurboJpegsDecode) {
