@@ -304,6 +304,7 @@ struct StageTimes {
   double first_result_s = 0;  // ... when the first image came off a device
   size_t planes_in = 0, planes_out = 0;  // images decoded to, results made as, colour planes
   size_t blocks_in = 0, blocks_out = 0;  // ... of them as DCT blocks
+  size_t sparse_in = 0, sparse_out = 0;  // ... of those sparse
   // Seconds the threads waited, summed over threads: workers while the devices opened, at the
   // cap of images in flight with images left to decode, with none left; device lanes for
   // decoded images.
@@ -611,7 +612,8 @@ class Pipeline {
           std::vector<std::string> warnings;
           // Decoded into pinned memory once the pool is installed (encoding's own buffers not).
           const UsePixelPool pinned;
-          d.source = decode_source(read_input(items_[i].input, o_), o_, &warnings, planes_);
+          d.source = decode_source(read_input(items_[i].input, o_), o_, &warnings, planes_,
+                                   jpeg_dct_mode() == JpegDct::sparse);
           for (const std::string& w : warnings) warn(w);  // each names the file
           std::error_code ec;
           d.bytes = static_cast<double>(fs::file_size(items_[i].input, ec));
@@ -623,6 +625,7 @@ class Pipeline {
           add(times_.decode, lap);
           if (d.source.has_planes()) ++times_.planes_in;
           if (d.source.planes.as_blocks()) ++times_.blocks_in;
+          if (d.source.planes.dct.is_sparse()) ++times_.sparse_in;
           decoded_bytes_ += d.source.bytes();
           decoded_.push_back(std::move(d));
         } else {
@@ -668,6 +671,7 @@ class Pipeline {
         if (times_.device.images == 0) times_.first_result_s = seconds();
         if (!f.rendered.planes.empty()) ++times_.planes_out;
         if (f.rendered.planes.as_blocks()) ++times_.blocks_out;
+        if (f.rendered.planes.dct.is_sparse()) ++times_.sparse_out;
         finished_.push_back(std::move(f));
         add(times_.device, lap);
         times_.upload_ms += timings.upload_ms;
@@ -784,8 +788,9 @@ void print_stage_times(const Pipeline& pipeline) {
       t.wait_opening_s, t.wait_cap_s, t.wait_tail_s, t.wait_lanes_s);
   std::printf(
       "JPEG colour stages on the device (--jpeg-codec): %zu images decoded to colour planes "
-      "(%zu as DCT blocks), %zu results returned as colour planes (%zu as DCT blocks)\n",
-      t.planes_in, t.blocks_in, t.planes_out, t.blocks_out);
+      "(%zu as DCT blocks, %zu sparse), %zu results returned as colour planes (%zu as DCT blocks, "
+      "%zu sparse)\n",
+      t.planes_in, t.blocks_in, t.sparse_in, t.planes_out, t.blocks_out, t.sparse_out);
 }
 
 }  // namespace

@@ -237,11 +237,14 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
     const size_t n = planes_in->sample_count();
     ensure_buffer(runtime, filter.io_planes_in, filter.io_planes_in_bytes, n, CL_MEM_READ_WRITE);
     if (planes_in->as_blocks()) {
-      const size_t coef_bytes = planes_in->dct.coef.size() * sizeof(std::int16_t);
+      const DctBlocks& dct = planes_in->dct;
+      const size_t coef_bytes = dct.block_count() * 64 * sizeof(std::int16_t);
       ensure_buffer(runtime, filter.io_blocks_in, filter.io_blocks_in_bytes, coef_bytes,
-                    CL_MEM_READ_ONLY);
-      queue.enqueueWriteBuffer(filter.io_blocks_in, CL_TRUE, 0, coef_bytes,
-                               planes_in->dct.coef.data());
+                    CL_MEM_READ_WRITE);
+      if (dct.is_sparse())  // unpacked into whole blocks there
+        filter.io_ycbcr->upload_sparse(dct, filter.io_blocks_in);
+      else
+        queue.enqueueWriteBuffer(filter.io_blocks_in, CL_TRUE, 0, coef_bytes, dct.coef.data());
       filter.io_ycbcr->blocks_to_planes(filter.io_blocks_in, *planes_in, filter.io_planes_in);
     } else {
       queue.enqueueWriteBuffer(filter.io_planes_in, CL_TRUE, 0, n, planes_in->samples.data());
@@ -296,11 +299,14 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
     else
       filter.io_ycbcr->to_planes(filter.io_dst, out, filter.io_planes_out);
     if (out.as_blocks()) {  // and on to DCT blocks, which the host entropy-codes
-      const size_t coef_bytes = out.dct.coef.size() * sizeof(std::int16_t);
+      const size_t coef_bytes = out.dct.block_count() * 64 * sizeof(std::int16_t);
       ensure_buffer(runtime, filter.io_blocks_out, filter.io_blocks_out_bytes, coef_bytes,
-                    CL_MEM_WRITE_ONLY);
+                    CL_MEM_READ_WRITE);
       filter.io_ycbcr->planes_to_blocks(filter.io_planes_out, out, filter.io_blocks_out);
-      queue.enqueueReadBuffer(filter.io_blocks_out, CL_TRUE, 0, coef_bytes, out.dct.coef.data());
+      if (out.dct.is_sparse())  // packed there, then read
+        filter.io_ycbcr->download_sparse(filter.io_blocks_out, &out.dct);
+      else
+        queue.enqueueReadBuffer(filter.io_blocks_out, CL_TRUE, 0, coef_bytes, out.dct.coef.data());
     } else {
       queue.enqueueReadBuffer(filter.io_planes_out, CL_TRUE, 0, n, out.samples.data());
     }

@@ -1168,14 +1168,14 @@ DecodedImage load_image_wide(const std::string& path, std::vector<std::string>* 
 
 bool decode_image_planes(const std::vector<std::uint8_t>& bytes, const std::string& name,
                          std::vector<std::string>* warnings, std::uint64_t max_pixels, bool orient,
-                         bool blocks, YCbCrPlanes* planes) {
+                         bool blocks, bool sparse, YCbCrPlanes* planes) {
   if (!starts_with(bytes, kJpegSignature)) return false;
   const CheckedFile file = check_file(bytes, name, max_pixels);
   // The orientation from the segments check_file walked, not from parsing the file again.
   if ((orient && orientation_in(bytes, file.segments) > 1) || !jpeg_planes_supported(bytes, false))
     return false;
   std::string damage;
-  if (!blocks || !decode_jpeg_blocks(bytes, planes)) {
+  if (!blocks || !decode_jpeg_blocks(bytes, planes, sparse)) {
     try {
       *planes = decode_jpeg_planes(bytes, name, &damage);
     } catch (const Error&) {

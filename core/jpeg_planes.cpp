@@ -145,6 +145,70 @@ YCbCrPlanes decoder_sizes(int width, int height, int components, int h_factor, i
   return p;
 }
 
+// The non-zero coefficients among `n`, counted without branches (a compiler vectorises it).
+std::size_t count_nonzero(const std::int16_t* c, std::size_t n) {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < n; ++i) count += c[i] != 0;
+  return count;
+}
+
+// Block `block`'s mask, and its non-zero coefficients written from `out`; returns how many.
+// Branch-free: every coefficient is stored in a scratch block, the next store overwriting a
+// zero, and the values copied out.
+std::size_t pack_block(const std::int16_t* block, std::uint64_t* mask, std::int16_t* out) {
+  std::int16_t packed[64];
+  std::uint64_t bits = 0;
+  std::size_t n = 0;
+  for (int k = 0; k < 64; ++k) {
+    const bool nonzero = block[k] != 0;
+    packed[n] = block[k];
+    n += nonzero;
+    bits |= static_cast<std::uint64_t>(nonzero) << k;
+  }
+  std::memcpy(out, packed, n * sizeof(std::int16_t));
+  *mask = bits;
+  return n;
+}
+
+// Block with mask `bits` from its values at `from` into `block` (64 coefficients); returns the
+// values read.
+std::size_t unpack_block(std::uint64_t bits, const std::int16_t* from, std::int16_t* block) {
+  std::memset(block, 0, 64 * sizeof(std::int16_t));
+  std::size_t n = 0;
+  for (; bits; bits &= bits - 1) block[__builtin_ctzll(bits)] = from[n++];
+  return n;
+}
+
+// A capacity for `n` values: n rounded up to 4, 5, 6 or 7 times a power of two.
+std::size_t size_class(std::size_t n) {
+  if (n <= 1024) return 1024;
+  int shift = 0;
+  while ((n - 1) >> shift >= 8) ++shift;  // (n - 1) >> shift is in 4..7
+  return (((n - 1) >> shift) + 1) << shift;
+}
+
+// Sizes `sparse` for `blocks` blocks and `count` values (values' capacity a size_class), the
+// group starts not yet written.
+void size_sparse(SparseBlocks* sparse, std::size_t blocks, std::size_t count) {
+  sparse->mask.resize(blocks);
+  sparse->group_start.assign((blocks + SparseBlocks::kGroup - 1) / SparseBlocks::kGroup + 1, 0);
+  sparse->resize_values(count);
+}
+
+// Packs `blocks` whole blocks from `coef` as blocks first .. of `sparse` (sized by size_sparse),
+// its values from `at`; returns the values' end. Group starts are written for the groups that
+// begin among these blocks.
+std::size_t pack_blocks(const std::int16_t* coef, std::size_t blocks, std::size_t first,
+                        std::size_t at, SparseBlocks* sparse) {
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const std::size_t block = first + b;
+    if (block % SparseBlocks::kGroup == 0)
+      sparse->group_start[block / SparseBlocks::kGroup] = static_cast<std::uint32_t>(at);
+    at += pack_block(coef + 64 * b, &sparse->mask[block], sparse->values.data() + at);
+  }
+  return at;
+}
+
 // Sets p.dct's block counts and offsets for p's encoder sizes (the image's blocks: ceil of a
 // component's samples over 8 each way) and returns its coefficient count.
 std::size_t size_blocks(YCbCrPlanes& p) {
@@ -327,6 +391,15 @@ void write_blocks(const YCbCrPlanes& planes, int first, int rows, jpeg_compress_
     const std::size_t first_row = static_cast<std::size_t>(first) / (8 * planes.v_factor) * v;
     JBLOCKARRAY to = (*info->mem->access_virt_barray)(common, arrays[i], 0, padded_down[i], TRUE);
     const std::size_t across = static_cast<std::size_t>(dct.blocks_across[i]);
+    if (dct.is_sparse()) {  // unpacked from the strip's first block on
+      const SparseBlocks& sparse = dct.sparse;
+      std::size_t block = dct.offset[i] / 64 + first_row * across;
+      const std::int16_t* from = sparse.values.data() + sparse.start_of(block);
+      for (JDIMENSION r = 0; r < down[i]; ++r)
+        for (std::size_t c = 0; c < across; ++c, ++block)
+          from += unpack_block(sparse.mask[block], from, reinterpret_cast<std::int16_t*>(to[r][c]));
+      continue;
+    }
     for (JDIMENSION r = 0; r < down[i]; ++r)
       std::memcpy(to[r], dct.coef.data() + dct.offset[i] + (first_row + r) * across * 64,
                   across * sizeof(JBLOCK));
@@ -398,7 +471,7 @@ void keep_quiet(j_common_ptr) {}
 
 // Reads the DCT blocks of JPEG data into *planes: true done, false a file the blocks do not
 // take or libjpeg refuses (see decode_jpeg_blocks).
-bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d,
+bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, bool sparse,
                  YCbCrPlanes* planes) {
   d->info.err = jpeg_std_error(&d->errors);
   d->errors.error_exit = jump_on_decompression_error;
@@ -444,21 +517,40 @@ bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d,
     total += static_cast<std::size_t>(c.width_in_blocks) * c.height_in_blocks * 64;
     std::copy(c.quant_table->quantval, c.quant_table->quantval + 64, dct.quant[i].begin());
   }
+  // Each row of a component's blocks as libjpeg holds it (a JBLOCK is 64 JCOEFs, 16 bits).
+  static_assert(sizeof(JBLOCK) == 64 * sizeof(std::int16_t), "JCOEF is 16 bits");
+  const auto row_of = [&](int i, int r) {
+    JBLOCKARRAY from = (*in.mem->access_virt_barray)(reinterpret_cast<j_common_ptr>(&in), arrays[i],
+                                                     static_cast<JDIMENSION>(r), 1, FALSE);
+    return reinterpret_cast<const std::int16_t*>(from[0]);
+  };
   try {
-    dct.coef.resize(total);
+    if (sparse) {  // counted first, so that the values take their size and no more
+      std::size_t count = 0;
+      for (int i = 0; i < components; ++i)
+        for (int r = 0; r < dct.blocks_down[i]; ++r)
+          count += count_nonzero(row_of(i, r), static_cast<std::size_t>(dct.blocks_across[i]) * 64);
+      size_sparse(&dct.sparse, total / 64, count);
+      std::size_t at = 0;
+      for (int i = 0; i < components; ++i)
+        for (int r = 0; r < dct.blocks_down[i]; ++r)
+          at = pack_blocks(
+              row_of(i, r), static_cast<std::size_t>(dct.blocks_across[i]),
+              (dct.offset[i] + static_cast<std::size_t>(r) * dct.blocks_across[i] * 64) / 64, at,
+              &dct.sparse);
+      dct.sparse.group_start.back() = static_cast<std::uint32_t>(at);
+    } else {
+      dct.coef.resize(total);
+      for (int i = 0; i < components; ++i)
+        for (int r = 0; r < dct.blocks_down[i]; ++r)
+          std::memcpy(dct.coef.data() + dct.offset[i] +
+                          static_cast<std::size_t>(r) * dct.blocks_across[i] * 64,
+                      row_of(i, r),
+                      static_cast<std::size_t>(dct.blocks_across[i]) * sizeof(JBLOCK));
+    }
   } catch (...) {  // no longjmp passes here: libjpeg's arrays go with the object
     jpeg_destroy_decompress(&in);
     throw;
-  }
-  for (int i = 0; i < components; ++i) {
-    const std::size_t row_bytes = static_cast<std::size_t>(dct.blocks_across[i]) * sizeof(JBLOCK);
-    for (int r = 0; r < dct.blocks_down[i]; ++r) {
-      JBLOCKARRAY from = (*in.mem->access_virt_barray)(
-          reinterpret_cast<j_common_ptr>(&in), arrays[i], static_cast<JDIMENSION>(r), 1, FALSE);
-      std::memcpy(
-          dct.coef.data() + dct.offset[i] + static_cast<std::size_t>(r) * dct.blocks_across[i] * 64,
-          from[0], row_bytes);
-    }
   }
   jpeg_finish_decompress(&in);
   // Damaged data (libjpeg warned) may hold coefficients no encoder makes from 8-bit samples,
@@ -619,7 +711,10 @@ std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
   if (expected.plane_width != planes.plane_width || expected.plane_height != planes.plane_height ||
       expected.h_factor != planes.h_factor || expected.v_factor != planes.v_factor ||
       (blocks ? planes.dct.quality != options.jpeg_quality ||
-                    planes.dct.coef.size() != size_blocks(expected) ||
+                    planes.dct.block_count() * 64 != size_blocks(expected) ||
+                    (planes.dct.is_sparse() &&
+                     (planes.dct.sparse.group_start.size() != planes.dct.sparse.groups() + 1 ||
+                      planes.dct.sparse.values.size() != planes.dct.sparse.group_start.back())) ||
                     planes.dct.blocks_across != expected.dct.blocks_across ||
                     planes.dct.blocks_down != expected.dct.blocks_down ||
                     planes.dct.offset != expected.dct.offset
@@ -642,16 +737,52 @@ std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
       });
 }
 
-bool decode_jpeg_blocks(const std::vector<std::uint8_t>& bytes, YCbCrPlanes* planes) {
+std::size_t SparseBlocks::start_of(std::size_t b) const {
+  std::size_t start = group_start[b / kGroup];
+  for (std::size_t i = b - b % kGroup; i < b; ++i) start += __builtin_popcountll(mask[i]);
+  return start;
+}
+
+void SparseBlocks::resize_values(std::size_t count) {
+  if (values.capacity() < count || values.capacity() > size_class(count)) {
+    values = PixelVector<std::int16_t>();
+    values.reserve(size_class(count));
+  }
+  values.resize(count);
+}
+
+void make_sparse(DctBlocks* dct) {
+  if (dct->coef.empty()) return;
+  const std::size_t blocks = dct->coef.size() / 64;
+  SparseBlocks sparse;
+  size_sparse(&sparse, blocks, count_nonzero(dct->coef.data(), dct->coef.size()));
+  sparse.group_start.back() =
+      static_cast<std::uint32_t>(pack_blocks(dct->coef.data(), blocks, 0, 0, &sparse));
+  dct->sparse = std::move(sparse);
+  dct->coef = PixelVector<std::int16_t>();
+}
+
+void make_dense(DctBlocks* dct) {
+  if (dct->sparse.empty()) return;
+  const SparseBlocks& sparse = dct->sparse;
+  PixelVector<std::int16_t> coef(sparse.blocks() * 64);
+  std::size_t at = 0;
+  for (std::size_t b = 0; b < sparse.blocks(); ++b)
+    at += unpack_block(sparse.mask[b], sparse.values.data() + at, coef.data() + 64 * b);
+  dct->coef = std::move(coef);
+  dct->sparse = SparseBlocks();
+}
+
+bool decode_jpeg_blocks(const std::vector<std::uint8_t>& bytes, YCbCrPlanes* planes, bool sparse) {
   auto d = std::make_unique<Decompression>();
   YCbCrPlanes read;
-  if (!read_blocks(bytes.data(), bytes.size(), d.get(), &read)) return false;
+  if (!read_blocks(bytes.data(), bytes.size(), d.get(), sparse, &read)) return false;
   *planes = std::move(read);
   return true;
 }
 
 YCbCrPlanes encoder_block_layout(int width, int height, int components,
-                                 ChromaSubsampling subsampling, int quality) {
+                                 ChromaSubsampling subsampling, int quality, bool sparse) {
   if (quality < 1 || quality > 100)
     throw UsageError("JPEG quality " + std::to_string(quality) + " is not in 1..100");
   YCbCrPlanes p = encoder_sizes(width, height, components, subsampling);
@@ -662,7 +793,10 @@ YCbCrPlanes encoder_block_layout(int width, int height, int components,
   std::array<std::uint16_t, 64> luma{}, chroma{};
   quality_tables(quality, &luma, &chroma);
   for (int i = 0; i < components; ++i) dct.quant[i] = i == 0 ? luma : chroma;
-  dct.coef.resize(size_blocks(p));
+  if (sparse)
+    size_sparse(&dct.sparse, size_blocks(p) / 64, 0);
+  else
+    dct.coef.resize(size_blocks(p));
   return p;
 }
 
@@ -712,6 +846,11 @@ std::array<int, 192> quantisation_divisors(const std::array<std::uint16_t, 64>& 
 
 YCbCrPlanes blocks_to_planes(const YCbCrPlanes& planes) {
   if (!planes.as_blocks()) throw Error("blocks_to_planes: the planes are not DCT blocks");
+  if (planes.dct.is_sparse()) {
+    YCbCrPlanes dense = planes;
+    make_dense(&dense.dct);
+    return blocks_to_planes(dense);
+  }
   YCbCrPlanes p = planes;
   p.dct = DctBlocks{};
   size_samples(p);
@@ -750,6 +889,11 @@ void planes_to_blocks(const YCbCrPlanes& planes, YCbCrPlanes* blocks) {
       planes.height != blocks->height || planes.components != blocks->components ||
       planes.plane_width != blocks->plane_width || planes.plane_height != blocks->plane_height)
     throw Error("planes_to_blocks: the planes and blocks are not of one encoder layout");
+  const bool sparse = dct.is_sparse();
+  if (sparse) {  // made whole, then packed
+    dct.coef.resize(dct.sparse.blocks() * 64);
+    dct.sparse = SparseBlocks();
+  }
   for (int i = 0; i < planes.components; ++i) {
     const std::array<int, 192> div = quantisation_divisors(dct.quant[i], dct.fast_dct);
     const int pitch = planes.plane_width[i];
@@ -783,6 +927,7 @@ void planes_to_blocks(const YCbCrPlanes& planes, YCbCrPlanes* blocks) {
         }
       }
   }
+  if (sparse) make_sparse(&dct);
 }
 
 Image ycbcr_to_rgba(const YCbCrPlanes& planes) {

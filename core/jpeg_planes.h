@@ -27,12 +27,35 @@
 
 namespace blurtool {
 
-/// A JPEG's samples as coded: Y, or Y, Cb and Cr, each a plane of 8-bit samples in `samples`,
-/// rows top to bottom, plane_width[i] samples a row (the row pitch), plane_height[i] rows, from
-/// offset[i]. Cb and Cr cover h_factor x v_factor pixels a sample (chroma subsampling: 1x1 for
-/// 4:4:4, 2x1 for 4:2:2, 1x2 for 4:4:0, 2x2 for 4:2:0); the samples of the image are the first
-/// ceil(width / h_factor) x ceil(height / v_factor) of a chroma plane and width x height of Y,
-/// the rest is padding (as the layout functions below say).
+/// DCT blocks without their zeros, a form in which to move them between host and device
+/// (BLURTOOL_JPEG_DCT=sparse): a quantised block of a photo holds mostly zeros (about 3 in 4 of
+/// a q95 photo's coefficients, 9 in 10 of a blurred one's), so this is 3 to 8 times fewer bytes
+/// than the blocks whole, though not faster on the H100 machine, where the host's packing costs
+/// more than the smaller transfers save (kernels/NOTES.md, "Sparse DCT blocks"). Blocks are
+/// numbered through the components in order, as in DctBlocks::coef (block b is coefficients 64 b
+/// ..). mask[b] has bit k set where block b's coefficient k (natural order) is not zero; `values`
+/// holds the non-zero coefficients, block by block, each block's in natural order; group_start[g]
+/// is the index in `values` of block kGroup * g's first, and group_start.back() the count of values
+/// (one entry more than there are groups): a block's values start at its group's start plus the
+/// bits of the masks before it in its group. The kernels unpack_blocks and pack_blocks
+/// (kernels/ycbcr.cl) read and write it a work-group a group.
+struct SparseBlocks {
+  static constexpr int kGroup = 64;  ///< blocks a group
+  PixelVector<std::uint64_t> mask;
+  PixelVector<std::int16_t> values;
+  std::vector<std::uint32_t> group_start;
+
+  bool empty() const { return mask.empty(); }
+  std::size_t blocks() const { return mask.size(); }
+  std::size_t groups() const { return (mask.size() + kGroup - 1) / kGroup; }
+  /// Where block b's values start in `values`.
+  std::size_t start_of(std::size_t b) const;
+  /// `values` resized to `count` (unwritten), its capacity one of a few sizes a power of two,
+  /// so that a pool of reused blocks (PixelPool) meets the same sizes image after image.
+  /// Throws std::bad_alloc.
+  void resize_values(std::size_t count);
+};
+
 /// A JPEG's components as quantised DCT coefficients: component i is blocks_down[i] rows of
 /// blocks_across[i] 8x8 blocks from coef[offset[i]], 64 coefficients a block in natural order
 /// (row-major, not zigzag), as libjpeg's JBLOCK; quant[i] is its quantisation table (natural
@@ -47,10 +70,33 @@ struct DctBlocks {
   int quality = 0;        ///< encoding: the quality the tables were scaled for (1..100)
   bool fast_dct = false;  ///< encoding: the fast integer forward DCT (TurboJPEG below 96)
   PixelVector<std::int16_t> coef;
+  SparseBlocks sparse;  ///< the coefficients held sparse (then `coef` is empty)
 
-  bool empty() const { return coef.empty(); }
+  bool empty() const { return coef.empty() && sparse.empty(); }
+  bool is_sparse() const { return !sparse.empty(); }
+  /// The blocks of the components' layout (coef.size() / 64 where whole).
+  std::size_t block_count() const { return is_sparse() ? sparse.blocks() : coef.size() / 64; }
+  /// Bytes the coefficients take in the form they are held.
+  std::size_t bytes() const {
+    return coef.size() * sizeof(std::int16_t) + sparse.mask.size() * sizeof(std::uint64_t) +
+           sparse.values.size() * sizeof(std::int16_t) +
+           sparse.group_start.size() * sizeof(std::uint32_t);
+  }
 };
 
+/// `dct`'s coefficients held sparse (SparseBlocks), `coef` emptied; a no-op where they are.
+/// Throws std::bad_alloc.
+void make_sparse(DctBlocks* dct);
+/// `dct`'s coefficients held whole in `coef`, `sparse` emptied; a no-op where they are.
+/// Throws std::bad_alloc.
+void make_dense(DctBlocks* dct);
+
+/// A JPEG's samples as coded: Y, or Y, Cb and Cr, each a plane of 8-bit samples in `samples`,
+/// rows top to bottom, plane_width[i] samples a row (the row pitch), plane_height[i] rows, from
+/// offset[i]. Cb and Cr cover h_factor x v_factor pixels a sample (chroma subsampling: 1x1 for
+/// 4:4:4, 2x1 for 4:2:2, 1x2 for 4:4:0, 2x2 for 4:2:0); the samples of the image are the first
+/// ceil(width / h_factor) x ceil(height / v_factor) of a chroma plane and width x height of Y,
+/// the rest is padding (as the layout functions below say).
 struct YCbCrPlanes {
   int width = 0, height = 0;  ///< the image, pixels
   int components = 0;         ///< 1 (greyscale: Y) or 3 (Y, Cb, Cr); 0: no planes
@@ -128,16 +174,19 @@ std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
 /// range where libjpeg-turbo's SIMD IDCT, which saturates 16-bit lanes, and its C IDCT, which
 /// the device follows, differ) and data libjpeg refuses (the whole decoder then says why).
 /// Exact, then, for every file an encoder made from 8-bit samples; a crafted file with
-/// coefficients out of that range decodes as libjpeg-turbo's C IDCT decodes it. Never throws
-/// but std::bad_alloc.
-bool decode_jpeg_blocks(const std::vector<std::uint8_t>& bytes, YCbCrPlanes* planes);
+/// coefficients out of that range decodes as libjpeg-turbo's C IDCT decodes it. `sparse`: the
+/// blocks held sparse (SparseBlocks), as they go to a device. Never throws but std::bad_alloc.
+bool decode_jpeg_blocks(const std::vector<std::uint8_t>& bytes, YCbCrPlanes* planes,
+                        bool sparse = false);
 
 /// encoder_layout's sizes for a JPEG at `quality` (1..100) held as DCT blocks: dct sized for
 /// the image's blocks, quant holding the tables jpeg_set_quality gives (baseline), fast_dct for
 /// a quality below 96; no samples. encode_jpeg_planes takes it once the blocks are made (on the
-/// device, or by planes_to_blocks). Throws blurtool::UsageError for a quality outside 1..100.
+/// device, or by planes_to_blocks). `sparse`: sized to be held sparse (SparseBlocks: mask and
+/// group_start sized, values empty), as a device makes them. Throws blurtool::UsageError for a
+/// quality outside 1..100.
 YCbCrPlanes encoder_block_layout(int width, int height, int components,
-                                 ChromaSubsampling subsampling, int quality);
+                                 ChromaSubsampling subsampling, int quality, bool sparse = false);
 
 /// jcdctmgr.c's quantisation divisors for table `quant`: 64 reciprocals, 64 corrections (with
 /// the rounding), 64 shifts, such that a coefficient c becomes

@@ -243,7 +243,7 @@ SourceRun render_source(Runtime& runtime, const JobOptions& o, Filter& filter, c
       r.rendered.planes =
           jpeg_dct_on_device()
               ? encoder_block_layout(source.width(), source.height(), components, o.subsampling,
-                                     o.quality)
+                                     o.quality, jpeg_dct_mode() == JpegDct::sparse)
               : encoder_layout(source.width(), source.height(), components, o.subsampling);
       planes.output = &r.rendered.planes;
     }
@@ -309,12 +309,12 @@ namespace {
 // A JPEG the device takes as colour planes (see decode_source), decoded to them
 // (decode_image_planes); an empty Source where the planes cannot be had, for the whole decoder
 // to decode (or refuse) instead.
-Source decode_planes(const InputBytes& in, const JobOptions& o,
-                     std::vector<std::string>* warnings) {
+Source decode_planes(const InputBytes& in, const JobOptions& o, std::vector<std::string>* warnings,
+                     bool sparse) {
   Source s;
   if (o.operation == JobOptions::Operation::bright || !o.max_tile.is_default() ||
       !decode_image_planes(in.bytes, in.name, warnings, o.max_pixels, o.orient,
-                           jpeg_dct_on_device(), &s.planes))
+                           jpeg_dct_on_device(), sparse, &s.planes))
     return Source{};
   s.channels = s.planes.components;
   s.space = working_space(o, s.channels, false, false);
@@ -324,9 +324,9 @@ Source decode_planes(const InputBytes& in, const JobOptions& o,
 }  // namespace
 
 Source decode_source(const InputBytes& in, const JobOptions& o, std::vector<std::string>* warnings,
-                     bool planes) {
+                     bool planes, bool sparse) {
   if (planes) {
-    Source s = decode_planes(in, o, warnings);
+    Source s = decode_planes(in, o, warnings, sparse);
     if (s.has_planes()) return s;
   }
   return make_source(decode_image_wide(in.bytes, in.name, warnings, o.max_pixels, o.orient, true),
@@ -519,7 +519,8 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   try {
     // Colour planes only when asked for: the device is not known yet, and on a GPU the
     // decoding is hidden behind its opening anyway.
-    run.source = decode_source(in, o, &warnings, o.jpeg_codec == JobOptions::JpegCodec::device);
+    run.source = decode_source(in, o, &warnings, o.jpeg_codec == JobOptions::JpegCodec::device,
+                               jpeg_dct_mode() == JpegDct::sparse);
   } catch (...) {
     try {
       device.get();  // a decoding failure is reported before a device failure

@@ -144,15 +144,23 @@ inline bool jpeg_colour_on_device(const JobOptions& o, const DeviceInfo& device)
          (o.jpeg_codec == JobOptions::JpegCodec::automatic && (device.type & CL_DEVICE_TYPE_GPU));
 }
 
-/// Whether JPEG's DCT stages go with its colour stages to the device (the IDCT of decoding,
-/// the forward DCT and quantisation of encoding; the host then only entropy-codes): yes, unless
-/// the environment sets BLURTOOL_JPEG_DCT=host (to measure the colour stages alone).
-inline bool jpeg_dct_on_device() {
-  static const bool on = [] {
+/// Where JPEG's DCT stages run when its colour stages go to the device (the IDCT of decoding,
+/// the forward DCT and quantisation of encoding): on the device (the host then only
+/// entropy-codes), the coefficients moved whole, unless the environment sets
+/// BLURTOOL_JPEG_DCT=host (with libjpeg-turbo: to measure the colour stages alone) or =sparse
+/// (moved as SparseBlocks, a third of the bytes: slower on the H100 machine, kernels/NOTES.md
+/// "Sparse DCT blocks"; for measurements and tests).
+enum class JpegDct { host, whole, sparse };
+inline JpegDct jpeg_dct_mode() {
+  static const JpegDct mode = [] {
     const char* e = std::getenv("BLURTOOL_JPEG_DCT");
-    return !(e && std::string(e) == "host");
+    const std::string s = e ? e : "";
+    return s == "host" ? JpegDct::host : s == "sparse" ? JpegDct::sparse : JpegDct::whole;
   }();
-  return on;
+  return mode;
+}
+inline bool jpeg_dct_on_device() {
+  return jpeg_dct_mode() != JpegDct::host;
 }
 
 /// The names of --jpeg-codec.
@@ -187,7 +195,7 @@ struct Source {
   /// The pixels' size in host memory, bytes.
   double bytes() const {
     return wide()         ? 2.0 * rgba16.pixels.size()
-           : has_planes() ? static_cast<double>(planes.samples.size() + 2 * planes.dct.coef.size())
+           : has_planes() ? static_cast<double>(planes.samples.size() + planes.dct.bytes())
                           : static_cast<double>(rgba.pixels.size());
   }
   /// The depth of the pixels in host memory (and of the filter's input and output).
@@ -218,10 +226,12 @@ InputBytes read_input(const std::string& input, const JobOptions& o);
 /// Decode stage, second half: `in` decoded (oriented unless --no-orient, at most o.max_pixels)
 /// and prepared by make_source. With `planes`, a JPEG the device can take as colour planes
 /// (jpeg_planes_supported; a blur, in one piece: no --max-tile) is decoded only to them
-/// (Source::planes). Warnings (each naming the input) are appended to `warnings`. Throws
-/// blurtool::Error naming the input for a file that is no image it can decode.
+/// (Source::planes), or to its DCT blocks (jpeg_dct_on_device), held sparse with `sparse`
+/// (SparseBlocks). Warnings (each naming the input) are
+/// appended to `warnings`. Throws blurtool::Error naming the input for a file that is no image
+/// it can decode.
 Source decode_source(const InputBytes& in, const JobOptions& o, std::vector<std::string>* warnings,
-                     bool planes = false);
+                     bool planes = false, bool sparse = false);
 
 /// The filter of o's operation for a width x height image on `runtime`; `wg` overrides the
 /// Gaussian work-group size (the --sweep-wg rows). Its input and output have `depth` (the

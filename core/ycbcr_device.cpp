@@ -8,16 +8,32 @@
 namespace blurtool {
 
 YCbCrConverter::YCbCrConverter(Runtime& runtime) : runtime_(runtime) {
-  // One program of all six kernels: one compile for both directions.
-  cl::Program& program = runtime.program("ycbcr", "");
-  to_rgba_buffer_ = cl::Kernel(program, "ycbcr_to_rgba_buffer");
-  to_rgba_image_ = cl::Kernel(program, "ycbcr_to_rgba_image");
-  luma_buffer_ = cl::Kernel(program, "rgba_to_luma_buffer");
-  luma_image_ = cl::Kernel(program, "rgba_to_luma_image");
-  chroma_buffer_ = cl::Kernel(program, "rgba_to_chroma_buffer");
-  chroma_image_ = cl::Kernel(program, "rgba_to_chroma_image");
-  dct_to_plane_ = cl::Kernel(program, "dct_to_plane");
-  plane_to_dct_ = cl::Kernel(program, "plane_to_dct");
+  // One program of the colour and DCT kernels: one compile for both directions. The sparse
+  // blocks' kernels, which only BLURTOOL_JPEG_DCT=sparse uses, are a program of their own,
+  // built when first used (ensure_sparse_kernels).
+  const std::vector<cl::Kernel> k = runtime.kernels(
+      "ycbcr",
+      {"ycbcr_to_rgba_buffer", "ycbcr_to_rgba_image", "rgba_to_luma_buffer", "rgba_to_luma_image",
+       "rgba_to_chroma_buffer", "rgba_to_chroma_image", "dct_to_plane", "plane_to_dct"},
+      "");
+  to_rgba_buffer_ = k[0];
+  to_rgba_image_ = k[1];
+  luma_buffer_ = k[2];
+  luma_image_ = k[3];
+  chroma_buffer_ = k[4];
+  chroma_image_ = k[5];
+  dct_to_plane_ = k[6];
+  plane_to_dct_ = k[7];
+}
+
+void YCbCrConverter::ensure_sparse_kernels() {
+  if (unpack_blocks_()) return;
+  const std::vector<cl::Kernel> k =
+      runtime_.kernels("ycbcr", {"unpack_blocks", "mask_blocks", "scan_groups", "pack_blocks"}, "");
+  unpack_blocks_ = k[0];
+  mask_blocks_ = k[1];
+  scan_groups_ = k[2];
+  pack_blocks_ = k[3];
 }
 
 namespace {
@@ -96,6 +112,92 @@ std::vector<cl::Event> YCbCrConverter::planes_to_blocks(const cl::Buffer& planes
     enqueue_blocks(runtime_, plane_to_dct_, dct.blocks_across[i], dct.blocks_down[i], &events[i]);
   }
   return events;
+}
+
+namespace {
+
+// `buffer` of at least `bytes` (kept while large enough; grown by a quarter more than asked).
+void ensure(const cl::Context& context, cl::Buffer& buffer, std::size_t& size, std::size_t bytes) {
+  if (buffer() && size >= bytes) return;
+  buffer = cl::Buffer();
+  size = std::max<std::size_t>(bytes + bytes / 4, 64);
+  buffer = cl::Buffer(context, CL_MEM_READ_WRITE, size);
+}
+
+// A range of one work-item a block in work-groups of SparseBlocks::kGroup.
+void enqueue_groups(cl::CommandQueue& queue, cl::Kernel& kernel, std::size_t blocks) {
+  const std::size_t group = SparseBlocks::kGroup;
+  queue.enqueueNDRangeKernel(kernel, cl::NullRange,
+                             cl::NDRange((blocks + group - 1) / group * group), cl::NDRange(group));
+}
+
+}  // namespace
+
+void YCbCrConverter::upload_sparse(const DctBlocks& dct, const cl::Buffer& coef) {
+  const SparseBlocks& s = dct.sparse;
+  if (s.group_start.size() != s.groups() + 1 || s.values.size() != s.group_start.back())
+    throw Error("upload_sparse: the sparse blocks are not whole");
+  ensure_sparse_kernels();
+  const cl::Context& context = runtime_.context();
+  cl::CommandQueue& queue = runtime_.queue();
+  const std::size_t mask_bytes = s.mask.size() * sizeof(std::uint64_t),
+                    values_bytes = s.values.size() * sizeof(std::int16_t),
+                    start_bytes = s.group_start.size() * sizeof(std::uint32_t);
+  ensure(context, mask_, mask_bytes_, mask_bytes);
+  ensure(context, values_, values_bytes_, values_bytes);
+  ensure(context, group_start_, group_start_bytes_, start_bytes);
+  queue.enqueueWriteBuffer(mask_, CL_FALSE, 0, mask_bytes, s.mask.data());
+  if (values_bytes) queue.enqueueWriteBuffer(values_, CL_FALSE, 0, values_bytes, s.values.data());
+  queue.enqueueWriteBuffer(group_start_, CL_FALSE, 0, start_bytes, s.group_start.data());
+  int arg = 0;
+  unpack_blocks_.setArg(arg++, mask_);
+  unpack_blocks_.setArg(arg++, values_);
+  unpack_blocks_.setArg(arg++, group_start_);
+  unpack_blocks_.setArg(arg++, static_cast<cl_uint>(s.blocks()));
+  unpack_blocks_.setArg(arg++, coef);
+  enqueue_groups(queue, unpack_blocks_, s.blocks());
+}
+
+void YCbCrConverter::download_sparse(const cl::Buffer& coef, DctBlocks* dct) {
+  SparseBlocks& s = dct->sparse;
+  const std::size_t blocks = s.blocks(), groups = s.groups();
+  if (s.group_start.size() != groups + 1)
+    throw Error("download_sparse: the sparse blocks are not sized for the image");
+  ensure_sparse_kernels();
+  const cl::Context& context = runtime_.context();
+  cl::CommandQueue& queue = runtime_.queue();
+  ensure(context, mask_, mask_bytes_, blocks * sizeof(std::uint64_t));
+  ensure(context, values_, values_bytes_, blocks * 64 * sizeof(std::int16_t));
+  ensure(context, group_start_, group_start_bytes_, (groups + 1) * sizeof(std::uint32_t));
+  ensure(context, group_count_, group_count_bytes_, groups * sizeof(std::uint32_t));
+  int arg = 0;
+  mask_blocks_.setArg(arg++, coef);
+  mask_blocks_.setArg(arg++, static_cast<cl_uint>(blocks));
+  mask_blocks_.setArg(arg++, mask_);
+  mask_blocks_.setArg(arg++, group_count_);
+  enqueue_groups(queue, mask_blocks_, blocks);
+  arg = 0;
+  scan_groups_.setArg(arg++, group_count_);
+  scan_groups_.setArg(arg++, static_cast<cl_uint>(groups));
+  scan_groups_.setArg(arg++, group_start_);
+  queue.enqueueNDRangeKernel(scan_groups_, cl::NullRange, cl::NDRange(SparseBlocks::kGroup),
+                             cl::NDRange(SparseBlocks::kGroup));
+  arg = 0;
+  pack_blocks_.setArg(arg++, coef);
+  pack_blocks_.setArg(arg++, mask_);
+  pack_blocks_.setArg(arg++, group_start_);
+  pack_blocks_.setArg(arg++, static_cast<cl_uint>(blocks));
+  pack_blocks_.setArg(arg++, values_);
+  enqueue_groups(queue, pack_blocks_, blocks);
+  queue.enqueueReadBuffer(mask_, CL_FALSE, 0, blocks * sizeof(std::uint64_t), s.mask.data());
+  queue.enqueueReadBuffer(group_start_, CL_TRUE, 0, (groups + 1) * sizeof(std::uint32_t),
+                          s.group_start.data());
+  const std::size_t count = s.group_start.back();
+  if (count > blocks * 64)
+    throw Error("download_sparse: the device counted more values than the blocks hold");
+  s.resize_values(count);
+  if (count)
+    queue.enqueueReadBuffer(values_, CL_TRUE, 0, count * sizeof(std::int16_t), s.values.data());
 }
 
 template <typename Dst>

@@ -13,7 +13,8 @@
 
 namespace blurtool {
 
-/// The colour-plane kernels on one Runtime's queue (one program, built on construction).
+/// The colour-plane and DCT kernels on one Runtime's queue (one program, built on
+/// construction; the sparse blocks' kernels another, built when first used).
 /// Not thread-safe: one per device thread, as filters are.
 class YCbCrConverter {
  public:
@@ -48,7 +49,18 @@ class YCbCrConverter {
   std::vector<cl::Event> planes_to_blocks(const cl::Buffer& planes, const YCbCrPlanes& layout,
                                           const cl::Buffer& coef);
 
+  /// Uploads `dct`'s coefficients held sparse (SparseBlocks) and enqueues their unpacking into
+  /// whole blocks in `coef` (dct.block_count() * 64 shorts, as blocks_to_planes reads them).
+  /// The writes do not block: `dct` must stay until the queue has finished them.
+  void upload_sparse(const DctBlocks& dct, const cl::Buffer& coef);
+
+  /// Packs the whole blocks in `coef` (dct->block_count() of them) into dct->sparse (sized by
+  /// encoder_block_layout with `sparse`) and reads it back: the masks and group starts, then
+  /// the values (dct->sparse.values resized to their count). Returns when they are read.
+  void download_sparse(const cl::Buffer& coef, DctBlocks* dct);
+
  private:
+  void ensure_sparse_kernels();
   template <typename Dst>
   cl::Event enqueue_to_rgba(cl::Kernel& kernel, const cl::Buffer& planes, const YCbCrPlanes& layout,
                             const Dst& dst);
@@ -58,7 +70,12 @@ class YCbCrConverter {
 
   Runtime& runtime_;
   cl::Kernel to_rgba_buffer_, to_rgba_image_, luma_buffer_, luma_image_, chroma_buffer_,
-      chroma_image_, dct_to_plane_, plane_to_dct_;
+      chroma_image_, dct_to_plane_, plane_to_dct_, unpack_blocks_, mask_blocks_, scan_groups_,
+      pack_blocks_;
+  // Sparse blocks on the device (both directions, one after the other on the queue), with their
+  // sizes in bytes.
+  cl::Buffer mask_, values_, group_start_, group_count_;
+  std::size_t mask_bytes_ = 0, values_bytes_ = 0, group_start_bytes_ = 0, group_count_bytes_ = 0;
   // The tables on the device, and what they were made from (fast_dct 0/1; -1: none yet).
   cl::Buffer quant_, divisors_;
   std::array<std::array<std::uint16_t, 64>, 3> quant_of_{}, divisors_of_{};

@@ -329,3 +329,104 @@ kernel void plane_to_dct(global const uchar* restrict planes, int offset, int pi
     out[i] = v < 0 ? (short)-q : q;
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// DCT blocks without their zeros (core/jpeg_planes.h SparseBlocks), the form in which a batch
+// moves coefficients between host and device: a 64-bit mask a block (bit k: coefficient k, in
+// natural order, is not zero) and the non-zero values block by block. Blocks are numbered
+// through the components in order (block b is coefficients 64 b .. of the whole blocks). A
+// work-group is a group of SPARSE_GROUP blocks: a block's values start at group_start[group]
+// plus the bits of the masks before it in the group, which the work-group adds up in local
+// memory.
+#define SPARSE_GROUP 64
+
+// The sum of `n` over the work-items before this one in its work-group (SPARSE_GROUP of them),
+// through `counts`.
+inline uint group_prefix(local uint* counts, uint n) {
+  const uint i = get_local_id(0);
+  counts[i] = n;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint prefix = 0;
+  for (uint k = 0; k < i; ++k) prefix += counts[k];
+  return prefix;
+}
+
+// Where this work-item's block (b, below `blocks`) has its values, from its group's start and
+// the masks before it in the group; *bits: its mask (0 past the last block).
+inline uint values_start(global const ulong* mask, global const uint* group_start, uint blocks,
+                         local uint* counts, ulong* bits) {
+  const size_t b = get_global_id(0);
+  *bits = b < blocks ? mask[b] : 0;
+  return group_start[get_group_id(0)] + group_prefix(counts, (uint)popcount(*bits));
+}
+
+// Block b's coefficients whole (64 shorts at coef + 64 b) from its mask and values.
+kernel __attribute__((reqd_work_group_size(SPARSE_GROUP, 1, 1))) void unpack_blocks(
+    global const ulong* restrict mask, global const short* restrict values,
+    global const uint* restrict group_start, uint blocks, global short* restrict coef) {
+  local uint counts[SPARSE_GROUP];
+  ulong bits;
+  uint at = values_start(mask, group_start, blocks, counts, &bits);
+  const size_t b = get_global_id(0);
+  if (b >= blocks) return;
+  global short* out = coef + b * 64;
+  for (int r = 0; r < 8; ++r) {
+    short v[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const uint set = (uint)(bits >> (r * 8 + c)) & 1;
+      v[c] = set ? values[at] : 0;
+      at += set;
+    }
+    vstore8((short8)(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]), r, out);
+  }
+}
+
+// Pass 1 of packing whole blocks (coef, `blocks` of them): each block's mask, and each group's
+// count of non-zero values (group_count[group]).
+kernel __attribute__((reqd_work_group_size(SPARSE_GROUP, 1, 1))) void mask_blocks(
+    global const short* restrict coef, uint blocks, global ulong* restrict mask,
+    global uint* restrict group_count) {
+  local uint counts[SPARSE_GROUP];
+  const size_t b = get_global_id(0);
+  ulong bits = 0;
+  if (b < blocks) {
+    global const short* in = coef + b * 64;
+    for (int k = 0; k < 64; ++k) bits |= (ulong)(in[k] != 0) << k;
+    mask[b] = bits;
+  }
+  const uint n = (uint)popcount(bits);
+  const uint prefix = group_prefix(counts, n);
+  if (get_local_id(0) == SPARSE_GROUP - 1) group_count[get_group_id(0)] = prefix + n;
+}
+
+// Pass 2, one work-group of SPARSE_GROUP: group_start[g] = the counts of the groups before g,
+// and group_start[groups] their total. Each work-item adds up a run of groups.
+kernel __attribute__((reqd_work_group_size(SPARSE_GROUP, 1, 1))) void scan_groups(
+    global const uint* restrict group_count, uint groups, global uint* restrict group_start) {
+  local uint counts[SPARSE_GROUP];
+  const uint run = (groups + SPARSE_GROUP - 1) / SPARSE_GROUP;
+  const uint first = min(groups, (uint)get_local_id(0) * run), end = min(groups, first + run);
+  uint sum = 0;
+  for (uint g = first; g < end; ++g) sum += group_count[g];
+  uint start = group_prefix(counts, sum);
+  for (uint g = first; g < end; ++g) {
+    group_start[g] = start;
+    start += group_count[g];
+  }
+  if (get_local_id(0) == SPARSE_GROUP - 1) group_start[groups] = start;
+}
+
+// Pass 3: block b's non-zero coefficients to values, from where its group and mask say.
+kernel __attribute__((reqd_work_group_size(SPARSE_GROUP, 1, 1))) void pack_blocks(
+    global const short* restrict coef, global const ulong* restrict mask,
+    global const uint* restrict group_start, uint blocks, global short* restrict values) {
+  local uint counts[SPARSE_GROUP];
+  ulong bits;
+  uint at = values_start(mask, group_start, blocks, counts, &bits);
+  const size_t b = get_global_id(0);
+  if (b >= blocks) return;
+  global const short* in = coef + b * 64;
+  for (int k = 0; k < 64; ++k)
+    if ((bits >> k) & 1) values[at++] = in[k];
+}

@@ -202,25 +202,35 @@ TEST_F(Cli, JpegCodecOnTheDeviceWritesTheHostsBytes) {
       SCOPED_TRACE(std::string(sub) + " " + format);
       const fs::path host = out_ / ("host_" + std::string(sub) + format);
       const fs::path device = out_ / ("device_" + std::string(sub) + format);
-      for (const auto& [codec, folder] : {std::pair{"host", host}, std::pair{"device", device}}) {
-        const Result r = run({"--box", "5", "--jpeg-codec", codec, "--subsampling", sub, "--format",
-                              format, "--bench", "-q", in.string(), "-o", folder.string()});
+      const fs::path sparse = out_ / ("sparse_" + std::string(sub) + format);
+      // The device's default (blocks whole), and blocks sparse (BLURTOOL_JPEG_DCT=sparse).
+      for (const auto& [codec, folder] :
+           {std::pair{"host", host}, std::pair{"device", device}, std::pair{"sparse", sparse}}) {
+        ScopedEnv env;
+        const bool forced = std::string(codec) == "sparse";
+        if (forced) env.set("BLURTOOL_JPEG_DCT", "sparse");
+        const Result r =
+            run({"--box", "5", "--jpeg-codec", forced ? "device" : codec, "--subsampling", sub,
+                 "--format", format, "--bench", "-q", in.string(), "-o", folder.string()});
         ASSERT_EQ(r.status, 0) << r.err;
         // The four JPEGs decoded to planes, every JPEG output (the PNG's too) made from them.
-        const bool on = std::string(codec) == "device";
+        const bool on = std::string(codec) != "host";
         // All of them as DCT blocks (baseline files; the blocks' own tests take the others).
         const std::string in_count = on ? "4" : "0";
         const std::string out_count = on && std::string(format) == "jpg" ? "5" : "0";
-        const std::string said =
-            "device (--jpeg-codec): " + in_count + " images decoded to colour planes (" + in_count +
-            " as DCT blocks), " + out_count + " results returned as colour planes (" + out_count +
-            " as DCT blocks)";
+        const std::string said = "device (--jpeg-codec): " + in_count +
+                                 " images decoded to colour planes (" + in_count +
+                                 " as DCT blocks, " + (forced ? in_count : "0") + " sparse), " +
+                                 out_count + " results returned as colour planes (" + out_count +
+                                 " as DCT blocks, " + (forced ? out_count : "0") + " sparse)";
         EXPECT_NE(r.out.find(said), std::string::npos) << said << "\n" << r.out;
       }
       int files = 0;
       for (const auto& entry : fs::directory_iterator(host)) {
         ++files;
         EXPECT_EQ(read_file(entry.path()), read_file(device / entry.path().filename()))
+            << entry.path().filename();
+        EXPECT_EQ(read_file(entry.path()), read_file(sparse / entry.path().filename()))
             << entry.path().filename();
       }
       EXPECT_EQ(files, 5);

@@ -214,3 +214,164 @@ TEST(JpegBlocks, RunFilterMovesBlocksInsteadOfPixels) {
     EXPECT_TRUE(out.dct.coef == expected.dct.coef);
   }
 }
+
+namespace {
+
+// Blocks of a 3-component 4:2:0 image of w x h, dense, with every kind of block the sparse form
+// meets: all zero, all 64 coefficients set, single coefficients at the mask's ends, and random
+// ones (about one in four set, as a q95 photo's).
+YCbCrPlanes assorted_blocks(int w, int h, unsigned seed) {
+  YCbCrPlanes p = encoder_block_layout(w, h, 3, ChromaSubsampling::s420, 95);
+  std::mt19937 random(seed);
+  std::uniform_int_distribution<int> value(-1024, 1023), pick(0, 3);
+  std::vector<std::int16_t>::size_type blocks = p.dct.coef.size() / 64;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    std::int16_t* block = p.dct.coef.data() + 64 * b;
+    for (int k = 0; k < 64; ++k) {
+      int v = 0;
+      switch (b % 5) {
+        case 0:
+          break;  // all zero
+        case 1:
+          v = value(random) | 1;
+          break;  // all set
+        case 2:
+          v = k == 0 || k == 63 ? -32768 : 0;
+          break;  // the ends, at the extremes
+        default:
+          v = pick(random) == 0 ? value(random) | 1 : 0;
+      }
+      block[k] = static_cast<std::int16_t>(v);
+    }
+  }
+  return p;
+}
+
+bool same_sparse(const SparseBlocks& a, const SparseBlocks& b) {
+  return a.mask == std::vector<std::uint64_t>(b.mask.begin(), b.mask.end()) &&
+         a.values == std::vector<std::int16_t>(b.values.begin(), b.values.end()) &&
+         a.group_start == b.group_start;
+}
+
+}  // namespace
+
+// The sparse form holds every coefficient: masks, values and group starts as SparseBlocks says,
+// and back to the same whole blocks; a file decoded sparse gives the blocks decoded whole.
+TEST(JpegBlocks, SparseBlocksHoldEveryCoefficient) {
+  for (const auto& size : {std::pair{8, 8}, {130, 66}, {333, 77}}) {
+    SCOPED_TRACE(std::to_string(size.first) + "x" + std::to_string(size.second));
+    const YCbCrPlanes dense = assorted_blocks(size.first, size.second, 3);
+    DctBlocks sparse = dense.dct;
+    make_sparse(&sparse);
+    ASSERT_TRUE(sparse.is_sparse());
+    EXPECT_TRUE(sparse.coef.empty());
+    const std::size_t blocks = dense.dct.coef.size() / 64;
+    ASSERT_EQ(sparse.block_count(), blocks);
+    ASSERT_EQ(sparse.sparse.group_start.size(), (blocks + 63) / 64 + 1);
+    std::size_t at = 0;
+    for (std::size_t b = 0; b < blocks; ++b) {
+      if (b % 64 == 0) {
+        EXPECT_EQ(sparse.sparse.group_start[b / 64], at);
+      }
+      EXPECT_EQ(sparse.sparse.start_of(b), at);
+      for (int k = 0; k < 64; ++k) {
+        const std::int16_t c = dense.dct.coef[64 * b + k];
+        ASSERT_EQ((sparse.sparse.mask[b] >> k) & 1, c != 0 ? 1u : 0u);
+        if (c != 0) {
+          ASSERT_EQ(sparse.sparse.values[at++], c);
+        }
+      }
+    }
+    EXPECT_EQ(sparse.sparse.values.size(), at);
+    EXPECT_EQ(sparse.sparse.group_start.back(), at);
+    make_dense(&sparse);
+    EXPECT_TRUE(sparse.coef == dense.dct.coef);
+    EXPECT_TRUE(sparse.sparse.empty());
+  }
+  for (const auto& [subsampling, name] : kDecodeCases) {
+    SCOPED_TRACE(name);
+    const std::vector<std::uint8_t> jpeg = tj_jpeg(test_picture(101, 77, 4), subsampling, 95);
+    YCbCrPlanes whole, sparse;
+    ASSERT_TRUE(decode_jpeg_blocks(jpeg, &whole));
+    ASSERT_TRUE(decode_jpeg_blocks(jpeg, &sparse, true));
+    ASSERT_TRUE(sparse.dct.is_sparse());
+    EXPECT_TRUE(blocks_to_planes(sparse).samples == blocks_to_planes(whole).samples);
+    make_dense(&sparse.dct);
+    EXPECT_TRUE(sparse.dct.coef == whole.dct.coef);
+  }
+}
+
+// The device unpacks sparse blocks into whole ones and packs whole ones into the host's sparse
+// form: masks, values and group starts alike, for every kind of block and a last group that is
+// not whole.
+TEST(JpegBlocks, DevicePacksAndUnpacksSparseBlocks) {
+  Runtime& rt = runtime();
+  YCbCrConverter converter(rt);
+  for (const auto& size : {std::pair{8, 8}, {130, 66}, {333, 77}, {1000, 600}}) {
+    SCOPED_TRACE(std::to_string(size.first) + "x" + std::to_string(size.second));
+    const YCbCrPlanes dense = assorted_blocks(size.first, size.second, 5);
+    DctBlocks sparse = dense.dct;
+    make_sparse(&sparse);
+    const std::size_t bytes = dense.dct.coef.size() * 2;
+    cl::Buffer coef(rt.context(), CL_MEM_READ_WRITE, bytes);
+    converter.upload_sparse(sparse, coef);
+    std::vector<std::int16_t> got(dense.dct.coef.size());
+    rt.queue().enqueueReadBuffer(coef, CL_TRUE, 0, bytes, got.data());
+    EXPECT_TRUE(got == dense.dct.coef);
+    YCbCrPlanes packed =
+        encoder_block_layout(size.first, size.second, 3, ChromaSubsampling::s420, 95, true);
+    ASSERT_EQ(packed.dct.block_count(), sparse.block_count());
+    converter.download_sparse(coef, &packed.dct);
+    EXPECT_TRUE(same_sparse(packed.dct.sparse, sparse.sparse));
+  }
+}
+
+// A JPEG encoded from sparse blocks is the JPEG of the same blocks whole, in one piece and in
+// restart strips on several threads (each strip finds its first block's values).
+TEST(JpegBlocks, SparseBlocksEncodeAsWholeOnes) {
+  const int w = 333, h = 277;
+  const YCbCrPlanes planes = rgba_to_ycbcr(test_picture(w, h, 8), 3, ChromaSubsampling::s420);
+  YCbCrPlanes whole = encoder_block_layout(w, h, 3, ChromaSubsampling::s420, 90);
+  planes_to_blocks(planes, &whole);
+  YCbCrPlanes sparse = encoder_block_layout(w, h, 3, ChromaSubsampling::s420, 90, true);
+  planes_to_blocks(planes, &sparse);
+  ASSERT_TRUE(sparse.dct.is_sparse());
+  for (int strip_rows : {0, 16, 48}) {
+    SCOPED_TRACE(strip_rows);
+    EncodeOptions options;
+    options.jpeg_quality = 90;
+    options.jpeg_subsampling = ChromaSubsampling::s420;
+    options.jpeg_strip_rows = strip_rows;
+    options.threads = 3;
+    EXPECT_TRUE(encode_jpeg_planes(sparse, options) == encode_jpeg_planes(whole, options));
+  }
+  sparse.dct.sparse.values.pop_back();  // values that do not add up are refused
+  EncodeOptions options;
+  options.jpeg_quality = 90;
+  EXPECT_THROW(encode_jpeg_planes(sparse, options), Error);
+}
+
+// run_filter takes and gives sparse blocks as it does whole ones.
+TEST(JpegBlocks, RunFilterMovesSparseBlocks) {
+  Runtime& rt = runtime();
+  const int w = 77, h = 45;
+  const std::vector<std::uint8_t> jpeg = tj_jpeg(test_picture(w, h, 6), TJSAMP_420);
+  YCbCrPlanes whole_in, sparse_in;
+  ASSERT_TRUE(decode_jpeg_blocks(jpeg, &whole_in));
+  ASSERT_TRUE(decode_jpeg_blocks(jpeg, &sparse_in, true));
+  BoxParams p;
+  p.radius = 5;
+  BoxFilter filter(rt, p, w, h);
+  YCbCrPlanes whole_out = encoder_block_layout(w, h, 3, ChromaSubsampling::s420, 95);
+  YCbCrPlanes sparse_out = encoder_block_layout(w, h, 3, ChromaSubsampling::s420, 95, true);
+  PlaneTransfer whole, sparse;
+  whole.input = &whole_in;
+  whole.output = &whole_out;
+  sparse.input = &sparse_in;
+  sparse.output = &sparse_out;
+  run_filter(rt, filter, Image{}, 0, whole);
+  run_filter(rt, filter, Image{}, 0, sparse);
+  ASSERT_TRUE(sparse_out.dct.is_sparse());
+  make_dense(&sparse_out.dct);
+  EXPECT_TRUE(sparse_out.dct.coef == whole_out.dct.coef);
+}

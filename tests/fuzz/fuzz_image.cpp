@@ -54,10 +54,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const blurtool::YCbCrPlanes out =
           blurtool::rgba_to_ycbcr(rgba, planes.components, e.jpeg_subsampling);
       (void)blurtool::encode_jpeg_planes(out, e);
-      blurtool::YCbCrPlanes blocks = blurtool::encoder_block_layout(
-          out.width, out.height, out.components, e.jpeg_subsampling, e.jpeg_quality);
-      blurtool::planes_to_blocks(out, &blocks);
-      (void)blurtool::encode_jpeg_planes(blocks, e);
+      for (bool sparse : {false, true}) {  // blocks whole, and sparse as from a device
+        blurtool::YCbCrPlanes blocks = blurtool::encoder_block_layout(
+            out.width, out.height, out.components, e.jpeg_subsampling, e.jpeg_quality, sparse);
+        blurtool::planes_to_blocks(out, &blocks);
+        (void)blurtool::encode_jpeg_planes(blocks, e);
+      }
       // TurboJPEG's own planes of the same file, the path of files the blocks do not take.
       if (source.planes.as_blocks()) (void)blurtool::decode_jpeg_planes(bytes, "fuzz input");
     }
