@@ -187,10 +187,10 @@ std::size_t size_class(std::size_t n) {
   return (((n - 1) >> shift) + 1) << shift;
 }
 
-// Sizes `sparse` for `blocks` blocks and `count` values (values' capacity a size_class), the
-// group starts not yet written.
+// Sizes `sparse` for `blocks` blocks (masks 0) and `count` values (values' capacity a
+// size_class), the group starts 0 until written.
 void size_sparse(SparseBlocks* sparse, std::size_t blocks, std::size_t count) {
-  sparse->mask.resize(blocks);
+  sparse->mask.assign(blocks, 0);  // a layout never filled holds no values
   sparse->group_start.assign((blocks + SparseBlocks::kGroup - 1) / SparseBlocks::kGroup + 1, 0);
   sparse->resize_values(count);
 }
@@ -548,7 +548,7 @@ bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, b
                       row_of(i, r),
                       static_cast<std::size_t>(dct.blocks_across[i]) * sizeof(JBLOCK));
     }
-  } catch (...) {  // no longjmp passes here: libjpeg's arrays go with the object
+  } catch (...) {  // std::bad_alloc (a longjmp from libjpeg skips no destructor here)
     jpeg_destroy_decompress(&in);
     throw;
   }

@@ -2,6 +2,7 @@
 #include "core/ycbcr_device.h"
 
 #include <algorithm>
+#include <string>
 
 #include "core/filter.h"
 
@@ -29,7 +30,8 @@ YCbCrConverter::YCbCrConverter(Runtime& runtime) : runtime_(runtime) {
 void YCbCrConverter::ensure_sparse_kernels() {
   if (unpack_blocks_()) return;
   const std::vector<cl::Kernel> k =
-      runtime_.kernels("ycbcr", {"unpack_blocks", "mask_blocks", "scan_groups", "pack_blocks"}, "");
+      runtime_.kernels("ycbcr", {"unpack_blocks", "mask_blocks", "scan_groups", "pack_blocks"},
+                       "-DSPARSE_GROUP=" + std::to_string(SparseBlocks::kGroup));
   unpack_blocks_ = k[0];
   mask_blocks_ = k[1];
   scan_groups_ = k[2];
@@ -124,6 +126,14 @@ void ensure(const cl::Context& context, cl::Buffer& buffer, std::size_t& size, s
   buffer = cl::Buffer(context, CL_MEM_READ_WRITE, size);
 }
 
+// Waits for what `queue` runs, ignoring its errors (already on the way out with another).
+void finish_quietly(cl::CommandQueue& queue) {
+  try {
+    queue.finish();
+  } catch (const cl::Error&) {
+  }
+}
+
 // A range of one work-item a block in work-groups of SparseBlocks::kGroup.
 void enqueue_groups(cl::CommandQueue& queue, cl::Kernel& kernel, std::size_t blocks) {
   const std::size_t group = SparseBlocks::kGroup;
@@ -146,9 +156,16 @@ void YCbCrConverter::upload_sparse(const DctBlocks& dct, const cl::Buffer& coef)
   ensure(context, mask_, mask_bytes_, mask_bytes);
   ensure(context, values_, values_bytes_, values_bytes);
   ensure(context, group_start_, group_start_bytes_, start_bytes);
-  queue.enqueueWriteBuffer(mask_, CL_FALSE, 0, mask_bytes, s.mask.data());
-  if (values_bytes) queue.enqueueWriteBuffer(values_, CL_FALSE, 0, values_bytes, s.values.data());
-  queue.enqueueWriteBuffer(group_start_, CL_FALSE, 0, start_bytes, s.group_start.data());
+  // The last write blocks: on the in-order queue the host memory is read once it returns, so
+  // an error later in the caller cannot leave a transfer reading freed memory.
+  try {
+    queue.enqueueWriteBuffer(mask_, CL_FALSE, 0, mask_bytes, s.mask.data());
+    if (values_bytes) queue.enqueueWriteBuffer(values_, CL_FALSE, 0, values_bytes, s.values.data());
+    queue.enqueueWriteBuffer(group_start_, CL_TRUE, 0, start_bytes, s.group_start.data());
+  } catch (...) {
+    finish_quietly(queue);
+    throw;
+  }
   int arg = 0;
   unpack_blocks_.setArg(arg++, mask_);
   unpack_blocks_.setArg(arg++, values_);
@@ -189,9 +206,23 @@ void YCbCrConverter::download_sparse(const cl::Buffer& coef, DctBlocks* dct) {
   pack_blocks_.setArg(arg++, static_cast<cl_uint>(blocks));
   pack_blocks_.setArg(arg++, values_);
   enqueue_groups(queue, pack_blocks_, blocks);
-  queue.enqueueReadBuffer(mask_, CL_FALSE, 0, blocks * sizeof(std::uint64_t), s.mask.data());
-  queue.enqueueReadBuffer(group_start_, CL_TRUE, 0, (groups + 1) * sizeof(std::uint32_t),
-                          s.group_start.data());
+  try {
+    queue.enqueueReadBuffer(mask_, CL_FALSE, 0, blocks * sizeof(std::uint64_t), s.mask.data());
+    queue.enqueueReadBuffer(group_start_, CL_TRUE, 0, (groups + 1) * sizeof(std::uint32_t),
+                            s.group_start.data());
+  } catch (...) {  // no read left running into `dct`
+    finish_quietly(queue);
+    throw;
+  }
+  // The host unpacks by these counts: they must add up before it trusts them.
+  for (std::size_t g = 0; g < groups; ++g) {
+    const std::size_t end = std::min(blocks, (g + 1) * SparseBlocks::kGroup);
+    std::size_t n = 0;
+    for (std::size_t b = g * SparseBlocks::kGroup; b < end; ++b)
+      n += static_cast<std::size_t>(__builtin_popcountll(s.mask[b]));
+    if (s.group_start[g + 1] < s.group_start[g] || s.group_start[g + 1] - s.group_start[g] != n)
+      throw Error("download_sparse: the device's group starts do not match its masks");
+  }
   const std::size_t count = s.group_start.back();
   if (count > blocks * 64)
     throw Error("download_sparse: the device counted more values than the blocks hold");

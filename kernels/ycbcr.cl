@@ -338,7 +338,9 @@ kernel void plane_to_dct(global const uchar* restrict planes, int offset, int pi
 // work-group is a group of SPARSE_GROUP blocks: a block's values start at group_start[group]
 // plus the bits of the masks before it in the group, which the work-group adds up in local
 // memory.
-#define SPARSE_GROUP 64
+#ifndef SPARSE_GROUP
+#define SPARSE_GROUP 64  // the host builds these kernels with SparseBlocks::kGroup
+#endif
 
 // The sum of `n` over the work-items before this one in its work-group (SPARSE_GROUP of them),
 // through `counts`.
