@@ -165,7 +165,7 @@ std::size_t pack_block(const std::int16_t* block, std::uint64_t* mask, std::int1
     n += nonzero;
     bits |= static_cast<std::uint64_t>(nonzero) << k;
   }
-  std::memcpy(out, packed, n * sizeof(std::int16_t));
+  if (n) std::memcpy(out, packed, n * sizeof(std::int16_t));  // `out` is null for no values
   *mask = bits;
   return n;
 }
