@@ -22,8 +22,9 @@ int run_probe_command(int argc, const char* const* argv) {
       "divergence (a three-way branch, coherent and incoherent, against no branch), stride (a "
       "read-modify-write walk over 32 MiB, strides 1 to 185, on the host CPU and the device). "
       "Prints ns per pixel or per access, the median kernel time of several runs after a "
-      "warm-up.\n");
-  spec.custom_help("cache|divergence|stride [options]");
+      "warm-up. Ours beside them: transfer (host-device copies of 1 to 64 MiB, pageable and "
+      "pinned, each way and two at once; GB/s of median wall times).\n");
+  spec.custom_help("cache|divergence|stride|transfer [options]");
   spec.positional_help("");
   // clang-format off
   spec.add_options()
@@ -49,19 +50,21 @@ int run_probe_command(int argc, const char* const* argv) {
   }
   if (!p.unmatched().empty())
     throw UsageError("probe: unexpected argument '" + p.unmatched()[0] + "' (it takes no files)");
-  if (!p.count("probe")) throw UsageError("probe: name a probe: cache, divergence or stride");
+  if (!p.count("probe"))
+    throw UsageError("probe: name a probe: cache, divergence, stride or transfer");
 
   ProbeOptions o;
   o.probe = p["probe"].as<std::string>();
   const auto& names = probe_names();
   if (std::find(names.begin(), names.end(), o.probe) == names.end())
-    throw UsageError("probe '" + o.probe + "': choose cache, divergence or stride");
+    throw UsageError("probe '" + o.probe + "': choose cache, divergence, stride or transfer");
   o.runs = parse_int(p["runs"].as<std::string>(), "--runs", 1, 1000, "the run count");
   if (p.count("size")) {
-    if (o.probe == "stride")
-      throw UsageError(
-          "--size: probe stride walks a fixed 32 MiB buffer; give --size to cache "
-          "or divergence");
+    if (o.probe == "stride" || o.probe == "transfer")
+      throw UsageError("--size: probe " + o.probe +
+                       (o.probe == "stride" ? " walks a fixed 32 MiB buffer"
+                                            : " copies 1 to 64 MiB, each in turn") +
+                       "; give --size to cache or divergence");
     o.size = parse_int(p["size"].as<std::string>(), "--size", 16, 16384, "the image side");
   }
   if (p.count("rounds")) {

@@ -299,6 +299,8 @@ struct StageTimes {
   };
   Stage decode, device, encode;
   double upload_ms = 0, kernel_ms = 0, download_ms = 0;  // of the device stage
+  double upload_copy_ms = 0, download_copy_ms = 0;       // the copies alone (events)
+  size_t pinned_uploads = 0, pinned_downloads = 0;       // from and into pinned memory
   double known_s = 0;         // seconds into the batch when the devices were known
   double ready_s = 0;         // ... when every device was open
   double first_result_s = 0;  // ... when the first image came off a device
@@ -375,6 +377,14 @@ class Pipeline {
     return device.type & CL_DEVICE_TYPE_GPU ? 2 : 1;
   }
 
+  // Images a batch holds at once once its devices are open: BLURTOOL_IN_FLIGHT (2-1024, for
+  // measurements), else `fallback`.
+  static size_t in_flight_cap(size_t fallback) {
+    const char* text = std::getenv("BLURTOOL_IN_FLIGHT");
+    const int n = text ? std::atoi(text) : 0;
+    return n >= 2 && n <= 1024 ? static_cast<size_t>(n) : fallback;
+  }
+
   size_t done() const { return done_; }
   const StageTimes& stage_times() const { return times_; }
   size_t workers() const { return workers_; }
@@ -449,7 +459,7 @@ class Pipeline {
       std::unique_lock<std::mutex> lock(mutex_);
       size_t lanes = 0;
       for (const DeviceInfo& d : devices_) lanes += lanes_of(d);
-      cap_ = workers_ + 2 * lanes;
+      cap_ = in_flight_cap(workers_ + 2 * lanes);
       lanes_ = lanes;
       // JPEGs decoded from now on leave their colour stages to the devices, if all take them.
       all = std::all_of(devices_.begin(), devices_.end(),
@@ -676,6 +686,10 @@ class Pipeline {
         add(times_.device, lap);
         times_.upload_ms += timings.upload_ms;
         times_.download_ms += timings.download_ms;
+        times_.upload_copy_ms += timings.upload_copy_ms;
+        times_.download_copy_ms += timings.download_copy_ms;
+        times_.pinned_uploads += timings.pinned_upload;
+        times_.pinned_downloads += timings.pinned_download;
         for (const std::vector<double>& pass : timings.pass_ms)
           for (double ms : pass) times_.kernel_ms += ms;
       } else {
@@ -762,11 +776,13 @@ void print_stage_times(const Pipeline& pipeline) {
   std::printf("%-16s %7s %10s %10s %8s\n", "stage", "images", "CPU ms", "wall ms", "threads");
   row("decode", t.decode, pipeline.workers(),
       "read and decode the file (to RGBA, or to JPEG colour planes)");
-  char device[160];
+  char device[240];
   const double n = static_cast<double>(std::max<size_t>(1, t.device.images));
   std::snprintf(device, sizeof device,
-                "upload %.2f ms, kernels %.3f ms, download %.2f ms (with any staging copy)",
-                t.upload_ms / n, t.kernel_ms / n, t.download_ms / n);
+                "upload %.2f ms (the copy %.2f), kernels %.3f ms, download %.2f ms (the copy "
+                "%.2f); %zu uploads from pinned memory, %zu downloads into it",
+                t.upload_ms / n, t.upload_copy_ms / n, t.kernel_ms / n, t.download_ms / n,
+                t.download_copy_ms / n, t.pinned_uploads, t.pinned_downloads);
   row("device", t.device, pipeline.lanes(), device);
   row("encode", t.encode, pipeline.workers(), "reduce channels, encode, write atomically");
   rusage usage{};

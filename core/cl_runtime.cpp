@@ -739,4 +739,22 @@ double event_ms(const cl::Event& event) {
   return static_cast<double>(end - start) * 1e-6;
 }
 
+double summed_event_ms(const std::vector<cl::Event>& events) noexcept {
+  double ms = 0;
+  for (const cl::Event& e : events) {
+    try {
+      if (e()) ms += event_ms(e);
+    } catch (const cl::Error&) {
+    }
+  }
+  return ms;
+}
+
+void finish_quietly(cl::CommandQueue& queue) noexcept {
+  try {
+    queue.finish();
+  } catch (const cl::Error&) {
+  }
+}
+
 }  // namespace blurtool

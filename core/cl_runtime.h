@@ -179,6 +179,14 @@ class Runtime {
 /// (CL_PROFILING_COMMAND_START to _END).
 double event_ms(const cl::Event& event);
 
+/// The summed event_ms of finished events, 0 for any whose counters the driver does not give
+/// (for the stage totals of untimed runs, which never fail for want of a timing).
+double summed_event_ms(const std::vector<cl::Event>& events) noexcept;
+
+/// Waits for what `queue` runs, ignoring its errors: for a caller already on its way out with
+/// another error, so that no transfer outlives the host memory it reads or writes.
+void finish_quietly(cl::CommandQueue& queue) noexcept;
+
 /// Host wall time since `start`, in milliseconds (for the times profiling events cannot give:
 /// decode, upload, download, encode, whole library calls).
 inline double ms_since(std::chrono::steady_clock::time_point start) {

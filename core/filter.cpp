@@ -230,97 +230,133 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   const cl::array<size_t, 3> origin = {0, 0, 0};
   const cl::array<size_t, 3> region = {static_cast<size_t>(w), static_cast<size_t>(h), 1};
 
-  auto start = std::chrono::steady_clock::now();
-  if (planes_in) {
-    // The planes go up as they are (from pinned memory in a batch), or as DCT blocks that the
-    // inverse DCT turns into them, and become RGBA there.
-    const size_t n = planes_in->sample_count();
-    ensure_buffer(runtime, filter.io_planes_in, filter.io_planes_in_bytes, n, CL_MEM_READ_WRITE);
-    if (planes_in->as_blocks()) {
-      const DctBlocks& dct = planes_in->dct;
-      const size_t coef_bytes = dct.block_count() * 64 * sizeof(std::int16_t);
-      ensure_buffer(runtime, filter.io_blocks_in, filter.io_blocks_in_bytes, coef_bytes,
-                    CL_MEM_READ_WRITE);
-      if (dct.is_sparse())  // unpacked into whole blocks there
-        filter.io_ycbcr->upload_sparse(dct, filter.io_blocks_in);
-      else
-        queue.enqueueWriteBuffer(filter.io_blocks_in, CL_TRUE, 0, coef_bytes, dct.coef.data());
-      filter.io_ycbcr->blocks_to_planes(filter.io_blocks_in, *planes_in, filter.io_planes_in);
-    } else {
-      queue.enqueueWriteBuffer(filter.io_planes_in, CL_TRUE, 0, n, planes_in->samples.data());
-    }
-    if (buffers)
-      filter.io_ycbcr->to_rgba(filter.io_planes_in, *planes_in, filter.io_src_buffer);
-    else
-      filter.io_ycbcr->to_rgba(filter.io_planes_in, *planes_in, filter.io_src);
-    queue.finish();
-  } else {
-    const void* upload = rgba.pixels.data();
-    if (staged && !pinned_in) {
-      std::memcpy(filter.io_staging_in.data(), upload, bytes);
-      upload = filter.io_staging_in.data();
-    }
-    if (buffers)
-      queue.enqueueWriteBuffer(filter.io_src_buffer, CL_TRUE, 0, bytes, upload);
-    else
-      queue.enqueueWriteImage(filter.io_src, CL_TRUE, origin, region, 0, 0, upload);
-  }
-  run.upload_ms = ms_since(start);
+  // A job's image (runs == 0) is one round trip: its transfers and kernels are enqueued in
+  // order on the queue and waited for once, at the download, so that the host waits on the
+  // device once an image instead of after every stage; the stages' times then come from
+  // profiling events. Timed runs (runs > 0, --bench) wait after each stage and time the
+  // upload and download by the host's clock.
+  const bool one_wait = runs == 0;
+  const cl_bool block = one_wait ? CL_FALSE : CL_TRUE;
+  cl::Event up_copy, down_copy;             // the transfers
+  std::vector<cl::Event> up, passes, down;  // the kernels of each stage
+  auto keep = [](std::vector<cl::Event>& to, std::vector<cl::Event> events) {
+    to.insert(to.end(), events.begin(), events.end());
+  };
   run.planes_in = planes_in != nullptr;
   run.planes_out = planes.output != nullptr;
-
   run.pass_ms.resize(filter.passes().size());
-  const int repetitions = runs > 0 ? runs + 1 : 1;  // the first of several is the warm-up
-  for (int rep = 0; rep < repetitions; ++rep) {
-    std::vector<cl::Event> events = filter.enqueue_io();
-    queue.finish();
-    if (runs > 0 && rep == 0) continue;
-    for (size_t p = 0; p < events.size(); ++p) {
-      double ms = 0;
-      try {
-        ms = event_ms(events[p]);
-      } catch (const cl::Error& e) {
-        // An untimed run (a batch's image) never fails for want of a timing: a driver may
-        // answer CL_PROFILING_INFO_NOT_AVAILABLE for a finished event (NVIDIA's has, rarely,
-        // with several queues at work). A timed run (--bench) says so.
-        if (runs > 0 || e.err() != CL_PROFILING_INFO_NOT_AVAILABLE) throw;
+  const bool staged_out = !planes.output && staged && !pinned_out;
+  try {
+    auto start = std::chrono::steady_clock::now();
+    if (planes_in) {
+      // The planes go up as they are (from pinned memory in a batch), or as DCT blocks that
+      // the inverse DCT turns into them, and become RGBA there.
+      const size_t n = planes_in->sample_count();
+      ensure_buffer(runtime, filter.io_planes_in, filter.io_planes_in_bytes, n, CL_MEM_READ_WRITE);
+      if (planes_in->as_blocks()) {
+        const DctBlocks& dct = planes_in->dct;
+        const size_t coef_bytes = dct.block_count() * 64 * sizeof(std::int16_t);
+        ensure_buffer(runtime, filter.io_blocks_in, filter.io_blocks_in_bytes, coef_bytes,
+                      CL_MEM_READ_WRITE);
+        if (dct.is_sparse()) {  // unpacked into whole blocks there
+          filter.io_ycbcr->upload_sparse(dct, filter.io_blocks_in);
+          run.pinned_upload = in_pixel_pool(dct.sparse.values.data());
+        } else {
+          queue.enqueueWriteBuffer(filter.io_blocks_in, block, 0, coef_bytes, dct.coef.data(),
+                                   nullptr, &up_copy);
+          run.pinned_upload = in_pixel_pool(dct.coef.data());
+        }
+        keep(up, filter.io_ycbcr->blocks_to_planes(filter.io_blocks_in, *planes_in,
+                                                   filter.io_planes_in));
+      } else {
+        queue.enqueueWriteBuffer(filter.io_planes_in, block, 0, n, planes_in->samples.data(),
+                                 nullptr, &up_copy);
+        run.pinned_upload = in_pixel_pool(planes_in->samples.data());
       }
-      run.pass_ms[p].push_back(ms);
-    }
-  }
-
-  start = std::chrono::steady_clock::now();
-  if (planes.output) {
-    YCbCrPlanes& out = *planes.output;
-    const size_t n = out.sample_count();
-    ensure_buffer(runtime, filter.io_planes_out, filter.io_planes_out_bytes, n, CL_MEM_READ_WRITE);
-    if (buffers)
-      filter.io_ycbcr->to_planes(filter.io_dst_buffer, out, filter.io_planes_out);
-    else
-      filter.io_ycbcr->to_planes(filter.io_dst, out, filter.io_planes_out);
-    if (out.as_blocks()) {  // and on to DCT blocks, which the host entropy-codes
-      const size_t coef_bytes = out.dct.block_count() * 64 * sizeof(std::int16_t);
-      ensure_buffer(runtime, filter.io_blocks_out, filter.io_blocks_out_bytes, coef_bytes,
-                    CL_MEM_READ_WRITE);
-      filter.io_ycbcr->planes_to_blocks(filter.io_planes_out, out, filter.io_blocks_out);
-      if (out.dct.is_sparse())  // packed there, then read
-        filter.io_ycbcr->download_sparse(filter.io_blocks_out, &out.dct);
+      if (buffers)
+        up.push_back(
+            filter.io_ycbcr->to_rgba(filter.io_planes_in, *planes_in, filter.io_src_buffer));
       else
-        queue.enqueueReadBuffer(filter.io_blocks_out, CL_TRUE, 0, coef_bytes, out.dct.coef.data());
+        up.push_back(filter.io_ycbcr->to_rgba(filter.io_planes_in, *planes_in, filter.io_src));
+      if (!one_wait) queue.finish();
     } else {
-      queue.enqueueReadBuffer(filter.io_planes_out, CL_TRUE, 0, n, out.samples.data());
+      const void* upload = rgba.pixels.data();
+      if (staged && !pinned_in) {
+        std::memcpy(filter.io_staging_in.data(), upload, bytes);
+        upload = filter.io_staging_in.data();
+      }
+      run.pinned_upload = pinned_in || upload != rgba.pixels.data();
+      if (buffers)
+        queue.enqueueWriteBuffer(filter.io_src_buffer, block, 0, bytes, upload, nullptr, &up_copy);
+      else
+        queue.enqueueWriteImage(filter.io_src, block, origin, region, 0, 0, upload, nullptr,
+                                &up_copy);
     }
-    run.download_ms = ms_since(start);
-    return run;
+    if (!one_wait) run.upload_ms = ms_since(start);
+
+    const int repetitions = runs > 0 ? runs + 1 : 1;  // the first of several is the warm-up
+    for (int rep = 0; rep < repetitions; ++rep) {
+      passes = filter.enqueue_io();
+      if (one_wait) break;
+      queue.finish();
+      if (rep == 0) continue;
+      for (size_t p = 0; p < passes.size(); ++p) run.pass_ms[p].push_back(event_ms(passes[p]));
+    }
+
+    start = std::chrono::steady_clock::now();
+    if (planes.output) {
+      YCbCrPlanes& out = *planes.output;
+      const size_t n = out.sample_count();
+      ensure_buffer(runtime, filter.io_planes_out, filter.io_planes_out_bytes, n,
+                    CL_MEM_READ_WRITE);
+      if (buffers)
+        keep(down, filter.io_ycbcr->to_planes(filter.io_dst_buffer, out, filter.io_planes_out));
+      else
+        keep(down, filter.io_ycbcr->to_planes(filter.io_dst, out, filter.io_planes_out));
+      if (out.as_blocks()) {  // and on to DCT blocks, which the host entropy-codes
+        const size_t coef_bytes = out.dct.block_count() * 64 * sizeof(std::int16_t);
+        ensure_buffer(runtime, filter.io_blocks_out, filter.io_blocks_out_bytes, coef_bytes,
+                      CL_MEM_READ_WRITE);
+        keep(down,
+             filter.io_ycbcr->planes_to_blocks(filter.io_planes_out, out, filter.io_blocks_out));
+        if (out.dct.is_sparse()) {  // packed there, then read (waiting for all before it)
+          filter.io_ycbcr->download_sparse(filter.io_blocks_out, &out.dct);
+          run.pinned_download = in_pixel_pool(out.dct.sparse.values.data());
+        } else {
+          queue.enqueueReadBuffer(filter.io_blocks_out, block, 0, coef_bytes, out.dct.coef.data(),
+                                  nullptr, &down_copy);
+          run.pinned_download = in_pixel_pool(out.dct.coef.data());
+        }
+      } else {
+        queue.enqueueReadBuffer(filter.io_planes_out, block, 0, n, out.samples.data(), nullptr,
+                                &down_copy);
+        run.pinned_download = in_pixel_pool(out.samples.data());
+      }
+    } else {
+      void* download = staged_out ? filter.io_staging_out.data() : run.output.pixels.data();
+      run.pinned_download = pinned_out || staged_out;
+      if (buffers)
+        queue.enqueueReadBuffer(filter.io_dst_buffer, block, 0, bytes, download, nullptr,
+                                &down_copy);
+      else
+        queue.enqueueReadImage(filter.io_dst, block, origin, region, 0, 0, download, nullptr,
+                               &down_copy);
+    }
+    if (one_wait) queue.finish();  // the one wait of the round trip
+    if (staged_out) std::memcpy(run.output.pixels.data(), filter.io_staging_out.data(), bytes);
+    if (!one_wait) run.download_ms = ms_since(start);
+  } catch (...) {
+    finish_quietly(queue);  // no transfer outlives the host memory it reads or writes
+    throw;
   }
-  const bool staged_out = staged && !pinned_out;
-  void* download = staged_out ? filter.io_staging_out.data() : run.output.pixels.data();
-  if (buffers)
-    queue.enqueueReadBuffer(filter.io_dst_buffer, CL_TRUE, 0, bytes, download);
-  else
-    queue.enqueueReadImage(filter.io_dst, CL_TRUE, origin, region, 0, 0, download);
-  if (staged_out) std::memcpy(run.output.pixels.data(), download, bytes);
-  run.download_ms = ms_since(start);
+  run.upload_copy_ms = summed_event_ms({up_copy});
+  run.download_copy_ms = summed_event_ms({down_copy});
+  if (one_wait) {  // device times: copies and conversion kernels
+    run.upload_ms = run.upload_copy_ms + summed_event_ms(up);
+    run.download_ms = summed_event_ms(down) + run.download_copy_ms;
+    for (size_t p = 0; p < passes.size(); ++p)
+      run.pass_ms[p].push_back(summed_event_ms({passes[p]}));
+  }
   return run;
 }
 

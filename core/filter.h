@@ -157,17 +157,26 @@ class Filter {
   PixelDepth depth_ = PixelDepth::u8;  ///< set by the constructor of each schedule
 };
 
-/// Timings of one run_filter() call: kernel times per pass per repetition (milliseconds, from
-/// profiling events), and host wall times of the upload and download (milliseconds).
+/// Timings of one run_filter() call, milliseconds: kernel times per pass per repetition (from
+/// profiling events), and the upload and download, each with its conversions on the device:
+/// host wall times for a timed run (runs > 0), which waits after each stage; device times
+/// (profiling events of the copies and conversion kernels) for a job's run (runs == 0), which
+/// waits once for the whole round trip. 0 where the driver gives no counters.
 template <typename T>
 struct BasicFilterRun {
   BasicImage<T> output;                      ///< RGBA, the input's size and depth
   std::vector<std::vector<double>> pass_ms;  ///< [pass][repetition]
   double upload_ms = 0;
   double download_ms = 0;
+  /// The host-device copies alone within upload_ms and download_ms (profiling events; 0 where
+  /// not timed: sparse DCT blocks, a driver without the counters).
+  double upload_copy_ms = 0, download_copy_ms = 0;
   /// Whether the upload or the download moved JPEG colour planes (PlaneTransfer): its time
   /// then includes their conversion on the device.
   bool planes_in = false, planes_out = false;
+  /// Whether the copies went from and into pinned host memory (the pixel pool's, or
+  /// run_filter's staging) rather than pageable memory, which drivers copy far slower.
+  bool pinned_upload = false, pinned_download = false;
 };
 using FilterRun = BasicFilterRun<std::uint8_t>;
 using FilterRun16 = BasicFilterRun<std::uint16_t>;
@@ -188,8 +197,11 @@ struct PlaneTransfer {
 
 /// Runs `filter` on host image `rgba` (4 channels, 8-bit samples for a PixelDepth::u8 filter,
 /// 16-bit for u16), or on `planes.input`: upload, then once, or with runs > 0 one warm-up plus
-/// `runs` timed repetitions, then download (into `planes.output` where given). The upload and
-/// download times include the colour conversions of `planes`. Throws blurtool::Error if the
+/// `runs` timed repetitions, then download (into `planes.output` where given). With runs == 0
+/// (a job's image) it is one round trip: everything enqueued in order, waited for once at the
+/// end. The upload and download times include the colour conversions of `planes` (see
+/// BasicFilterRun for which clock). On an error it waits for what it enqueued before
+/// rethrowing, so no transfer outlives the host memory it uses. Throws blurtool::Error if the
 /// image exceeds the device's image limits or its depth is not the filter's (planes need an
 /// 8-bit filter), cl::Error on a failing OpenCL call.
 FilterRun run_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs = 0,

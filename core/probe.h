@@ -5,15 +5,20 @@
 //  - divergence: a three-way branch whose condition changes slowly (coherent) or every few
 //    pixels (incoherent) across the image, against the same work without a branch;
 //  - stride: the read-modify-write walk over 32 MiB with growing strides, on the host CPU and
-//    as a device kernel.
+//    as a device kernel;
+//  - transfer (ours, not the write-up's): the host-device link, copies of 1 to 64 MiB each way
+//    from pageable and from pinned host memory, and two at once on two queues, as a batch's
+//    device lanes run them.
 // Kernels are in kernels/probe.cl; their CPU references in probe_reference.cpp. Times are
 // kernel times from OpenCL profiling events (host times for the host walk), the median of
-// several runs after a warm-up.
+// several runs after a warm-up; the transfer probe's are host wall times of whole transfers
+// (what a thread waiting on them sees).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -133,7 +138,42 @@ std::vector<float> branch_reference(int width, int height, int rounds, BranchKin
 
 // ---- The probes as a whole ----
 
-/// The probes, in order: "cache", "divergence", "stride".
+/// What one transfer of the transfer probe moves, and from where.
+enum class TransferKind {
+  to_device_pageable,    ///< clEnqueueWriteBuffer from malloc'd memory
+  to_device_pinned,      ///< clEnqueueWriteBuffer from a mapped CL_MEM_ALLOC_HOST_PTR buffer
+  from_device_pageable,  ///< clEnqueueReadBuffer into malloc'd memory
+  from_device_pinned,    ///< clEnqueueReadBuffer into mapped pinned memory
+  both_ways_pinned,      ///< one of each direction at once, on two queues (pinned)
+  two_to_device_pinned   ///< two uploads at once, on two queues (pinned)
+};
+
+/// The transfer probe's copies: device buffers, pageable and pinned host memory of `bytes`
+/// each, for two queues (the runtime's and a sibling's). Throws cl::Error on device failures.
+class TransferProbe {
+ public:
+  TransferProbe(Runtime& runtime, std::size_t bytes);
+  /// Runs one `kind` transfer of the probe's bytes (two for the two-queue kinds) and waits for
+  /// it.
+  void run(TransferKind kind);
+  /// Bytes a run of `kind` moves: the probe's size, twice that for the two-queue kinds.
+  std::size_t moved(TransferKind kind) const;
+  /// The host memory of queue `q` (0 or 1), pinned or pageable: what an upload sends, where a
+  /// download lands.
+  std::uint8_t* host(bool pinned, int q);
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  Runtime& runtime_;
+  std::unique_ptr<Runtime> second_;
+  std::size_t bytes_;
+  cl::Buffer device_[2];
+  std::vector<std::uint8_t> pageable_[2];
+  cl::Buffer pinned_buffer_[2];
+  std::shared_ptr<void> pinned_[2];
+};
+
+/// The probes, in order: "cache", "divergence", "stride", "transfer".
 const std::vector<std::string>& probe_names();
 
 /// What to run.

@@ -126,14 +126,6 @@ void ensure(const cl::Context& context, cl::Buffer& buffer, std::size_t& size, s
   buffer = cl::Buffer(context, CL_MEM_READ_WRITE, size);
 }
 
-// Waits for what `queue` runs, ignoring its errors (already on the way out with another).
-void finish_quietly(cl::CommandQueue& queue) {
-  try {
-    queue.finish();
-  } catch (const cl::Error&) {
-  }
-}
-
 // A range of one work-item a block in work-groups of SparseBlocks::kGroup.
 void enqueue_groups(cl::CommandQueue& queue, cl::Kernel& kernel, std::size_t blocks) {
   const std::size_t group = SparseBlocks::kGroup;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -112,6 +113,43 @@ TEST(Probe, StrideKernelAtTheProbesOwnSize) {
   std::vector<std::uint8_t> want(bytes, 0);
   stride_walk(want.data(), bytes, 8, accesses);
   EXPECT_EQ(got, want);
+}
+
+TEST(Probe, TransfersCarryTheBytesEachWayAndOnBothQueues) {
+  const std::size_t bytes = (std::size_t(1) << 20) + 12;
+  TransferProbe probe(runtime(), bytes);
+  auto pattern = [&](std::uint8_t* p, unsigned seed) {
+    for (std::size_t i = 0; i < bytes; ++i)
+      p[i] = static_cast<std::uint8_t>(i * 7 + seed + i / 251);
+  };
+  auto holds = [&](const std::uint8_t* p, unsigned seed) {
+    for (std::size_t i = 0; i < bytes; ++i)
+      if (p[i] != static_cast<std::uint8_t>(i * 7 + seed + i / 251)) return false;
+    return true;
+  };
+  // Queue 0: pinned up, pageable down; then pageable up, pinned down.
+  pattern(probe.host(true, 0), 1);
+  probe.run(TransferKind::to_device_pinned);
+  std::memset(probe.host(false, 0), 0, bytes);
+  probe.run(TransferKind::from_device_pageable);
+  EXPECT_TRUE(holds(probe.host(false, 0), 1));
+  pattern(probe.host(false, 0), 2);
+  probe.run(TransferKind::to_device_pageable);
+  std::memset(probe.host(true, 0), 0, bytes);
+  probe.run(TransferKind::from_device_pinned);
+  EXPECT_TRUE(holds(probe.host(true, 0), 2));
+  // Two uploads at once fill both queues' buffers; both ways at once reads queue 1's back.
+  pattern(probe.host(true, 0), 3);
+  pattern(probe.host(true, 1), 4);
+  probe.run(TransferKind::two_to_device_pinned);
+  std::memset(probe.host(true, 1), 0, bytes);
+  probe.run(TransferKind::both_ways_pinned);
+  EXPECT_TRUE(holds(probe.host(true, 1), 4));
+  std::memset(probe.host(false, 0), 0, bytes);
+  probe.run(TransferKind::from_device_pageable);
+  EXPECT_TRUE(holds(probe.host(false, 0), 3));
+  EXPECT_EQ(probe.moved(TransferKind::to_device_pinned), bytes);
+  EXPECT_EQ(probe.moved(TransferKind::both_ways_pinned), 2 * bytes);
 }
 
 TEST(Chart, LogAxisAndErrors) {
@@ -224,12 +262,34 @@ TEST_F(ProbeCli, StrideTableListsTheWriteUpsStridesAndTheRatio) {
             (std::map<std::string, int>{{"host CPU, one thread", 9}, {"device kernel", 9}}));
 }
 
+TEST_F(ProbeCli, TransferTableHasEverySizeAndKind) {
+  const Result r = run({"transfer", "--runs", "1", "--bench-format", "json", "--plot", "t.svg"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["probe"], "transfer");
+  ASSERT_EQ(j["rows"].size(), 4u);
+  std::vector<double> sizes;
+  for (const auto& row : j["rows"]) {
+    sizes.push_back(row["MiB"].get<double>());
+    for (const char* c : {"to dev pageable", "to dev pinned", "from dev pageable",
+                          "from dev pinned", "both ways pinned", "two to dev pinned"})
+      EXPECT_GT(row[c].get<double>(), 0) << c << " " << row;
+  }
+  EXPECT_EQ(sizes, (std::vector<double>{1, 4, 16, 64}));
+  const std::map<std::string, int> lines = chart_lines(read_file(root_ / "t.svg"));
+  EXPECT_EQ(lines.size(), 6u);
+  EXPECT_EQ(lines.at("two to device at once, pinned"), 4);
+  EXPECT_NE(r.err.find("probe transfer: 64 MiB both ways at once, pinned"), std::string::npos)
+      << r.err;
+}
+
 TEST_F(ProbeCli, BadArgumentsAreUsageErrorsBeforeAnyMeasurement) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{}, "name a probe"},
       {{"branch"}, "probe 'branch'"},
       {{"cache", "extra"}, "'extra'"},
       {{"stride", "--size", "64"}, "--size"},
+      {{"transfer", "--size", "64"}, "--size: probe transfer copies"},
       {{"cache", "--size", "8"}, "--size '8'"},
       {{"cache", "--rounds", "3"}, "--rounds"},
       {{"divergence", "--rounds", "0"}, "--rounds '0'"},
