@@ -779,8 +779,8 @@ void print_stage_times(const Pipeline& pipeline) {
   char device[240];
   const double n = static_cast<double>(std::max<size_t>(1, t.device.images));
   std::snprintf(device, sizeof device,
-                "upload %.2f ms (the copy %.2f), kernels %.3f ms, download %.2f ms (the copy "
-                "%.2f); %zu uploads from pinned memory, %zu downloads into it",
+                "device times: upload %.2f ms (the copy %.2f), kernels %.3f ms, download %.2f ms "
+                "(the copy %.2f); %zu uploads from pinned memory, %zu downloads into it",
                 t.upload_ms / n, t.upload_copy_ms / n, t.kernel_ms / n, t.download_ms / n,
                 t.download_copy_ms / n, t.pinned_uploads, t.pinned_downloads);
   row("device", t.device, pipeline.lanes(), device);

@@ -744,16 +744,24 @@ double summed_event_ms(const std::vector<cl::Event>& events) noexcept {
   for (const cl::Event& e : events) {
     try {
       if (e()) ms += event_ms(e);
-    } catch (const cl::Error&) {
+    } catch (...) {
     }
   }
   return ms;
 }
 
+void throw_if_failed(const std::vector<cl::Event>& events) {
+  for (const cl::Event& e : events) {
+    if (!e()) continue;
+    const cl_int status = e.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
+    if (status < 0) throw cl::Error(status, "a command of the image's round trip");
+  }
+}
+
 void finish_quietly(cl::CommandQueue& queue) noexcept {
   try {
     queue.finish();
-  } catch (const cl::Error&) {
+  } catch (...) {
   }
 }
 

@@ -183,6 +183,11 @@ double event_ms(const cl::Event& event);
 /// (for the stage totals of untimed runs, which never fail for want of a timing).
 double summed_event_ms(const std::vector<cl::Event>& events) noexcept;
 
+/// Throws cl::Error with the status of the first of `events` (finished; null ones skipped)
+/// whose command failed (a negative CL_EVENT_COMMAND_EXECUTION_STATUS): clFinish need not
+/// report the failure of a non-blocking command.
+void throw_if_failed(const std::vector<cl::Event>& events);
+
 /// Waits for what `queue` runs, ignoring its errors: for a caller already on its way out with
 /// another error, so that no transfer outlives the host memory it reads or writes.
 void finish_quietly(cl::CommandQueue& queue) noexcept;

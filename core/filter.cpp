@@ -238,6 +238,7 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   const bool one_wait = runs == 0;
   const cl_bool block = one_wait ? CL_FALSE : CL_TRUE;
   cl::Event up_copy, down_copy;             // the transfers
+  double sparse_ms = 0, sparse_down_ms = 0;  // sparse DCT blocks' transfers: host clock
   std::vector<cl::Event> up, passes, down;  // the kernels of each stage
   auto keep = [](std::vector<cl::Event>& to, std::vector<cl::Event> events) {
     to.insert(to.end(), events.begin(), events.end());
@@ -258,8 +259,10 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
         const size_t coef_bytes = dct.block_count() * 64 * sizeof(std::int16_t);
         ensure_buffer(runtime, filter.io_blocks_in, filter.io_blocks_in_bytes, coef_bytes,
                       CL_MEM_READ_WRITE);
-        if (dct.is_sparse()) {  // unpacked into whole blocks there
+        if (dct.is_sparse()) {  // unpacked into whole blocks there (waits for its writes)
+          const auto sparse_start = std::chrono::steady_clock::now();
           filter.io_ycbcr->upload_sparse(dct, filter.io_blocks_in);
+          sparse_ms += ms_since(sparse_start);
           run.pinned_upload = in_pixel_pool(dct.sparse.values.data());
         } else {
           queue.enqueueWriteBuffer(filter.io_blocks_in, block, 0, coef_bytes, dct.coef.data(),
@@ -320,7 +323,9 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
         keep(down,
              filter.io_ycbcr->planes_to_blocks(filter.io_planes_out, out, filter.io_blocks_out));
         if (out.dct.is_sparse()) {  // packed there, then read (waiting for all before it)
+          const auto sparse_start = std::chrono::steady_clock::now();
           filter.io_ycbcr->download_sparse(filter.io_blocks_out, &out.dct);
+          sparse_down_ms = ms_since(sparse_start);
           run.pinned_download = in_pixel_pool(out.dct.sparse.values.data());
         } else {
           queue.enqueueReadBuffer(filter.io_blocks_out, block, 0, coef_bytes, out.dct.coef.data(),
@@ -342,7 +347,13 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
         queue.enqueueReadImage(filter.io_dst, block, origin, region, 0, 0, download, nullptr,
                                &down_copy);
     }
-    if (one_wait) queue.finish();  // the one wait of the round trip
+    if (one_wait) {  // the one wait of the round trip, and whether each step succeeded
+      queue.finish();
+      throw_if_failed({up_copy, down_copy});
+      throw_if_failed(up);
+      throw_if_failed(passes);
+      throw_if_failed(down);
+    }
     if (staged_out) std::memcpy(run.output.pixels.data(), filter.io_staging_out.data(), bytes);
     if (!one_wait) run.download_ms = ms_since(start);
   } catch (...) {
@@ -351,9 +362,9 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   }
   run.upload_copy_ms = summed_event_ms({up_copy});
   run.download_copy_ms = summed_event_ms({down_copy});
-  if (one_wait) {  // device times: copies and conversion kernels
-    run.upload_ms = run.upload_copy_ms + summed_event_ms(up);
-    run.download_ms = summed_event_ms(down) + run.download_copy_ms;
+  if (one_wait) {  // device times: copies and conversion kernels (sparse transfers: host clock)
+    run.upload_ms = run.upload_copy_ms + sparse_ms + summed_event_ms(up);
+    run.download_ms = summed_event_ms(down) + run.download_copy_ms + sparse_down_ms;
     for (size_t p = 0; p < passes.size(); ++p)
       run.pass_ms[p].push_back(summed_event_ms({passes[p]}));
   }
@@ -376,8 +387,12 @@ FilterRun timings_of(const FilterRun16& run) {
   t.pass_ms = run.pass_ms;
   t.upload_ms = run.upload_ms;
   t.download_ms = run.download_ms;
+  t.upload_copy_ms = run.upload_copy_ms;
+  t.download_copy_ms = run.download_copy_ms;
   t.planes_in = run.planes_in;
   t.planes_out = run.planes_out;
+  t.pinned_upload = run.pinned_upload;
+  t.pinned_download = run.pinned_download;
   return t;
 }
 

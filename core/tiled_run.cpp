@@ -124,6 +124,10 @@ BasicFilterRun<T> run_tiled_at(Runtime& runtime, const MakeFilter& make,
       }
       all.upload_ms += run.upload_ms;
       all.download_ms += run.download_ms;
+      all.upload_copy_ms += run.upload_copy_ms;
+      all.download_copy_ms += run.download_copy_ms;
+      all.pinned_upload = run.pinned_upload;
+      all.pinned_download = run.pinned_download;
     }
   }
   return all;

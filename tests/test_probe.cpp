@@ -142,12 +142,17 @@ TEST(Probe, TransfersCarryTheBytesEachWayAndOnBothQueues) {
   pattern(probe.host(true, 0), 3);
   pattern(probe.host(true, 1), 4);
   probe.run(TransferKind::two_to_device_pinned);
+  std::memset(probe.host(false, 0), 0, bytes);
+  probe.run(TransferKind::from_device_pageable);
+  EXPECT_TRUE(holds(probe.host(false, 0), 3));
+  // Both ways at once: queue 0 uploads a new pattern while queue 1 reads its buffer back.
   std::memset(probe.host(true, 1), 0, bytes);
+  pattern(probe.host(true, 0), 5);
   probe.run(TransferKind::both_ways_pinned);
   EXPECT_TRUE(holds(probe.host(true, 1), 4));
   std::memset(probe.host(false, 0), 0, bytes);
   probe.run(TransferKind::from_device_pageable);
-  EXPECT_TRUE(holds(probe.host(false, 0), 3));
+  EXPECT_TRUE(holds(probe.host(false, 0), 5));
   EXPECT_EQ(probe.moved(TransferKind::to_device_pinned), bytes);
   EXPECT_EQ(probe.moved(TransferKind::both_ways_pinned), 2 * bytes);
 }
