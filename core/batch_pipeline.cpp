@@ -368,21 +368,25 @@ class Pipeline {
     if (setup_error_) std::rethrow_exception(setup_error_);
   }
 
+  // The count in environment variable `name` where it is one in [low, high], else `fallback`
+  // (the batch's settings for measurements and tests).
+  static int env_count(const char* name, int low, int high, int fallback) {
+    const char* text = std::getenv(name);
+    const int n = text ? std::atoi(text) : 0;
+    return n >= low && n <= high ? n : fallback;
+  }
+
   // Device threads (lanes) `device` gets: BLURTOOL_DEVICE_LANES (1-8, for measurements and
   // tests), else 2 on a GPU and 1 elsewhere.
   static int lanes_of(const DeviceInfo& device) {
-    const char* text = std::getenv("BLURTOOL_DEVICE_LANES");
-    const int n = text ? std::atoi(text) : 0;
-    if (n >= 1 && n <= 8) return n;
-    return device.type & CL_DEVICE_TYPE_GPU ? 2 : 1;
+    return env_count("BLURTOOL_DEVICE_LANES", 1, 8, device.type & CL_DEVICE_TYPE_GPU ? 2 : 1);
   }
 
   // Images a batch holds at once once its devices are open: BLURTOOL_IN_FLIGHT (2-1024, for
   // measurements), else `fallback`.
   static size_t in_flight_cap(size_t fallback) {
-    const char* text = std::getenv("BLURTOOL_IN_FLIGHT");
-    const int n = text ? std::atoi(text) : 0;
-    return n >= 2 && n <= 1024 ? static_cast<size_t>(n) : fallback;
+    return static_cast<size_t>(
+        env_count("BLURTOOL_IN_FLIGHT", 2, 1024, static_cast<int>(fallback)));
   }
 
   size_t done() const { return done_; }
@@ -566,6 +570,15 @@ class Pipeline {
     return held_ < cap_ || (opening_ > 0 && decoded_bytes_ < kOpeningBytes);
   }
 
+  // Waits on cv_ until `ready`, adding the seconds waited (if any) to `waited`.
+  template <class Ready>
+  void timed_wait(std::unique_lock<std::mutex>& lock, Ready ready, double& waited) {
+    if (ready()) return;
+    const auto from = std::chrono::steady_clock::now();
+    cv_.wait(lock, ready);
+    waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+  }
+
   void worker_loop() {
     for (;;) {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -576,9 +589,7 @@ class Pipeline {
         double& waited = opening_ > 0            ? times_.wait_opening_s
                          : next_ < items_.size() ? times_.wait_cap_s
                                                  : times_.wait_tail_s;
-        const auto from = std::chrono::steady_clock::now();
-        cv_.wait(lock, [&] { return !idle(); });
-        waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+        timed_wait(lock, [&] { return !idle(); }, waited);
       }
       if (setup_error_) return;
       if (!finished_.empty()) {
@@ -654,12 +665,7 @@ class Pipeline {
     DeviceStage stage(rt, o_);
     for (;;) {
       std::unique_lock<std::mutex> lock(mutex_);
-      if (decoded_.empty() && !no_more_input()) {
-        const auto from = std::chrono::steady_clock::now();
-        cv_.wait(lock, [&] { return !decoded_.empty() || no_more_input(); });
-        times_.wait_lanes_s +=
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
-      }
+      timed_wait(lock, [&] { return !decoded_.empty() || no_more_input(); }, times_.wait_lanes_s);
       if (decoded_.empty()) return;
       Decoded d = std::move(decoded_.front());
       decoded_.pop_front();

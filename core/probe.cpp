@@ -167,23 +167,13 @@ TransferProbe::TransferProbe(Runtime& runtime, std::size_t bytes)
     device_[q] = cl::Buffer(rt.context(), CL_MEM_READ_WRITE, bytes);
     // Written once, so that no timed copy pays the first touch of its pages.
     pageable_[q].assign(bytes, static_cast<std::uint8_t>(q + 1));
-    pinned_buffer_[q] = cl::Buffer(rt.context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes);
-    cl::CommandQueue queue = rt.queue();
-    cl::Buffer mapped = pinned_buffer_[q];
-    void* p = queue.enqueueMapBuffer(mapped, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes);
-    pinned_[q] = std::shared_ptr<void>(p, [queue, mapped](void* ptr) mutable {
-      try {
-        queue.enqueueUnmapMemObject(mapped, ptr);
-        queue.finish();
-      } catch (const cl::Error&) {  // the context is going: nothing to keep
-      }
-    });
-    std::memset(p, q + 1, bytes);
+    pinned_[q] = PinnedBuffer(rt, bytes);
+    std::memset(pinned_[q].data(), q + 1, bytes);
   }
 }
 
 std::uint8_t* TransferProbe::host(bool pinned, int q) {
-  return pinned ? static_cast<std::uint8_t*>(pinned_[q].get()) : pageable_[q].data();
+  return pinned ? static_cast<std::uint8_t*>(pinned_[q].data()) : pageable_[q].data();
 }
 
 std::size_t TransferProbe::moved(TransferKind kind) const {

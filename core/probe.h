@@ -25,6 +25,7 @@
 
 #include "core/bench.h"
 #include "core/cl_runtime.h"
+#include "core/filter.h"
 #include "core/image_io.h"
 #include "core/svg_chart.h"
 
@@ -169,8 +170,7 @@ class TransferProbe {
   std::size_t bytes_;
   cl::Buffer device_[2];
   std::vector<std::uint8_t> pageable_[2];
-  cl::Buffer pinned_buffer_[2];
-  std::shared_ptr<void> pinned_[2];
+  PinnedBuffer pinned_[2];
 };
 
 /// The probes, in order: "cache", "divergence", "stride", "transfer".
