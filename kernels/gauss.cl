@@ -362,17 +362,15 @@ kernel void gauss_tiled(global const pixel_t* src, global pixel_t* dst, int w, i
 #undef RING_RIGHT
         global pixel_t* out = dst + (size_t)(y0 + 4 * o) * w + x0 + i;
         const int rows = y1 - (y0 + 4 * o);  // output rows left in the tile
+        // One call site of each store, in loops over the rows: written out four times each,
+        // the stores and roundings took PoCL a third of this kernel's code generation.
+        const pixel_sample16_t p[4] = {round_samples16(a0), round_samples16(a1),
+                                       round_samples16(a2), round_samples16(a3)};
         if (i + 4 <= n && rows >= 4) {
-          store_pixels4(round_samples16(a0), out, aligned);
-          store_pixels4(round_samples16(a1), out + w, aligned);
-          store_pixels4(round_samples16(a2), out + 2 * (size_t)w, aligned);
-          store_pixels4(round_samples16(a3), out + 3 * (size_t)w, aligned);
+          for (int r = 0; r < 4; ++r) store_pixels4(p[r], out + r * (size_t)w, aligned);
         } else {  // the tile's last rows or last 1-3 columns
-          const int count = n - i;
-          if (rows > 0) store_pixels_first(round_samples16(a0), out, count);
-          if (rows > 1) store_pixels_first(round_samples16(a1), out + w, count);
-          if (rows > 2) store_pixels_first(round_samples16(a2), out + 2 * (size_t)w, count);
-          if (rows > 3) store_pixels_first(round_samples16(a3), out + 3 * (size_t)w, count);
+          for (int r = 0; r < min(rows, 4); ++r)
+            store_pixels_first(p[r], out + r * (size_t)w, n - i);
         }
       }
     }
