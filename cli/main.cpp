@@ -20,6 +20,7 @@
 #include "core/host_memory.h"
 #include "core/image_io.h"
 #include "core/pipeline.h"
+#include "core/trace.h"
 
 using namespace blurtool;
 
@@ -196,6 +197,7 @@ int main(int argc, char** argv) {
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
+  trace("exit");  // the kernel's teardown of the device context comes after
   if (!kExitQuickly) return status;
   std::_Exit(status);
 }

@@ -26,6 +26,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -36,6 +37,7 @@
 #include "core/filter.h"
 #include "core/host_memory.h"
 #include "core/pipeline.h"
+#include "core/trace.h"
 #include "core/ycbcr_device.h"
 
 namespace fs = std::filesystem;
@@ -323,7 +325,9 @@ std::string clock_text(double seconds) {
 // The pipeline over plan.items: all state under one mutex, one condition variable.
 class Pipeline {
  public:
-  Pipeline(const JobOptions& o, const Plan& plan) : o_(o), items_(plan.items) {
+  // `devices`: batch_devices(o), being resolved since before the plan was made.
+  Pipeline(const JobOptions& o, const Plan& plan, std::future<std::vector<DeviceInfo>> devices)
+      : o_(o), items_(plan.items), devices_found_(std::move(devices)) {
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     workers_ = o.jobs > 0 ? static_cast<size_t>(o.jobs) : hw;
     cap_ = workers_ + 2;  // until the devices are known (open_devices)
@@ -364,6 +368,7 @@ class Pipeline {
       }
     }
     for (std::thread& t : threads) t.join();
+    trace("batch: every image done");
     if (progress_) std::cerr << "\r\033[K" << std::flush;
     if (setup_error_) std::rethrow_exception(setup_error_);
   }
@@ -449,7 +454,7 @@ class Pipeline {
   // asked), each then opened by its own device_main thread.
   void open_devices() {
     try {
-      devices_ = batch_devices(o_);
+      devices_ = devices_found_.get();
     } catch (...) {
       std::unique_lock<std::mutex> lock(mutex_);
       setup_error_ = std::current_exception();
@@ -509,8 +514,9 @@ class Pipeline {
       // opened: its transfers then need no staging copies (the process keeps the pool).
       if (pins_host_memory(device)) {
         try {
-          auto pool = std::make_unique<PinnedPool>(rt->sibling(), kPinnedPoolBytes);
+          auto pool = std::make_unique<PinnedPool>(rt->sibling(), pinned_pool_bytes_);
           if (install_pixel_pool(pool.get())) pool.release();
+          trace("batch: pinned pool made");
         } catch (const cl::Error&) {  // no queue for it: transfers are staged, as without
         }
       }
@@ -527,6 +533,7 @@ class Pipeline {
         for (const std::string& line : held_lines_) say(line);
         held_lines_.clear();
         times_.ready_s = seconds();
+        trace("batch: every device ready");
       }
       cv_.notify_all();
       cv_.wait(lock, [&] { return opening_ == 0; });
@@ -564,10 +571,10 @@ class Pipeline {
   }
 
   // Called with the lock held: whether a worker may start decoding the next image. While the
-  // devices open, decoding runs ahead of the cap up to kOpeningBytes of decoded pixels.
+  // devices open, decoding runs ahead of the cap up to opening_bytes_ of decoded pixels.
   bool may_decode() const {
     if (next_ >= items_.size()) return false;
-    return held_ < cap_ || (opening_ > 0 && decoded_bytes_ < kOpeningBytes);
+    return held_ < cap_ || (opening_ > 0 && decoded_bytes_ < opening_bytes_);
   }
 
   // Waits on cv_ until `ready`, adding the seconds waited (if any) to `waited`.
@@ -615,6 +622,7 @@ class Pipeline {
         --held_;
         if (ok) {
           ++done_;
+          if (done_ == 1 || done_ % 100 == 0) trace("batch: written", done_);
           input_bytes_ += f.bytes;
           add(times_.encode, lap);
         }
@@ -643,6 +651,7 @@ class Pipeline {
         lock.lock();
         --decoding_;
         if (ok) {
+          if (times_.decode.images == 0) trace("batch: first image decoded");
           add(times_.decode, lap);
           if (d.source.has_planes()) ++times_.planes_in;
           if (d.source.planes.as_blocks()) ++times_.blocks_in;
@@ -684,7 +693,10 @@ class Pipeline {
       lock.lock();
       --on_device_;
       if (ok) {
-        if (times_.device.images == 0) times_.first_result_s = seconds();
+        if (times_.device.images == 0) {
+          times_.first_result_s = seconds();
+          trace("batch: first image off a device");
+        }
         if (!f.rendered.planes.empty()) ++times_.planes_out;
         if (f.rendered.planes.as_blocks()) ++times_.blocks_out;
         if (f.rendered.planes.dct.is_sparse()) ++times_.sparse_out;
@@ -728,15 +740,22 @@ class Pipeline {
   }
   size_t planned_failures() const { return failed_at_plan_; }
 
-  // Decoded pixels a batch may hold ahead of the cap while its devices open.
-  static constexpr double kOpeningBytes = 512.0 * (1 << 20);
+  // Decoded pixels a batch may hold ahead of the cap while its devices open:
+  // BLURTOOL_DECODE_AHEAD_MIB (16-16384, for measurements), else 256 MiB (40 images of
+  // 1920x1080 as DCT blocks). More decoded ahead did not finish sooner on the H100 machine and
+  // costs its memory (kernels/NOTES.md, "JPEG block arrays in place").
+  const double opening_bytes_ =
+      env_count("BLURTOOL_DECODE_AHEAD_MIB", 16, 16384, 256) * double{1 << 20};
   // Pinned memory for the images in flight and their results: 64 of 1920x1080 RGBA8 (a batch
   // of them holds at most --jobs + 4 images and as many results), 10 of 12 Mpixel; beyond it,
-  // pageable memory and staging copies.
-  static constexpr std::size_t kPinnedPoolBytes = std::size_t{512} << 20;
+  // pageable memory and staging copies. BLURTOOL_PINNED_POOL_MIB (64-16384, for
+  // measurements), else 512 MiB.
+  const std::size_t pinned_pool_bytes_ =
+      static_cast<std::size_t>(env_count("BLURTOOL_PINNED_POOL_MIB", 64, 16384, 512)) << 20;
 
   const JobOptions& o_;
   const std::vector<Item>& items_;
+  std::future<std::vector<DeviceInfo>> devices_found_;
   std::vector<DeviceInfo> devices_;  // set by open_devices
   // Whether workers decode JPEGs to colour planes (decode_source): with --jpeg-codec device
   // from the start; with auto from the start where the last batch on these devices ran the
@@ -818,7 +837,16 @@ void print_stage_times(const Pipeline& pipeline) {
 }  // namespace
 
 int run_batch(const JobOptions& o) {
+  // The OpenCL platforms load (a tenth of a second or more on a GPU machine) while the folders
+  // are listed and checked.
+  std::future<std::vector<DeviceInfo>> devices;
+  try {
+    devices = std::async(std::launch::async, [&o] { return batch_devices(o); });
+  } catch (const std::system_error&) {  // no thread for it: resolved when first needed
+    devices = std::async(std::launch::deferred, [&o] { return batch_devices(o); });
+  }
   const Plan p = plan(o);
+  trace("batch: planned", p.items.size());
   for (const auto& [input, why] : p.failed)
     std::cerr << "blurtool: " << input << ": " << why << "\n";
   if (p.folders_without_images > 0 && !o.quiet)
@@ -828,12 +856,12 @@ int run_batch(const JobOptions& o) {
 
   // Resolved even when nothing is left to do, so that a bad --device or --devices is a usage
   // error of every run, not only of those with images to process; with images, the pipeline
-  // resolves and opens the devices while it decodes the first ones.
-  if (p.items.empty()) batch_devices(o);
+  // opens the devices while it decodes the first ones.
+  if (p.items.empty()) devices.get();
   std::error_code ec;
   const bool made_folder = fs::create_directories(o.output, ec);
   if (ec) throw Error("output folder '" + o.output + "': " + ec.message());
-  Pipeline pipeline(o, p);
+  Pipeline pipeline(o, p, std::move(devices));
   pipeline.set_planned_failures(p.failed.size());
   try {
     pipeline.run();

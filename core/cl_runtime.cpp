@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/image_io.h"
 #include "core/kernel_sources.h"
+#include "core/trace.h"
 
 namespace blurtool {
 
@@ -529,6 +530,7 @@ std::vector<DeviceInfo> list_devices() {
     throw Error(describe_cl_error(e));
   }
   if (platforms.empty()) throw Error(kNoPlatformHint);
+  trace("OpenCL platforms enumerated");
 
   std::vector<DeviceInfo> result;
   for (const cl::Platform& platform : platforms) {
@@ -627,7 +629,9 @@ DeviceInfo select_device(const std::string& spec_arg, const std::string& option)
 Runtime::Runtime(DeviceInfo device)
     : device_(std::move(device)),
       context_(device_.device),
-      queue_(context_, device_.device, CL_QUEUE_PROFILING_ENABLE) {}
+      queue_(context_, device_.device, CL_QUEUE_PROFILING_ENABLE) {
+  trace("context and queue made");
+}
 
 Runtime::Runtime(const Runtime& base, cl::CommandQueue queue)
     : device_(base.device_),
@@ -678,6 +682,7 @@ cl::Program& Runtime::program(const std::string& family, const std::string& sche
         cl::Program cached(context_, {device_.device}, {binary});
         cached.build({device_.device}, options.c_str());
         ++cache_stats_.loaded;
+        trace(("program from blurtool's cache: " + family + " (" + selection + ")").c_str());
         return programs_.emplace(id, cached).first->second;
       } catch (const cl::Error&) {
         // A binary the driver no longer accepts: compile from source and replace it.
@@ -689,8 +694,15 @@ cl::Program& Runtime::program(const std::string& family, const std::string& sche
   const std::string what =
       "kernels/" + family + ".cl" + (selection.empty() ? "" : " (" + selection + ")");
   cl::Program program(context_, text);
+  // -w (a standard build option): no compiler warnings, which some drivers print on standard
+  // error themselves (PoCL on CPUs without AVX-512: "N warnings generated." about float16
+  // arguments), between a user's own messages; BLURTOOL_BUILD_LOG keeps them in the log. It
+  // changes no code, so it is not part of the cache key.
+  const char* log_wanted = std::getenv("BLURTOOL_BUILD_LOG");
+  const bool quiet = !log_wanted || !*log_wanted || std::strcmp(log_wanted, "0") == 0;
+  const std::string build_options = quiet ? options + (options.empty() ? "-w" : " -w") : options;
   try {
-    program.build({device_.device}, options.c_str());
+    program.build({device_.device}, build_options.c_str());
   } catch (const cl::BuildError& e) {
     std::string log;
     for (const auto& entry : e.getBuildLog()) log += entry.second;
@@ -702,7 +714,9 @@ cl::Program& Runtime::program(const std::string& family, const std::string& sche
                 "': " + describe_cl_error(e) + "\n" + log);
   }
   ++cache_stats_.built;
-  if (const char* e = std::getenv("BLURTOOL_BUILD_LOG"); e && *e && std::strcmp(e, "0") != 0) {
+  trace(("program built from source (or the driver's cache): " + family + " (" + selection + ")")
+            .c_str());
+  if (!quiet) {
     const std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_.device);
     std::fprintf(stderr, "blurtool: built %s on %s with options '%s'%s%s\n", what.c_str(),
                  device_.name.c_str(), options.c_str(),

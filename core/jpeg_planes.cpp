@@ -16,6 +16,7 @@
 #include <jpeglib.h>
 
 #include "core/error.h"
+#include "core/jpeg_block_arrays.h"
 
 namespace blurtool {
 
@@ -303,6 +304,7 @@ struct Compression {
   jpeg_destination_mgr destination;
   unsigned char* data = nullptr;
   std::size_t capacity = 0;
+  BlockArrays arrays;  // the blocks, read by the entropy coder where DctBlocks::coef holds them
   ~Compression() { std::free(data); }
 };
 
@@ -374,35 +376,42 @@ void write_blocks(const YCbCrPlanes& planes, int first, int rows, jpeg_compress_
   const auto common = reinterpret_cast<j_common_ptr>(info);
   jvirt_barray_ptr arrays[3] = {};
   JDIMENSION down[3] = {}, padded_down[3] = {};
+  std::size_t first_row[3] = {};
   const DctBlocks& dct = planes.dct;
+  // Whole blocks are read where they are (jctrans.c only reads them): no copy. The entropy
+  // coder takes JBLOCKROWs, which are not const; it never writes through them.
+  std::array<BlockTarget, 3> targets{};
   for (int i = 0; i < planes.components; ++i) {
-    const int h = i == 0 ? planes.h_factor : 1, v = i == 0 ? planes.v_factor : 1;
+    const int v = i == 0 ? planes.v_factor : 1;
     const int component_rows = (rows * v + planes.v_factor - 1) / planes.v_factor;
     down[i] = static_cast<JDIMENSION>((component_rows + 7) / 8);
     padded_down[i] = (down[i] + v - 1) / v * v;
+    // The strip starts at an MCU row: block row first / (8 * v_factor) * v of the component.
+    first_row[i] = static_cast<std::size_t>(first) / (8 * planes.v_factor) * v;
+    const std::size_t across = static_cast<std::size_t>(dct.blocks_across[i]);
+    if (!dct.is_sparse())
+      targets[i] = {reinterpret_cast<JBLOCK*>(const_cast<std::int16_t*>(
+                        dct.coef.data() + dct.offset[i] + first_row[i] * across * 64)),
+                    across, down[i], false};
+  }
+  compression_of(info).arrays.install(common, targets);
+  for (int i = 0; i < planes.components; ++i) {
+    const int h = i == 0 ? planes.h_factor : 1;
     const auto across = static_cast<JDIMENSION>((dct.blocks_across[i] + h - 1) / h * h);
     arrays[i] = (*info->mem->request_virt_barray)(common, JPOOL_IMAGE, FALSE, across,
                                                   padded_down[i], padded_down[i]);
   }
   (*info->mem->realize_virt_arrays)(common);
-  for (int i = 0; i < planes.components; ++i) {
-    const int v = i == 0 ? planes.v_factor : 1;
-    // The strip starts at an MCU row: block row first / (8 * v_factor) * v of the component.
-    const std::size_t first_row = static_cast<std::size_t>(first) / (8 * planes.v_factor) * v;
+  for (int i = 0; dct.is_sparse() && i < planes.components; ++i) {
+    // Sparse blocks are unpacked into scratch rows, from the strip's first block on.
     JBLOCKARRAY to = (*info->mem->access_virt_barray)(common, arrays[i], 0, padded_down[i], TRUE);
     const std::size_t across = static_cast<std::size_t>(dct.blocks_across[i]);
-    if (dct.is_sparse()) {  // unpacked from the strip's first block on
-      const SparseBlocks& sparse = dct.sparse;
-      std::size_t block = dct.offset[i] / 64 + first_row * across;
-      const std::int16_t* from = sparse.values.data() + sparse.start_of(block);
-      for (JDIMENSION r = 0; r < down[i]; ++r)
-        for (std::size_t c = 0; c < across; ++c, ++block)
-          from += unpack_block(sparse.mask[block], from, reinterpret_cast<std::int16_t*>(to[r][c]));
-      continue;
-    }
+    const SparseBlocks& sparse = dct.sparse;
+    std::size_t block = dct.offset[i] / 64 + first_row[i] * across;
+    const std::int16_t* from = sparse.values.data() + sparse.start_of(block);
     for (JDIMENSION r = 0; r < down[i]; ++r)
-      std::memcpy(to[r], dct.coef.data() + dct.offset[i] + (first_row + r) * across * 64,
-                  across * sizeof(JBLOCK));
+      for (std::size_t c = 0; c < across; ++c, ++block)
+        from += unpack_block(sparse.mask[block], from, reinterpret_cast<std::int16_t*>(to[r][c]));
   }
   jpeg_write_coefficients(info, arrays);
 }
@@ -456,6 +465,7 @@ struct Decompression {
   jpeg_decompress_struct info;
   jpeg_error_mgr errors;
   std::jmp_buf back;
+  BlockArrays arrays;  // the coefficients, decoded in place into DctBlocks::coef
 };
 
 Decompression& decompression_of(j_common_ptr info) {
@@ -497,14 +507,10 @@ bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, b
     jpeg_destroy_decompress(&in);
     return false;
   }
-  jvirt_barray_ptr* arrays = jpeg_read_coefficients(&in);
   const int components = grey ? 1 : 3;
-  for (int i = 0; i < components; ++i)
-    if (!in.comp_info[i].quant_table) ok = false;  // a component no scan codes
-  if (!ok) {
-    jpeg_destroy_decompress(&in);
-    return false;
-  }
+  // The layout is known from the header (jdinput.c's initial_setup ran at the first SOS), so
+  // the blocks are decoded straight into their place (BlockArrays), zeroed first as libjpeg's
+  // Huffman decoder needs: no image-sized allocation of libjpeg's own, no copy.
   *planes = decoder_sizes(static_cast<int>(in.image_width), static_cast<int>(in.image_height),
                           components, grey ? 1 : hf, grey ? 1 : vf);
   DctBlocks& dct = planes->dct;
@@ -515,10 +521,34 @@ bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, b
     dct.blocks_down[i] = static_cast<int>(c.height_in_blocks);
     dct.offset[i] = total;
     total += static_cast<std::size_t>(c.width_in_blocks) * c.height_in_blocks * 64;
-    std::copy(c.quant_table->quantval, c.quant_table->quantval + 64, dct.quant[i].begin());
+  }
+  static_assert(sizeof(JBLOCK) == 64 * sizeof(std::int16_t), "JCOEF is 16 bits");
+  std::array<BlockTarget, 3> targets{};
+  try {
+    if (!sparse) {
+      dct.coef.assign(total, 0);  // zeros (resize would leave a PixelVector unwritten)
+      for (int i = 0; i < components; ++i)
+        targets[i] = {reinterpret_cast<JBLOCK*>(dct.coef.data() + dct.offset[i]),
+                      static_cast<std::size_t>(dct.blocks_across[i]),
+                      static_cast<JDIMENSION>(dct.blocks_down[i]), true};
+    }
+  } catch (...) {  // std::bad_alloc
+    jpeg_destroy_decompress(&in);
+    throw;
+  }
+  d->arrays.install(reinterpret_cast<j_common_ptr>(&in), targets);
+  jvirt_barray_ptr* arrays = jpeg_read_coefficients(&in);
+  for (int i = 0; i < components; ++i)
+    if (!in.comp_info[i].quant_table) ok = false;  // a component no scan codes
+  if (!ok) {
+    jpeg_destroy_decompress(&in);
+    return false;
+  }
+  for (int i = 0; i < components; ++i) {
+    const JQUANT_TBL* q = in.comp_info[i].quant_table;
+    std::copy(q->quantval, q->quantval + 64, dct.quant[i].begin());
   }
   // Each row of a component's blocks as libjpeg holds it (a JBLOCK is 64 JCOEFs, 16 bits).
-  static_assert(sizeof(JBLOCK) == 64 * sizeof(std::int16_t), "JCOEF is 16 bits");
   const auto row_of = [&](int i, int r) {
     JBLOCKARRAY from = (*in.mem->access_virt_barray)(reinterpret_cast<j_common_ptr>(&in), arrays[i],
                                                      static_cast<JDIMENSION>(r), 1, FALSE);
@@ -540,13 +570,16 @@ bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, b
               &dct.sparse);
       dct.sparse.group_start.back() = static_cast<std::uint32_t>(at);
     } else {
-      dct.coef.resize(total);
-      for (int i = 0; i < components; ++i)
+      // A component whose MCU-padded rows are wider than its blocks (an odd count across
+      // with two-wide MCUs) was decoded in scratch memory: its rows are copied.
+      for (int i = 0; i < components; ++i) {
+        if (d->arrays.in_place(static_cast<std::size_t>(i))) continue;
         for (int r = 0; r < dct.blocks_down[i]; ++r)
           std::memcpy(dct.coef.data() + dct.offset[i] +
                           static_cast<std::size_t>(r) * dct.blocks_across[i] * 64,
                       row_of(i, r),
                       static_cast<std::size_t>(dct.blocks_across[i]) * sizeof(JBLOCK));
+      }
     }
   } catch (...) {  // std::bad_alloc (a longjmp from libjpeg skips no destructor here)
     jpeg_destroy_decompress(&in);

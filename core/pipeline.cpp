@@ -13,6 +13,7 @@
 #include <system_error>
 #include <utility>
 
+#include "core/trace.h"
 #include "core/ycbcr_device.h"
 
 namespace fs = std::filesystem;
@@ -462,6 +463,7 @@ PreparedDevice prepare_device(const JobOptions& job, const ImageHeader& header, 
   p.runtime = std::make_unique<Runtime>(job.devices.empty()
                                             ? select_device(job.device)
                                             : select_device(job.devices.front(), "--devices"));
+  trace("device selected");
   if (job.operation == JobOptions::Operation::bright || !request.make_ahead ||
       (kind == OutputKind::jpeg && (header.width > 65535 || header.height > 65535)))
     return p;
@@ -511,6 +513,7 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   auto start = std::chrono::steady_clock::now();
   std::vector<std::string> warnings;
   const InputBytes in = read_input(input, o);
+  trace("input read");
   // The device is opened, and the filter built for the size the header gives, while the pixels
   // are decoded: context creation and program loading take as long as decoding a photo.
   const ImageHeader header = read_image_header(in.bytes, in.name, o.max_pixels, o.orient);
@@ -529,6 +532,7 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
     throw;
   }
   run.decode_ms = ms_since(start);
+  trace("decoded");
   warn_format_mismatch(o, kind, warnings);
   if (!o.quiet)
     for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
@@ -540,6 +544,7 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
                 ", too large for JPEG (at most 65535 pixels a side); write a PNG");
 
   PreparedDevice prepared = device.get();
+  trace("device ready");
   run.runtime = std::move(prepared.runtime);
   const JobOptions one = for_one_image(o, run.runtime->device(), request, source.filter_depth());
   DeviceStage stage(*run.runtime, one);
@@ -547,10 +552,14 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   SourceRun result = stage.run(source, kind, request);
   run.filter = stage.release_filter();
   run.timings = std::move(result.timings);
+  trace("filtered (upload, kernels, download)");
 
   start = std::chrono::steady_clock::now();
-  write_output(o.output, encode_output(result.rendered, kind, o, o.jobs));
+  const std::vector<std::uint8_t> bytes = encode_output(result.rendered, kind, o, o.jobs);
+  trace("encoded");
+  write_output(o.output, bytes);
   run.encode_ms = ms_since(start);
+  trace("written");
   return run;
 }
 
