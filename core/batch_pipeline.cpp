@@ -112,14 +112,21 @@ void scan_folder(const fs::path& dir, const fs::path& relative, bool recursive,
   }
 }
 
-Plan plan(const JobOptions& o) {
+// Throws UsageError where o's output folder names a file.
+void check_output_folder(const JobOptions& o) {
   std::error_code ec;
-  const fs::path out_dir = o.output;
   // "file/" does not exist to stat(): look at the name without its trailing slashes.
   std::string bare = o.output;
   while (bare.size() > 1 && bare.back() == '/') bare.pop_back();
   if (fs::exists(bare, ec) && !fs::is_directory(bare, ec))
     throw UsageError("output folder '" + o.output + "' is a file; name a folder");
+}
+
+// The images of o's inputs and what becomes of each (the output folder checked first:
+// check_output_folder).
+Plan plan(const JobOptions& o) {
+  std::error_code ec;
+  const fs::path out_dir = o.output;
   const fs::path out_canonical = fs::weakly_canonical(out_dir, ec);
 
   // (input file, output path relative to the output folder)
@@ -515,8 +522,10 @@ class Pipeline {
       if (pins_host_memory(device)) {
         try {
           auto pool = std::make_unique<PinnedPool>(rt->sibling(), pinned_pool_bytes_);
-          if (install_pixel_pool(pool.get())) pool.release();
-          trace("batch: pinned pool made");
+          if (install_pixel_pool(pool.get())) {
+            pool.release();
+            trace("batch: pinned pool made");
+          }
         } catch (const cl::Error&) {  // no queue for it: transfers are staged, as without
         }
       }
@@ -837,6 +846,7 @@ void print_stage_times(const Pipeline& pipeline) {
 }  // namespace
 
 int run_batch(const JobOptions& o) {
+  check_output_folder(o);  // a usage error that needs no driver loaded
   // The OpenCL platforms load (a tenth of a second or more on a GPU machine) while the folders
   // are listed and checked.
   std::future<std::vector<DeviceInfo>> devices;

@@ -682,7 +682,8 @@ cl::Program& Runtime::program(const std::string& family, const std::string& sche
         cl::Program cached(context_, {device_.device}, {binary});
         cached.build({device_.device}, options.c_str());
         ++cache_stats_.loaded;
-        trace(("program from blurtool's cache: " + family + " (" + selection + ")").c_str());
+        if (tracing())
+          trace(("program from blurtool's cache: " + family + " (" + selection + ")").c_str());
         return programs_.emplace(id, cached).first->second;
       } catch (const cl::Error&) {
         // A binary the driver no longer accepts: compile from source and replace it.
@@ -714,8 +715,9 @@ cl::Program& Runtime::program(const std::string& family, const std::string& sche
                 "': " + describe_cl_error(e) + "\n" + log);
   }
   ++cache_stats_.built;
-  trace(("program built from source (or the driver's cache): " + family + " (" + selection + ")")
-            .c_str());
+  if (tracing())
+    trace(("program built from source (or the driver's cache): " + family + " (" + selection + ")")
+              .c_str());
   if (!quiet) {
     const std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_.device);
     std::fprintf(stderr, "blurtool: built %s on %s with options '%s'%s%s\n", what.c_str(),

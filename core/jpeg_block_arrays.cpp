@@ -4,6 +4,7 @@
 #include <jerror.h>
 
 #include <algorithm>
+#include <cstring>
 #include <new>
 
 namespace blurtool {
@@ -26,8 +27,8 @@ BlockArrays& BlockArrays::of(j_common_ptr info) {
   return *static_cast<BlockArrays*>(info->client_data);
 }
 
-jvirt_barray_ptr BlockArrays::request(j_common_ptr info, int pool_id, boolean, JDIMENSION across,
-                                      JDIMENSION down, JDIMENSION) {
+jvirt_barray_ptr BlockArrays::request(j_common_ptr info, int pool_id, boolean pre_zero,
+                                      JDIMENSION across, JDIMENSION down, JDIMENSION) {
   // jmemmgr.c allows virtual arrays only in the image pool; so does this.
   if (pool_id != JPOOL_IMAGE) ERREXIT1(info, JERR_BAD_POOL_ID, pool_id);
   BlockArrays& self = of(info);
@@ -39,6 +40,7 @@ jvirt_barray_ptr BlockArrays::request(j_common_ptr info, int pool_id, boolean, J
   if (!a) ERREXIT1(info, JERR_OUT_OF_MEMORY, 10);
   a->across = across;
   a->down = down;
+  a->pre_zero = pre_zero != FALSE;
   return reinterpret_cast<jvirt_barray_ptr>(a);
 }
 
@@ -50,8 +52,11 @@ void BlockArrays::realize(j_common_ptr info) {
     const BlockTarget t = i < self.targets_.size() ? self.targets_[i] : BlockTarget{};
     a.in_place = t.base && (!t.padding_written || a.across <= t.stride);
     const JDIMENSION own = a.in_place ? std::min(a.down, t.rows) : 0;  // rows in the target
-    // The rest in scratch memory, zeroed as the decoder needs (the target's rows are the
-    // caller's to zero). No longjmp out of a catch block: failure is raised after it.
+    // The decoder's Huffman coder writes only non-zero coefficients: it asks for zeroed arrays.
+    if (a.pre_zero && own > 0)
+      std::memset(static_cast<void*>(t.base), 0, sizeof(JBLOCK) * t.stride * own);
+    // The rest in scratch memory, zeroed by assign. No longjmp out of a catch block: failure
+    // is raised after it.
     bool allocated = true;
     try {
       a.scratch.assign(static_cast<std::size_t>(a.down - own) * a.across * DCTSIZE2, 0);
@@ -71,10 +76,15 @@ void BlockArrays::realize(j_common_ptr info) {
 
 JBLOCKARRAY BlockArrays::access(j_common_ptr info, jvirt_barray_ptr handle, JDIMENSION start_row,
                                 JDIMENSION num_rows, boolean) {
-  Array& a = *reinterpret_cast<Array*>(handle);
-  if (a.rows.empty() || start_row > a.down || num_rows > a.down - start_row)
+  // Only a handle this object gave out: a stale or foreign one is libjpeg's error, not a read
+  // through a wild pointer.
+  BlockArrays& self = of(info);
+  Array* a = nullptr;
+  for (Array& mine : self.arrays_)
+    if (reinterpret_cast<jvirt_barray_ptr>(&mine) == handle) a = &mine;
+  if (!a || a->rows.empty() || start_row > a->down || num_rows > a->down - start_row)
     ERREXIT(info, JERR_BAD_VIRTUAL_ACCESS);
-  return a.rows.data() + start_row;
+  return a->rows.data() + start_row;
 }
 
 }  // namespace blurtool

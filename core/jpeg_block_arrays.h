@@ -28,6 +28,8 @@
 namespace blurtool {
 
 /// Where one component's block rows are to live: `rows` rows of `stride` blocks from `base`.
+/// Rows realised there are zeroed (all `rows` x `stride` blocks) where libjpeg asks for
+/// pre-zeroed arrays, as the decoder does; the caller need not zero them.
 /// `padding_written`: libjpeg writes each row's blocks up to the MCU-padded width (the
 /// decoder); the rows then alias the caller's memory only where that width fits in `stride`.
 /// The encoder (jctrans.c) reads only the component's own blocks, so any stride will do.
@@ -59,6 +61,7 @@ class BlockArrays {
  private:
   struct Array {
     JDIMENSION across = 0, down = 0;  // as libjpeg asked, padded to whole MCUs
+    bool pre_zero = false;            // zeroed before use (the decoder)
     bool in_place = false;
     std::vector<JBLOCKROW> rows;  // down of them, once realised
     std::vector<JCOEF> scratch;   // the rows that do not live in the target (64 a block)

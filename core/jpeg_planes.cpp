@@ -305,6 +305,9 @@ struct Compression {
   unsigned char* data = nullptr;
   std::size_t capacity = 0;
   BlockArrays arrays;  // the blocks, read by the entropy coder where DctBlocks::coef holds them
+  // The arrays' handles: jpeg_write_coefficients keeps this pointer, and the blocks are coded
+  // in jpeg_finish_compress, after write_blocks has returned.
+  jvirt_barray_ptr handles[3] = {};
   ~Compression() { std::free(data); }
 };
 
@@ -374,7 +377,7 @@ void write_samples(const YCbCrPlanes& planes, int first, int rows, int quality,
 // coefficients (jctrans.c makes the dummy blocks of partial MCUs as jccoefct.c does).
 void write_blocks(const YCbCrPlanes& planes, int first, int rows, jpeg_compress_struct* info) {
   const auto common = reinterpret_cast<j_common_ptr>(info);
-  jvirt_barray_ptr arrays[3] = {};
+  jvirt_barray_ptr* arrays = compression_of(info).handles;
   JDIMENSION down[3] = {}, padded_down[3] = {};
   std::size_t first_row[3] = {};
   const DctBlocks& dct = planes.dct;
@@ -509,8 +512,8 @@ bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, b
   }
   const int components = grey ? 1 : 3;
   // The layout is known from the header (jdinput.c's initial_setup ran at the first SOS), so
-  // the blocks are decoded straight into their place (BlockArrays), zeroed first as libjpeg's
-  // Huffman decoder needs: no image-sized allocation of libjpeg's own, no copy.
+  // the blocks are decoded straight into their place (BlockArrays, which zeroes them first as
+  // libjpeg's Huffman decoder needs): no image-sized allocation of libjpeg's own, no copy.
   *planes = decoder_sizes(static_cast<int>(in.image_width), static_cast<int>(in.image_height),
                           components, grey ? 1 : hf, grey ? 1 : vf);
   DctBlocks& dct = planes->dct;
@@ -526,7 +529,7 @@ bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, b
   std::array<BlockTarget, 3> targets{};
   try {
     if (!sparse) {
-      dct.coef.assign(total, 0);  // zeros (resize would leave a PixelVector unwritten)
+      dct.coef.resize(total);  // unwritten: BlockArrays zeroes the rows decoded in place
       for (int i = 0; i < components; ++i)
         targets[i] = {reinterpret_cast<JBLOCK*>(dct.coef.data() + dct.offset[i]),
                       static_cast<std::size_t>(dct.blocks_across[i]),

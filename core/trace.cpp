@@ -1,3 +1,4 @@
+// Milestones of a run on standard error (see trace.h).
 #include "core/trace.h"
 
 #include <chrono>
@@ -11,6 +12,8 @@ namespace {
 
 const std::chrono::steady_clock::time_point kStart = std::chrono::steady_clock::now();
 
+}  // namespace
+
 bool tracing() noexcept {
   static const bool on = [] {
     const char* e = std::getenv("BLURTOOL_TRACE");
@@ -18,8 +21,6 @@ bool tracing() noexcept {
   }();
   return on;
 }
-
-}  // namespace
 
 void trace(const char* what) noexcept {
   if (!tracing()) return;

@@ -16,4 +16,7 @@ void trace(const char* what) noexcept;
 /// The same, with " COUNT" after WHAT (images so far, for example).
 void trace(const char* what, std::size_t count) noexcept;
 
+/// Whether BLURTOOL_TRACE asks for the milestones: for callers that would build a message.
+bool tracing() noexcept;
+
 }  // namespace blurtool

@@ -8,10 +8,14 @@
 #include <turbojpeg.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
+
+// jpeglib.h needs FILE and size_t declared first.
+#include <jpeglib.h>
 
 #include "core/box_blur.h"
 #include "core/filter.h"
@@ -51,6 +55,84 @@ TEST(JpegBlocks, HostInverseDctGivesTurboJpegsPlanes) {
         const YCbCrPlanes got = blocks_to_planes(blocks);
         EXPECT_TRUE(got.samples == expected.samples);
       }
+}
+
+// `rgba` (its red channel where `grey`) as a baseline JPEG that libjpeg writes but tjCompress2
+// never does: Y sampled h x v (a grey image too), `restart_rows` MCU rows a restart interval
+// (0: none), and with `scan_each` one scan for each component instead of one interleaved scan.
+std::vector<std::uint8_t> libjpeg_file(const Image& rgba, bool grey, int h, int v,
+                                       int restart_rows, bool scan_each) {
+  jpeg_compress_struct c;
+  jpeg_error_mgr errors;
+  c.err = jpeg_std_error(&errors);
+  jpeg_create_compress(&c);
+  unsigned char* data = nullptr;
+  unsigned long size = 0;
+  jpeg_mem_dest(&c, &data, &size);
+  c.image_width = static_cast<JDIMENSION>(rgba.width);
+  c.image_height = static_cast<JDIMENSION>(rgba.height);
+  c.input_components = grey ? 1 : 3;
+  c.in_color_space = grey ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults(&c);
+  jpeg_set_quality(&c, 90, TRUE);
+  c.comp_info[0].h_samp_factor = h;
+  c.comp_info[0].v_samp_factor = v;
+  c.restart_in_rows = restart_rows;
+  jpeg_scan_info scans[3] = {};
+  if (scan_each) {
+    for (int i = 0; i < c.input_components; ++i) {
+      scans[i].comps_in_scan = 1;
+      scans[i].component_index[0] = i;
+      scans[i].Se = 63;
+    }
+    c.scan_info = scans;
+    c.num_scans = c.input_components;
+  }
+  jpeg_start_compress(&c, TRUE);
+  std::vector<JSAMPLE> row(static_cast<std::size_t>(rgba.width) * c.input_components);
+  for (int y = 0; y < rgba.height; ++y) {
+    for (int x = 0; x < rgba.width; ++x)
+      for (int k = 0; k < c.input_components; ++k)
+        row[static_cast<std::size_t>(x) * c.input_components + k] =
+            rgba.pixels[rgba.index(x, y, k)];
+    JSAMPROW rows[1] = {row.data()};
+    jpeg_write_scanlines(&c, rows, 1);
+  }
+  jpeg_finish_compress(&c);
+  jpeg_destroy_compress(&c);
+  std::vector<std::uint8_t> bytes(data, data + size);
+  std::free(data);
+  return bytes;
+}
+
+TEST(JpegBlocks, FilesTurboJpegNeverWritesDecodeAsItsPlanes) {
+  // The blocks are decoded in place where the MCU-padded rows fit (BlockArrays): one scan a
+  // component (libjpeg writes only the real blocks), restart intervals, and a grey image with
+  // 2x2 sampling (its rows padded to two blocks) must give TurboJPEG's planes too.
+  struct Case {
+    bool grey;
+    int h, v, restart_rows;
+    bool scan_each;
+    const char* name;
+  };
+  const Case cases[] = {{false, 2, 2, 0, true, "420, a scan a component"},
+                        {false, 2, 1, 0, true, "422, a scan a component"},
+                        {false, 2, 2, 1, false, "420, restart every MCU row"},
+                        {false, 1, 1, 3, true, "444, restarts, a scan a component"},
+                        {true, 2, 2, 0, false, "grey sampled 2x2"},
+                        {true, 2, 2, 2, false, "grey sampled 2x2, restarts"}};
+  for (const auto& size : kSizes)
+    for (const Case& k : cases) {
+      const int w = size[0], h = size[1];
+      SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " " + k.name);
+      const std::vector<std::uint8_t> jpeg = libjpeg_file(
+          test_picture(w, h, w * 7 + h), k.grey, k.h, k.v, k.restart_rows, k.scan_each);
+      YCbCrPlanes blocks;
+      ASSERT_TRUE(decode_jpeg_blocks(jpeg, &blocks));
+      const YCbCrPlanes expected = decode_jpeg_planes(jpeg, "test.jpg");
+      ASSERT_TRUE(same_sizes(blocks, expected));
+      EXPECT_TRUE(blocks_to_planes(blocks).samples == expected.samples);
+    }
 }
 
 TEST(JpegBlocks, EncodingForwardDctBlocksGivesTurboJpegsBytes) {
