@@ -463,7 +463,6 @@ PreparedDevice prepare_device(const JobOptions& job, const ImageHeader& header, 
   p.runtime = std::make_unique<Runtime>(job.devices.empty()
                                             ? select_device(job.device)
                                             : select_device(job.devices.front(), "--devices"));
-  trace("device selected");
   if (job.operation == JobOptions::Operation::bright || !request.make_ahead ||
       (kind == OutputKind::jpeg && (header.width > 65535 || header.height > 65535)))
     return p;
