@@ -310,6 +310,7 @@ struct StageTimes {
   double upload_ms = 0, kernel_ms = 0, download_ms = 0;  // of the device stage
   double upload_copy_ms = 0, download_copy_ms = 0;       // the copies alone (events)
   size_t pinned_uploads = 0, pinned_downloads = 0;       // from and into pinned memory
+  size_t in_place_uploads = 0, in_place_downloads = 0;   // not copied (runs_in_place)
   double known_s = 0;         // seconds into the batch when the devices were known
   double ready_s = 0;         // ... when every device was open
   double first_result_s = 0;  // ... when the first image came off a device
@@ -717,6 +718,8 @@ class Pipeline {
         times_.download_copy_ms += timings.download_copy_ms;
         times_.pinned_uploads += timings.pinned_upload;
         times_.pinned_downloads += timings.pinned_download;
+        times_.in_place_uploads += timings.in_place_upload;
+        times_.in_place_downloads += timings.in_place_download;
         for (const std::vector<double>& pass : timings.pass_ms)
           for (double ms : pass) times_.kernel_ms += ms;
       } else {
@@ -810,13 +813,15 @@ void print_stage_times(const Pipeline& pipeline) {
   std::printf("%-16s %7s %10s %10s %8s\n", "stage", "images", "CPU ms", "wall ms", "threads");
   row("decode", t.decode, pipeline.workers(),
       "read and decode the file (to RGBA, or to JPEG colour planes)");
-  char device[240];
+  char device[320];
   const double n = static_cast<double>(std::max<size_t>(1, t.device.images));
   std::snprintf(device, sizeof device,
                 "device times: upload %.2f ms (the copy %.2f), kernels %.3f ms, download %.2f ms "
-                "(the copy %.2f); %zu uploads from pinned memory, %zu downloads into it",
+                "(the copy %.2f); %zu uploads from pinned memory, %zu downloads into it; %zu "
+                "inputs and %zu outputs filtered in place (no copy)",
                 t.upload_ms / n, t.upload_copy_ms / n, t.kernel_ms / n, t.download_ms / n,
-                t.download_copy_ms / n, t.pinned_uploads, t.pinned_downloads);
+                t.download_copy_ms / n, t.pinned_uploads, t.pinned_downloads, t.in_place_uploads,
+                t.in_place_downloads);
   row("device", t.device, pipeline.lanes(), device);
   row("encode", t.encode, pipeline.workers(), "reduce channels, encode, write atomically");
   rusage usage{};

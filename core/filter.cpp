@@ -146,6 +146,12 @@ bool pins_host_memory(const DeviceInfo& device) {
   return staging_of(device) != Staging::never;
 }
 
+bool runs_in_place(const DeviceInfo& device) {
+  const char* text = std::getenv("BLURTOOL_ZERO_COPY");
+  if (text && std::string(text) == "0") return false;
+  return (device.type & CL_DEVICE_TYPE_CPU) != 0;
+}
+
 namespace {
 
 // A device buffer of at least `bytes` in `buffer` (kept while large enough).
@@ -179,8 +185,19 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   if (const char* fail = std::getenv("BLURTOOL_FAIL_ALLOCATION");
       fail && std::to_string(w) + "x" + std::to_string(h) == fail)
     throw cl::Error(CL_MEM_OBJECT_ALLOCATION_FAILURE, "clCreateBuffer");
-  if (filter.io_width != w || filter.io_height != h ||
-      (buffers ? !filter.io_src_buffer() : !filter.io_src())) {
+  // A job's RGBA pixels on a CPU device are read and written where they lie (runs_in_place).
+  const bool in_place = buffers && runs == 0 && runs_in_place(runtime.device());
+  const bool in_place_src = in_place && !planes_in, in_place_dst = in_place && !planes.output;
+  if (filter.io_width != w || filter.io_height != h) {
+    filter.io_src_buffer = filter.io_dst_buffer = cl::Buffer();
+    filter.io_src = filter.io_dst = cl::Image2D();
+    filter.io_width = w;
+    filter.io_height = h;
+    filter.io_staging_in = PinnedBuffer();
+    filter.io_staging_out = PinnedBuffer();
+    filter.io_runs = 0;
+  }
+  if (!(in_place_src && in_place_dst) && (buffers ? !filter.io_src_buffer() : !filter.io_src())) {
     // Read and written by kernels on both sides: the filter's, and with planes the colour
     // conversions writing its input and reading its output (NVIDIA refuses a kernel argument
     // whose access the memory flags forbid).
@@ -192,11 +209,6 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
       filter.io_src = make_image(runtime, w, h, type, CL_MEM_READ_WRITE);
       filter.io_dst = make_image(runtime, w, h, type, CL_MEM_READ_WRITE);
     }
-    filter.io_width = w;
-    filter.io_height = h;
-    filter.io_staging_in = PinnedBuffer();
-    filter.io_staging_out = PinnedBuffer();
-    filter.io_runs = 0;
   }
   // The output first: on a batch's device thread it comes from the pinned pool, as the input
   // may have (UsePixelPool); such pixels go to and from the device without a staging copy.
@@ -212,7 +224,8 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   // Pinned staging is made for the second image through the same buffers: for one image,
   // allocating and page-locking it costs more than the faster transfers save.
   const Staging staging = staging_of(runtime.device());
-  if (!filter.io_staging_in.data() && staging != Staging::never && !(pinned_in && pinned_out) &&
+  if (!in_place && !filter.io_staging_in.data() && staging != Staging::never &&
+      !(pinned_in && pinned_out) &&
       (staging == Staging::always || filter.io_runs > 0)) {
     try {
       filter.io_staging_in = PinnedBuffer(runtime, bytes);
@@ -246,7 +259,19 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   run.planes_in = planes_in != nullptr;
   run.planes_out = planes.output != nullptr;
   run.pass_ms.resize(filter.passes().size());
-  const bool staged_out = !planes.output && staged && !pinned_out;
+  const bool staged_out = !planes.output && staged && !pinned_out && !in_place_dst;
+  // In place: buffers over the host pixels, which the kernels read and write (the input is
+  // only read: the flags allow writing because a driver may refuse a kernel argument
+  // declared writable otherwise).
+  cl::Buffer src_buffer = filter.io_src_buffer, dst_buffer = filter.io_dst_buffer;
+  if (in_place_src)
+    src_buffer = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes,
+                            const_cast<T*>(rgba.pixels.data()));
+  if (in_place_dst)
+    dst_buffer = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes,
+                            run.output.pixels.data());
+  run.in_place_upload = in_place_src;
+  run.in_place_download = in_place_dst;
   try {
     auto start = std::chrono::steady_clock::now();
     if (planes_in) {
@@ -282,7 +307,7 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
       else
         up.push_back(filter.io_ycbcr->to_rgba(filter.io_planes_in, *planes_in, filter.io_src));
       if (!one_wait) queue.finish();
-    } else {
+    } else if (!in_place_src) {
       const void* upload = rgba.pixels.data();
       if (staged && !pinned_in) {
         std::memcpy(filter.io_staging_in.data(), upload, bytes);
@@ -299,7 +324,7 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
 
     const int repetitions = runs > 0 ? runs + 1 : 1;  // the first of several is the warm-up
     for (int rep = 0; rep < repetitions; ++rep) {
-      passes = filter.enqueue_io();
+      passes = buffers ? filter.enqueue_buffers(src_buffer, dst_buffer) : filter.enqueue_io();
       if (one_wait) break;
       queue.finish();
       if (rep == 0) continue;
@@ -337,7 +362,7 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
                                 &down_copy);
         run.pinned_download = in_pixel_pool(out.samples.data());
       }
-    } else {
+    } else if (!in_place_dst) {
       void* download = staged_out ? filter.io_staging_out.data() : run.output.pixels.data();
       run.pinned_download = pinned_out || staged_out;
       if (buffers)
@@ -353,6 +378,11 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
       throw_if_failed(up);
       throw_if_failed(passes);
       throw_if_failed(down);
+      if (in_place_dst) {  // the written pixels made visible to the host (a no-op on CPUs)
+        void* mapped = queue.enqueueMapBuffer(dst_buffer, CL_TRUE, CL_MAP_READ, 0, bytes);
+        queue.enqueueUnmapMemObject(dst_buffer, mapped);
+        queue.finish();
+      }
     }
     if (staged_out) std::memcpy(run.output.pixels.data(), filter.io_staging_out.data(), bytes);
     if (!one_wait) run.download_ms = ms_since(start);

@@ -76,6 +76,12 @@ struct PinnedBuffer {
 /// (BLURTOOL_PINNED_STAGING=0: never; =1: on every device, for measurements and tests).
 bool pins_host_memory(const DeviceInfo& device);
 
+/// Whether a job's image (run_filter with runs == 0) on `device` is filtered where it lies in
+/// host memory: the kernels read the input and write the output through buffers made over the
+/// host pixels (CL_MEM_USE_HOST_PTR), which a CPU device's driver uses as they are, so that
+/// neither is copied. On CPU devices (BLURTOOL_ZERO_COPY=0: never, for measurements and tests).
+bool runs_in_place(const DeviceInfo& device);
+
 /// Pinned memory for the pixels of a batch's images (a PixelPool, core/host_memory.h): blocks
 /// made on demand in one context (PinnedBuffer), at most `limit_bytes` in all, each handed out
 /// whole for a request of 3/4 of its size or more, and kept for reuse while the process lives.
@@ -161,7 +167,8 @@ class Filter {
 /// profiling events), and the upload and download, each with its conversions on the device:
 /// host wall times for a timed run (runs > 0), which waits after each stage; device times
 /// (profiling events of the copies and conversion kernels) for a job's run (runs == 0), which
-/// waits once for the whole round trip. 0 where the driver gives no counters.
+/// waits once for the whole round trip. 0 where the driver gives no counters, or nothing was
+/// copied (in_place_upload, in_place_download).
 template <typename T>
 struct BasicFilterRun {
   BasicImage<T> output;                      ///< RGBA, the input's size and depth
@@ -177,6 +184,9 @@ struct BasicFilterRun {
   /// Whether the copies went from and into pinned host memory (the pixel pool's, or
   /// run_filter's staging) rather than pageable memory, which drivers copy far slower.
   bool pinned_upload = false, pinned_download = false;
+  /// Whether the kernels read the input and wrote the output where they lie in host memory
+  /// (runs_in_place), so that neither was copied.
+  bool in_place_upload = false, in_place_download = false;
 };
 using FilterRun = BasicFilterRun<std::uint8_t>;
 using FilterRun16 = BasicFilterRun<std::uint16_t>;
@@ -199,7 +209,8 @@ struct PlaneTransfer {
 /// 16-bit for u16), or on `planes.input`: upload, then once, or with runs > 0 one warm-up plus
 /// `runs` timed repetitions, then download (into `planes.output` where given). With runs == 0
 /// (a job's image) it is one round trip: everything enqueued in order, waited for once at the
-/// end. The upload and download times include the colour conversions of `planes` (see
+/// end; on a device that runs_in_place, RGBA pixels are then read and written where they lie,
+/// and the filter's io_src_buffer and io_dst_buffer are left as they were. The upload and download times include the colour conversions of `planes` (see
 /// BasicFilterRun for which clock). On an error it waits for what it enqueued before
 /// rethrowing, so no transfer outlives the host memory it uses. Throws blurtool::Error if the
 /// image exceeds the device's image limits or its depth is not the filter's (planes need an

@@ -195,7 +195,8 @@ TEST_F(Batch, SeveralLanesOnOneDeviceWriteWhatSingleModeWrites) {
 
 TEST_F(Batch, PinnedStagingWritesWhatPageableTransfersWrite) {
   // GPUs stage uploads and downloads through pinned memory (run_filter); forced here on the CPU
-  // device, over sizes that change from image to image (the staging is made again), on buffer
+  // device (which otherwise filters in place: BLURTOOL_ZERO_COPY, the comparison's side), over
+  // sizes that change from image to image (the staging is made again), on buffer
   // schedules (the default on a CPU) and image ones (double), in a batch and in single mode.
   // e and f hold 1 MiB or more as RGBA: a batch decodes them into, and downloads their
   // results into, its pool of pinned memory (f fits the block e leaves).
@@ -211,6 +212,7 @@ TEST_F(Batch, PinnedStagingWritesWhatPageableTransfersWrite) {
     SCOPED_TRACE(::testing::PrintToString(op));
     fs::remove_all(out_);
     ::setenv("BLURTOOL_PINNED_STAGING", "1", 1);
+    ::setenv("BLURTOOL_ZERO_COPY", "0", 1);
     ::setenv("BLURTOOL_DEVICE_LANES", "2", 1);
     std::vector<std::string> args = op;
     for (const std::string& a : {std::string("--quiet"), in_.string(), out_.string()})
@@ -218,6 +220,7 @@ TEST_F(Batch, PinnedStagingWritesWhatPageableTransfersWrite) {
     const Result r = run(args);
     const std::string staged_single = single(op, in_ / "b.png", "b.png");
     ::unsetenv("BLURTOOL_DEVICE_LANES");
+    ::unsetenv("BLURTOOL_ZERO_COPY");
     ::setenv("BLURTOOL_PINNED_STAGING", "0", 1);
     ASSERT_EQ(r.status, 0) << r.err;
     for (const auto& [name, w, h, c] : images) {

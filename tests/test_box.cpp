@@ -614,5 +614,50 @@ TEST(EdgeIndex, MirrorIsPeriodicWithEdgeRepeated) {
   EXPECT_EQ(edge_index(3, 3, EdgeMode::zero), -1);
 }
 
+// A job's image (runs == 0) on a CPU device is filtered where it lies: no copies, and none of
+// the filter's own input and output buffers made; the result is the reference's either way
+// (BLURTOOL_ZERO_COPY=0, and a timed run, copy through those buffers). On a GPU nothing is run
+// in place.
+TEST(BoxTiled, AJobOnACpuDeviceIsFilteredWhereItLies) {
+  const bool cpu = (runtime().device().type & CL_DEVICE_TYPE_CPU) != 0;
+  EXPECT_EQ(runs_in_place(runtime().device()), cpu);
+  BoxParams p;
+  p.radius = 7;
+  p.variant = BoxVariant::tiled;
+  const Image input = random_rgba(601, 77, 12);
+  const Image16 input16 = random_rgba16(601, 77, 13);
+  const Image expected = box_blur_reference(input, p.radius, EdgeMode::clamp);
+  const Image16 expected16 = box_blur_reference(input16, p.radius, EdgeMode::clamp);
+  {
+    BoxFilter filter(runtime(), p, input.width, input.height);
+    const FilterRun run = run_filter(runtime(), filter, input);
+    EXPECT_EQ(max_error(run.output, expected), 0);
+    EXPECT_EQ(run.in_place_upload, cpu);
+    EXPECT_EQ(run.in_place_download, cpu);
+    EXPECT_EQ(filter.io_src_buffer() == nullptr, cpu);
+    EXPECT_EQ(run.upload_copy_ms == 0 && run.download_copy_ms == 0, cpu);
+    const FilterRun timed = run_filter(runtime(), filter, input, 1);  // through io buffers
+    EXPECT_FALSE(timed.in_place_upload || timed.in_place_download);
+    EXPECT_NE(filter.io_src_buffer(), nullptr);
+    EXPECT_EQ(max_error(timed.output, expected), 0);
+    EXPECT_EQ(max_error(run_filter(runtime(), filter, input).output, expected), 0);
+  }
+  {
+    BoxFilter filter(runtime(), p, input16.width, input16.height, PixelDepth::u16);
+    const FilterRun16 run = run_filter(runtime(), filter, input16);
+    EXPECT_EQ(max_error(run.output, expected16), 0);
+    EXPECT_EQ(run.in_place_upload && run.in_place_download, cpu);
+  }
+  {
+    ScopedEnv env;
+    env.set("BLURTOOL_ZERO_COPY", "0");
+    EXPECT_FALSE(runs_in_place(runtime().device()));
+    BoxFilter filter(runtime(), p, input.width, input.height);
+    const FilterRun run = run_filter(runtime(), filter, input);
+    EXPECT_FALSE(run.in_place_upload || run.in_place_download);
+    EXPECT_EQ(max_error(run.output, expected), 0);
+  }
+}
+
 }  // namespace
 }  // namespace blurtool
