@@ -87,9 +87,9 @@ std::string percent(double v) {
 }  // namespace
 
 Stats time_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs, int* made) {
-  // One timed run after a warm-up, through the filter's own input and output (a job's run,
-  // runs == 0, may leave them unmade: runs_in_place), which the repetitions below reuse.
-  const FilterRun warm = run_filter(runtime, filter, rgba, 1);
+  // Through the filter's own input and output, which the repetitions below reuse.
+  filter.io_in_place = false;
+  const FilterRun warm = run_filter(runtime, filter, rgba, 0);
   double warm_ms = 0;
   for (const auto& pass : warm.pass_ms) warm_ms += pass.empty() ? 0 : pass[0];
   const int n = runs_after_warmup(warm_ms, runs);

@@ -186,7 +186,8 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
       fail && std::to_string(w) + "x" + std::to_string(h) == fail)
     throw cl::Error(CL_MEM_OBJECT_ALLOCATION_FAILURE, "clCreateBuffer");
   // A job's RGBA pixels on a CPU device are read and written where they lie (runs_in_place).
-  const bool in_place = buffers && runs == 0 && runs_in_place(runtime.device());
+  const bool in_place =
+      buffers && runs == 0 && filter.io_in_place && runs_in_place(runtime.device());
   const bool in_place_src = in_place && !planes_in, in_place_dst = in_place && !planes.output;
   if (filter.io_width != w || filter.io_height != h) {
     filter.io_src_buffer = filter.io_dst_buffer = cl::Buffer();

@@ -143,6 +143,9 @@ class Filter {
   /// same-size images allocates them once per device.
   cl::Image2D io_src, io_dst;
   cl::Buffer io_src_buffer, io_dst_buffer;
+  /// Whether run_filter may filter a job's image where it lies (runs_in_place) instead of
+  /// through io_src_buffer and io_dst_buffer; false for a caller that reruns enqueue_io().
+  bool io_in_place = true;
   int io_width = 0, io_height = 0;  ///< pixels of the kept input and output
   /// On a GPU, the pinned host memory run_filter stages the input and the output through
   /// (see PinnedBuffer), made and kept like io_src and io_dst.
@@ -209,8 +212,9 @@ struct PlaneTransfer {
 /// 16-bit for u16), or on `planes.input`: upload, then once, or with runs > 0 one warm-up plus
 /// `runs` timed repetitions, then download (into `planes.output` where given). With runs == 0
 /// (a job's image) it is one round trip: everything enqueued in order, waited for once at the
-/// end; on a device that runs_in_place, RGBA pixels are then read and written where they lie,
-/// and the filter's io_src_buffer and io_dst_buffer are left as they were. The upload and download times include the colour conversions of `planes` (see
+/// end; on a device that runs_in_place, RGBA pixels are then read and written where they lie
+/// (unless filter.io_in_place is false), and the filter's io_src_buffer and io_dst_buffer are
+/// left as they were. The upload and download times include the colour conversions of `planes` (see
 /// BasicFilterRun for which clock). On an error it waits for what it enqueued before
 /// rethrowing, so no transfer outlives the host memory it uses. Throws blurtool::Error if the
 /// image exceeds the device's image limits or its depth is not the filter's (planes need an
