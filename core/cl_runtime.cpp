@@ -644,6 +644,43 @@ std::unique_ptr<Runtime> Runtime::sibling() const {
   return std::unique_ptr<Runtime>(new Runtime(*this, std::move(queue)));
 }
 
+namespace {
+
+// Lines program_source puts before the family's own: kernels/common.cl and the "#line 1"
+// after it (0 for common itself).
+std::size_t prefix_lines(const std::string& family) {
+  const auto& sources = kernel_sources();
+  const auto common = sources.find("common");
+  if (family == "common" || common == sources.end()) return 0;
+  return static_cast<std::size_t>(std::count(common->second.begin(), common->second.end(), '\n')) +
+         2;
+}
+
+}  // namespace
+
+std::string family_locations(const std::string& log, const std::string& family) {
+  const std::string tag = "<kernel>:";
+  const std::size_t prefix = prefix_lines(family);
+  std::string out;
+  std::size_t at = 0;
+  for (std::size_t found; (found = log.find(tag, at)) != std::string::npos;) {
+    std::size_t digits = found + tag.size(), end = digits;
+    while (end < log.size() && std::isdigit(static_cast<unsigned char>(log[end]))) ++end;
+    out.append(log, at, found - at);
+    if (end == digits || end >= log.size() || log[end] != ':') {
+      out.append(tag);
+      at = digits;
+      continue;
+    }
+    const std::size_t line = std::stoul(log.substr(digits, end - digits));
+    out += line > prefix ? "kernels/" + family + ".cl:" + std::to_string(line - prefix)
+                         : "kernels/common.cl:" + std::to_string(line);
+    at = end;
+  }
+  out.append(log, at, std::string::npos);
+  return out;
+}
+
 std::string program_source(const std::string& family, const std::vector<std::string>& kernels) {
   const auto& sources = kernel_sources();
   auto source = sources.find(family);
@@ -708,11 +745,11 @@ cl::Program& Runtime::program(const std::string& family, const std::string& sche
     std::string log;
     for (const auto& entry : e.getBuildLog()) log += entry.second;
     throw Error("building " + what + " failed on " + device_.name + " with options '" + options +
-                "':\n" + log);
+                "':\n" + family_locations(log, family));
   } catch (const cl::Error& e) {
     std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_.device);
     throw Error("building " + what + " failed on " + device_.name + " with options '" + options +
-                "': " + describe_cl_error(e) + "\n" + log);
+                "': " + describe_cl_error(e) + "\n" + family_locations(log, family));
   }
   ++cache_stats_.built;
   if (tracing())
@@ -722,7 +759,8 @@ cl::Program& Runtime::program(const std::string& family, const std::string& sche
     const std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_.device);
     std::fprintf(stderr, "blurtool: built %s on %s with options '%s'%s%s\n", what.c_str(),
                  device_.name.c_str(), options.c_str(),
-                 log.find_first_not_of(" \n\r\t") == std::string::npos ? "" : ":\n", log.c_str());
+                 log.find_first_not_of(" \n\r\t") == std::string::npos ? "" : ":\n",
+                 family_locations(log, family).c_str());
   }
   if (use_disk && store) {
     try {

@@ -106,6 +106,13 @@ std::string select_kernels(const std::string& source, const std::vector<std::str
 /// select_kernels. Throws blurtool::Error if no such family is embedded.
 std::string program_source(const std::string& family, const std::vector<std::string>& kernels);
 
+/// A build log of program_source(family, ...) with NVIDIA's "<kernel>:N:" locations written as
+/// "kernels/<family>.cl:N:" in the family file's own numbering, or "kernels/common.cl:N:" within
+/// the common prefix: NVIDIA's compiler numbers the physical lines of the program and ignores
+/// the #line directive that keeps other drivers' logs (PoCL's) in the family's numbering.
+/// Other text is left as it is.
+std::string family_locations(const std::string& log, const std::string& family);
+
 /// What Runtime::program did with the on-disk program cache, counted per Runtime.
 struct ProgramCacheStats {
   int loaded = 0;  ///< programs created from a cached binary

@@ -187,6 +187,14 @@ inline Result run_blurtool(const std::vector<std::string>& args, const std::file
   return r;
 }
 
+/// Whether `r`, a run as an unprivileged user (Spawn::unprivileged_id), could not start: exit
+/// 125 (the child could not become that user, as in a user namespace without it), or no OpenCL
+/// platform was found (a driver registered where only root reads it, as a bundled GPU driver
+/// under root's home is). The tests that need such a run are skipped there.
+inline bool unprivileged_run_unavailable(const Result& r) {
+  return r.status == 125 || r.err.find("no OpenCL platform found") != std::string::npos;
+}
+
 /// Fixture of end-to-end tests that all start with one argument (a subcommand such as `bench` or
 /// `probe`, or an operation such as `--box`): a fresh
 /// scratch folder per test (root_, removed afterwards) and run(), which runs `blurtool

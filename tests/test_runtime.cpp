@@ -300,6 +300,27 @@ TEST(ClRuntime, FailedBuildOfASelectionPointsAtTheFamilyLine) {
   }
 }
 
+// NVIDIA's compiler ignores #line and numbers the program's physical lines as "<kernel>:N:":
+// family_locations writes them in the family file's numbering, as PoCL's log already is.
+TEST(ClRuntime, NvidiaBuildLogLocationsNameTheFamilyLine) {
+  const std::string program = program_source("box", {"box_cols_scan"});
+  const std::vector<std::string> physical = lines_of(program);
+  const std::vector<std::string> family = lines_of(kernel_sources().at("box"));
+  size_t at = 0;  // box_cols_scan's first line, physical
+  while (at < physical.size() && physical[at].find("void box_cols_scan(") == std::string::npos) ++at;
+  ASSERT_LT(at, physical.size());
+  size_t line = 0;  // ... and in the family file
+  while (line < family.size() && family[line].find("void box_cols_scan(") == std::string::npos)
+    ++line;
+  ASSERT_LT(line, family.size());
+  const std::string log = "<kernel>:" + std::to_string(at + 1) + ":19: error: x\n<kernel>:3:1: note: y\n" +
+                          "<kernel>: no number\n";
+  EXPECT_EQ(family_locations(log, "box"), "kernels/box.cl:" + std::to_string(line + 1) +
+                                              ":19: error: x\nkernels/common.cl:3:1: note: y\n" +
+                                              "<kernel>: no number\n");
+  EXPECT_EQ(family_locations("no location", "box"), "no location");
+}
+
 TEST(ClRuntime, SelectsDevicesByIndexAndName) {
   const std::vector<DeviceInfo> devices = list_devices();
   ASSERT_FALSE(devices.empty());
