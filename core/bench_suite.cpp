@@ -88,8 +88,16 @@ std::string percent(double v) {
 
 Stats time_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs, int* made) {
   // Through the filter's own input and output, which the repetitions below reuse.
+  const bool in_place = filter.io_in_place;
   filter.io_in_place = false;
-  const FilterRun warm = run_filter(runtime, filter, rgba, 0);
+  FilterRun warm;
+  try {
+    warm = run_filter(runtime, filter, rgba, 0);
+  } catch (...) {
+    filter.io_in_place = in_place;
+    throw;
+  }
+  filter.io_in_place = in_place;
   double warm_ms = 0;
   for (const auto& pass : warm.pass_ms) warm_ms += pass.empty() ? 0 : pass[0];
   const int n = runs_after_warmup(warm_ms, runs);

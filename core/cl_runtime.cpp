@@ -667,7 +667,7 @@ std::string family_locations(const std::string& log, const std::string& family) 
     std::size_t digits = found + tag.size(), end = digits;
     while (end < log.size() && std::isdigit(static_cast<unsigned char>(log[end]))) ++end;
     out.append(log, at, found - at);
-    if (end == digits || end >= log.size() || log[end] != ':') {
+    if (end == digits || end - digits > 9 || end >= log.size() || log[end] != ':') {
       out.append(tag);
       at = digits;
       continue;
@@ -731,6 +731,11 @@ cl::Program& Runtime::program(const std::string& family, const std::string& sche
   // "kernels/box.cl", or "kernels/box.cl (box_tiled)" for a selection, in messages.
   const std::string what =
       "kernels/" + family + ".cl" + (selection.empty() ? "" : " (" + selection + ")");
+  // NVIDIA's logs in the family file's numbering (family_locations); other drivers' as they are.
+  const bool nvidia = device_driver_name(device_) == "CUDA";
+  auto nvidia_locations = [&](const std::string& log) {
+    return nvidia ? family_locations(log, family) : log;
+  };
   cl::Program program(context_, text);
   // -w (a standard build option): no compiler warnings, which some drivers print on standard
   // error themselves (PoCL on CPUs without AVX-512: "N warnings generated." about float16
@@ -745,11 +750,11 @@ cl::Program& Runtime::program(const std::string& family, const std::string& sche
     std::string log;
     for (const auto& entry : e.getBuildLog()) log += entry.second;
     throw Error("building " + what + " failed on " + device_.name + " with options '" + options +
-                "':\n" + family_locations(log, family));
+                "':\n" + nvidia_locations(log));
   } catch (const cl::Error& e) {
     std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_.device);
     throw Error("building " + what + " failed on " + device_.name + " with options '" + options +
-                "': " + describe_cl_error(e) + "\n" + family_locations(log, family));
+                "': " + describe_cl_error(e) + "\n" + nvidia_locations(log));
   }
   ++cache_stats_.built;
   if (tracing())
@@ -760,7 +765,7 @@ cl::Program& Runtime::program(const std::string& family, const std::string& sche
     std::fprintf(stderr, "blurtool: built %s on %s with options '%s'%s%s\n", what.c_str(),
                  device_.name.c_str(), options.c_str(),
                  log.find_first_not_of(" \n\r\t") == std::string::npos ? "" : ":\n",
-                 family_locations(log, family).c_str());
+                 nvidia_locations(log).c_str());
   }
   if (use_disk && store) {
     try {

@@ -149,7 +149,7 @@ bool pins_host_memory(const DeviceInfo& device) {
 bool runs_in_place(const DeviceInfo& device) {
   const char* text = std::getenv("BLURTOOL_ZERO_COPY");
   if (text && std::string(text) == "0") return false;
-  return (device.type & CL_DEVICE_TYPE_CPU) != 0;
+  return (device.type & CL_DEVICE_TYPE_CPU) && device_driver_name(device) == "PoCL";
 }
 
 namespace {
@@ -185,10 +185,19 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   if (const char* fail = std::getenv("BLURTOOL_FAIL_ALLOCATION");
       fail && std::to_string(w) + "x" + std::to_string(h) == fail)
     throw cl::Error(CL_MEM_OBJECT_ALLOCATION_FAILURE, "clCreateBuffer");
-  // A job's RGBA pixels on a CPU device are read and written where they lie (runs_in_place).
+  // The output first: on a batch's device thread it comes from the pinned pool, as the input
+  // may have (UsePixelPool); such pixels go to and from the device without a staging copy.
+  BasicFilterRun<T> run;
+  if (!planes.output) {
+    run.output = BasicImage<T>{w, h, 4, {}};
+    run.output.pixels.resize(static_cast<size_t>(w) * h * 4);
+  }
+  // A job's RGBA pixels on PoCL are read and written where they lie (runs_in_place), unless
+  // they are in the pixel pool's memory, which is a mapped buffer already.
   const bool in_place =
       buffers && runs == 0 && filter.io_in_place && runs_in_place(runtime.device());
-  const bool in_place_src = in_place && !planes_in, in_place_dst = in_place && !planes.output;
+  const bool in_place_src = in_place && !planes_in && !in_pixel_pool(rgba.pixels.data());
+  const bool in_place_dst = in_place && !planes.output && !in_pixel_pool(run.output.pixels.data());
   if (filter.io_width != w || filter.io_height != h) {
     filter.io_src_buffer = filter.io_dst_buffer = cl::Buffer();
     filter.io_src = filter.io_dst = cl::Image2D();
@@ -210,13 +219,6 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
       filter.io_src = make_image(runtime, w, h, type, CL_MEM_READ_WRITE);
       filter.io_dst = make_image(runtime, w, h, type, CL_MEM_READ_WRITE);
     }
-  }
-  // The output first: on a batch's device thread it comes from the pinned pool, as the input
-  // may have (UsePixelPool); such pixels go to and from the device without a staging copy.
-  BasicFilterRun<T> run;
-  if (!planes.output) {
-    run.output = BasicImage<T>{w, h, 4, {}};
-    run.output.pixels.resize(static_cast<size_t>(w) * h * 4);
   }
   const bool pinned_in = planes_in || in_pixel_pool(rgba.pixels.data()),
              pinned_out = planes.output || in_pixel_pool(run.output.pixels.data());
@@ -261,12 +263,11 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   run.planes_out = planes.output != nullptr;
   run.pass_ms.resize(filter.passes().size());
   const bool staged_out = !planes.output && staged && !pinned_out && !in_place_dst;
-  // In place: buffers over the host pixels, which the kernels read and write (the input is
-  // only read: the flags allow writing because a driver may refuse a kernel argument
-  // declared writable otherwise).
+  // In place: buffers over the host pixels, which the kernels read (the input: a filter's
+  // kernels take it const) and write.
   cl::Buffer src_buffer = filter.io_src_buffer, dst_buffer = filter.io_dst_buffer;
   if (in_place_src)
-    src_buffer = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes,
+    src_buffer = cl::Buffer(runtime.context(), CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, bytes,
                             const_cast<T*>(rgba.pixels.data()));
   if (in_place_dst)
     dst_buffer = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes,

@@ -78,8 +78,10 @@ bool pins_host_memory(const DeviceInfo& device);
 
 /// Whether a job's image (run_filter with runs == 0) on `device` is filtered where it lies in
 /// host memory: the kernels read the input and write the output through buffers made over the
-/// host pixels (CL_MEM_USE_HOST_PTR), which a CPU device's driver uses as they are, so that
-/// neither is copied. On CPU devices (BLURTOOL_ZERO_COPY=0: never, for measurements and tests).
+/// host pixels (CL_MEM_USE_HOST_PTR), which PoCL's CPU device uses as they are at any alignment,
+/// so that neither is copied. On PoCL's CPU devices (other drivers may copy a pointer that is
+/// not aligned to their liking, at making the buffer and at mapping it); BLURTOOL_ZERO_COPY=0:
+/// never, for measurements and tests.
 bool runs_in_place(const DeviceInfo& device);
 
 /// Pinned memory for the pixels of a batch's images (a PixelPool, core/host_memory.h): blocks

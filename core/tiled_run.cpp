@@ -126,8 +126,12 @@ BasicFilterRun<T> run_tiled_at(Runtime& runtime, const MakeFilter& make,
       all.download_ms += run.download_ms;
       all.upload_copy_ms += run.upload_copy_ms;
       all.download_copy_ms += run.download_copy_ms;
-      all.pinned_upload = run.pinned_upload;
-      all.pinned_download = run.pinned_download;
+      // Whether every tile's transfers were so.
+      const bool first = x0 == 0 && y0 == 0;
+      all.pinned_upload = run.pinned_upload && (first || all.pinned_upload);
+      all.pinned_download = run.pinned_download && (first || all.pinned_download);
+      all.in_place_upload = run.in_place_upload && (first || all.in_place_upload);
+      all.in_place_download = run.in_place_download && (first || all.in_place_download);
     }
   }
   return all;

@@ -199,7 +199,8 @@ TEST_F(Batch, PinnedStagingWritesWhatPageableTransfersWrite) {
   // sizes that change from image to image (the staging is made again), on buffer
   // schedules (the default on a CPU) and image ones (double), in a batch and in single mode.
   // e and f hold 1 MiB or more as RGBA: a batch decodes them into, and downloads their
-  // results into, its pool of pinned memory (f fits the block e leaves).
+  // results into, its pool of pinned memory (f fits the block e leaves). A second batch
+  // leaves the CPU device filtering in place where the pixels are not the pool's.
   const std::vector<std::tuple<std::string, int, int, int>> images = {
       {"a.png", 64, 48, 3}, {"b.png", 37, 23, 4},   {"c.jpg", 64, 48, 3},
       {"d.png", 19, 41, 1}, {"e.png", 640, 512, 3}, {"f.jpg", 520, 512, 4}};
@@ -221,15 +222,23 @@ TEST_F(Batch, PinnedStagingWritesWhatPageableTransfersWrite) {
       args.push_back(a);
     const Result r = run(args);
     const std::string staged_single = single(op, in_ / "b.png", "b.png");
-    ::unsetenv("BLURTOOL_DEVICE_LANES");
     ::unsetenv("BLURTOOL_ZERO_COPY");
+    const fs::path mixed = root_ / "mixed";
+    fs::remove_all(mixed);
+    std::vector<std::string> mixed_args = op;
+    for (const std::string& a : {std::string("--quiet"), in_.string(), mixed.string()})
+      mixed_args.push_back(a);
+    const Result m = run(mixed_args);
+    ::unsetenv("BLURTOOL_DEVICE_LANES");
     ::setenv("BLURTOOL_PINNED_STAGING", "0", 1);
     ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_EQ(m.status, 0) << m.err;
     for (const auto& [name, w, h, c] : images) {
       SCOPED_TRACE(name);
       const std::string pageable = single(op, in_ / name, name);
       EXPECT_FALSE(pageable.empty());
       EXPECT_EQ(read_file(out_ / name), pageable);
+      EXPECT_EQ(read_file(mixed / name), pageable);
       if (name == "b.png") {
         EXPECT_EQ(staged_single, pageable);
       }
