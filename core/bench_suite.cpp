@@ -88,16 +88,8 @@ std::string percent(double v) {
 
 Stats time_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs, int* made) {
   // Through the filter's own input and output, which the repetitions below reuse.
-  const bool in_place = filter.io_in_place;
   filter.io_in_place = false;
-  FilterRun warm;
-  try {
-    warm = run_filter(runtime, filter, rgba, 0);
-  } catch (...) {
-    filter.io_in_place = in_place;
-    throw;
-  }
-  filter.io_in_place = in_place;
+  const FilterRun warm = run_filter(runtime, filter, rgba, 0);
   double warm_ms = 0;
   for (const auto& pass : warm.pass_ms) warm_ms += pass.empty() ? 0 : pass[0];
   const int n = runs_after_warmup(warm_ms, runs);

@@ -27,7 +27,9 @@ Image suite_image(int w, int h);
 /// Times `filter` on `rgba`: one warm-up run (which also uploads the image), then `runs`
 /// repetitions of all its kernels, fewer when the warm-up shows the case is slow (3 above
 /// 0.1 s, 1 above 1 s); stores the repetitions made in `*made` (if not null). Returns the stats
-/// of the per-repetition totals, milliseconds (profiling events). Errors as run_filter.
+/// of the per-repetition totals, milliseconds (profiling events). Leaves filter.io_in_place
+/// false: the repetitions rerun the kernels on the filter's own input and output, which the
+/// warm-up fills. Errors as run_filter.
 Stats time_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs,
                   int* made = nullptr);
 

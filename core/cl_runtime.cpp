@@ -646,21 +646,21 @@ std::unique_ptr<Runtime> Runtime::sibling() const {
 
 namespace {
 
-// Lines program_source puts before the family's own: kernels/common.cl and the "#line 1"
-// after it (0 for common itself).
-std::size_t prefix_lines(const std::string& family) {
+// The text program_source puts before the family's own: kernels/common.cl, then a #line that
+// keeps the family's own line numbers in build logs ("" for common itself).
+std::string program_prefix(const std::string& family) {
   const auto& sources = kernel_sources();
   const auto common = sources.find("common");
-  if (family == "common" || common == sources.end()) return 0;
-  return static_cast<std::size_t>(std::count(common->second.begin(), common->second.end(), '\n')) +
-         2;
+  if (family == "common" || common == sources.end()) return "";
+  return common->second + "\n#line 1\n";
 }
 
 }  // namespace
 
 std::string family_locations(const std::string& log, const std::string& family) {
   const std::string tag = "<kernel>:";
-  const std::size_t prefix = prefix_lines(family);
+  const std::string text = program_prefix(family);
+  const auto prefix = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
   std::string out;
   std::size_t at = 0;
   for (std::size_t found; (found = log.find(tag, at)) != std::string::npos;) {
@@ -685,11 +685,7 @@ std::string program_source(const std::string& family, const std::vector<std::str
   const auto& sources = kernel_sources();
   auto source = sources.find(family);
   if (source == sources.end()) throw Error("no embedded kernel family '" + family + "'");
-  // kernels/common.cl goes first; #line keeps the family's own line numbers in build logs.
-  std::string text = source->second;
-  auto common = sources.find("common");
-  if (family != "common" && common != sources.end()) text = common->second + "\n#line 1\n" + text;
-  return select_kernels(text, kernels);
+  return select_kernels(program_prefix(family) + source->second, kernels);
 }
 
 cl::Program& Runtime::program(const std::string& family, const std::string& schedule_options,
