@@ -311,9 +311,9 @@ struct StageTimes {
   double upload_copy_ms = 0, download_copy_ms = 0;       // the copies alone (events)
   size_t pinned_uploads = 0, pinned_downloads = 0;       // from and into pinned memory
   size_t in_place_uploads = 0, in_place_downloads = 0;   // not copied (runs_in_place)
-  double known_s = 0;         // seconds into the batch when the devices were known
-  double ready_s = 0;         // ... when every device was open
-  double first_result_s = 0;  // ... when the first image came off a device
+  double known_s = 0;                    // seconds into the batch when the devices were known
+  double ready_s = 0;                    // ... when every device was open
+  double first_result_s = 0;             // ... when the first image came off a device
   size_t planes_in = 0, planes_out = 0;  // images decoded to, results made as, colour planes
   size_t blocks_in = 0, blocks_out = 0;  // ... of them as DCT blocks
   size_t sparse_in = 0, sparse_out = 0;  // ... of those sparse
@@ -321,7 +321,38 @@ struct StageTimes {
   // cap of images in flight with images left to decode, with none left; device lanes for
   // decoded images.
   double wait_opening_s = 0, wait_cap_s = 0, wait_tail_s = 0, wait_lanes_s = 0;
+  // Each image's round trip on its device's clock (FilterRun::device_start_ns, _end_ns), for
+  // how busy the device was (device_busy); kept for --bench only.
+  struct Span {
+    const void* device;
+    std::uint64_t start_ns, end_ns;
+  };
+  std::vector<Span> spans;
+  double enqueue_ms = 0, wait_ms = 0, check_ms = 0;  // host clock of the round trips (FilterRun)
+  size_t commands = 0;
 };
+
+// For the spans of one device: the fraction of the time from the first round trip's start to
+// the last one's end in which at least one round trip was on the device, and that time in
+// seconds. (A round trip's span includes the gaps between its commands.)
+std::pair<double, double> device_busy(std::vector<StageTimes::Span> spans) {
+  if (spans.empty()) return {0, 0};
+  std::sort(spans.begin(), spans.end(), [](const StageTimes::Span& a, const StageTimes::Span& b) {
+    return a.start_ns < b.start_ns;
+  });
+  std::uint64_t busy = 0, from = spans[0].start_ns, to = spans[0].end_ns, last = to;
+  for (const StageTimes::Span& s : spans) {
+    last = std::max(last, s.end_ns);
+    if (s.start_ns > to) {
+      busy += to - from;
+      from = s.start_ns;
+    }
+    to = std::max(to, s.end_ns);
+  }
+  busy += to - from;
+  const double whole = static_cast<double>(last - spans[0].start_ns);
+  return {whole > 0 ? busy / whole : 0, whole * 1e-9};
+}
 
 std::string clock_text(double seconds) {
   const long s = std::lround(std::max(0.0, seconds));
@@ -606,7 +637,8 @@ class Pipeline {
         double& waited = opening_ > 0            ? times_.wait_opening_s
                          : next_ < items_.size() ? times_.wait_cap_s
                                                  : times_.wait_tail_s;
-        timed_wait(lock, [&] { return !idle(); }, waited);
+        timed_wait(
+            lock, [&] { return !idle(); }, waited);
       }
       if (setup_error_) return;
       if (!finished_.empty()) {
@@ -684,7 +716,8 @@ class Pipeline {
     DeviceStage stage(rt, o_);
     for (;;) {
       std::unique_lock<std::mutex> lock(mutex_);
-      timed_wait(lock, [&] { return !decoded_.empty() || no_more_input(); }, times_.wait_lanes_s);
+      timed_wait(
+          lock, [&] { return !decoded_.empty() || no_more_input(); }, times_.wait_lanes_s);
       if (decoded_.empty()) return;
       Decoded d = std::move(decoded_.front());
       decoded_.pop_front();
@@ -720,6 +753,13 @@ class Pipeline {
         times_.pinned_downloads += timings.pinned_download;
         times_.in_place_uploads += timings.in_place_upload;
         times_.in_place_downloads += timings.in_place_download;
+        times_.enqueue_ms += timings.enqueue_ms;
+        times_.wait_ms += timings.wait_ms;
+        times_.check_ms += timings.check_ms;
+        times_.commands += timings.commands;
+        if (o_.stage_times && timings.device_end_ns > timings.device_start_ns)
+          times_.spans.push_back(
+              {rt.device().device(), timings.device_start_ns, timings.device_end_ns});
         for (const std::vector<double>& pass : timings.pass_ms)
           for (double ms : pass) times_.kernel_ms += ms;
       } else {
@@ -846,6 +886,22 @@ void print_stage_times(const Pipeline& pipeline) {
       "(%zu as DCT blocks, %zu sparse), %zu results returned as colour planes (%zu as DCT blocks, "
       "%zu sparse)\n",
       t.planes_in, t.blocks_in, t.sparse_in, t.planes_out, t.blocks_out, t.sparse_out);
+  std::map<const void*, std::vector<StageTimes::Span>> by_device;
+  for (const StageTimes::Span& s : t.spans) by_device[s.device].push_back(s);
+  std::printf(
+      "device lanes' host clock an image: %.3f ms enqueuing %.1f commands, %.3f ms waiting for "
+      "them, %.3f ms checking and timing them\n",
+      t.enqueue_ms / n, t.commands / n, t.wait_ms / n, t.check_ms / n);
+  for (const auto& [device, spans] : by_device) {
+    double sum_ms = 0;
+    for (const StageTimes::Span& s : spans) sum_ms += (s.end_ns - s.start_ns) * 1e-6;
+    const auto [busy, seconds] = device_busy(spans);
+    std::printf(
+        "device busy: %.0f%% of the %.3f s from its first image's upload to its last image's "
+        "download (%zu round trips of %.3f ms each on the device's clock, gaps between their "
+        "commands included)\n",
+        100 * busy, seconds, spans.size(), sum_ms / spans.size());
+  }
 }
 
 }  // namespace

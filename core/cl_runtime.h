@@ -190,6 +190,11 @@ double event_ms(const cl::Event& event);
 /// (for the stage totals of untimed runs, which never fail for want of a timing).
 double summed_event_ms(const std::vector<cl::Event>& events) noexcept;
 
+/// The device-clock span of finished events, nanoseconds: the earliest CL_PROFILING_COMMAND_START
+/// in *start and the latest _END in *end; both 0 where no event gives its counters.
+void event_span_ns(const std::vector<cl::Event>& events, std::uint64_t* start,
+                   std::uint64_t* end) noexcept;
+
 /// Throws cl::Error with the status of the first of `events` (finished; null ones skipped)
 /// whose command failed (a negative CL_EVENT_COMMAND_EXECUTION_STATUS): clFinish need not
 /// report the failure of a non-blocking command.

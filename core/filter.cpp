@@ -171,8 +171,8 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   const PixelDepth depth = depth_of<T>;
   if (filter.depth() != depth) {
     throw Error("run_filter: schedule '" + filter.describe() + "' was built for " +
-                std::string(filter.depth() == PixelDepth::u16 ? "16" : "8") + "-bit samples, the image has " +
-                std::to_string(8 * sizeof(T)));
+                std::string(filter.depth() == PixelDepth::u16 ? "16" : "8") +
+                "-bit samples, the image has " + std::to_string(8 * sizeof(T)));
   }
   const int w = planes_in ? planes_in->width : rgba.width;
   const int h = planes_in ? planes_in->height : rgba.height;
@@ -228,8 +228,7 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   // allocating and page-locking it costs more than the faster transfers save.
   const Staging staging = staging_of(runtime.device());
   if (!in_place && !filter.io_staging_in.data() && staging != Staging::never &&
-      !(pinned_in && pinned_out) &&
-      (staging == Staging::always || filter.io_runs > 0)) {
+      !(pinned_in && pinned_out) && (staging == Staging::always || filter.io_runs > 0)) {
     try {
       filter.io_staging_in = PinnedBuffer(runtime, bytes);
       filter.io_staging_out = PinnedBuffer(runtime, bytes);
@@ -253,9 +252,9 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   // upload and download by the host's clock.
   const bool one_wait = runs == 0;
   const cl_bool block = one_wait ? CL_FALSE : CL_TRUE;
-  cl::Event up_copy, down_copy;             // the transfers
+  cl::Event up_copy, down_copy;              // the transfers
   double sparse_ms = 0, sparse_down_ms = 0;  // sparse DCT blocks' transfers: host clock
-  std::vector<cl::Event> up, passes, down;  // the kernels of each stage
+  std::vector<cl::Event> up, passes, down;   // the kernels of each stage
   auto keep = [](std::vector<cl::Event>& to, std::vector<cl::Event> events) {
     to.insert(to.end(), events.begin(), events.end());
   };
@@ -274,6 +273,7 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
                             run.output.pixels.data());
   run.in_place_upload = in_place_src;
   run.in_place_download = in_place_dst;
+  const auto round_trip_start = std::chrono::steady_clock::now();
   try {
     auto start = std::chrono::steady_clock::now();
     if (planes_in) {
@@ -375,7 +375,9 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
                                &down_copy);
     }
     if (one_wait) {  // the one wait of the round trip, and whether each step succeeded
+      run.enqueue_ms = ms_since(round_trip_start);
       queue.finish();
+      run.wait_ms = ms_since(round_trip_start) - run.enqueue_ms;
       throw_if_failed({up_copy, down_copy});
       throw_if_failed(up);
       throw_if_failed(passes);
@@ -399,6 +401,13 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
     run.download_ms = summed_event_ms(down) + run.download_copy_ms + sparse_down_ms;
     for (size_t p = 0; p < passes.size(); ++p)
       run.pass_ms[p].push_back(summed_event_ms({passes[p]}));
+    std::vector<cl::Event> all = {up_copy, down_copy};
+    for (const std::vector<cl::Event>* v : {&up, &passes, &down})
+      all.insert(all.end(), v->begin(), v->end());
+    event_span_ns(all, &run.device_start_ns, &run.device_end_ns);
+    run.commands = static_cast<int>(
+        std::count_if(all.begin(), all.end(), [](const cl::Event& e) { return e() != nullptr; }));
+    run.check_ms = ms_since(round_trip_start) - run.enqueue_ms - run.wait_ms;
   }
   return run;
 }

@@ -1,6 +1,6 @@
 // What every device filter (box, Gaussian, ...) shares: its passes, how it is enqueued on
-// device-resident RGBA8 or RGBA16 images, and one runner that uploads, runs (optionally many times, for
-// benchmarks) and downloads, timing each kernel with profiling events.
+// device-resident RGBA8 or RGBA16 images, and one runner that uploads, runs (optionally many times,
+// for benchmarks) and downloads, timing each kernel with profiling events.
 #pragma once
 
 #include <cstddef>
@@ -43,7 +43,9 @@ template <typename T>
 constexpr PixelDepth depth_of = sizeof(T) == 2 ? PixelDepth::u16 : PixelDepth::u8;
 
 /// Bytes of one RGBA pixel at `depth`: 4 or 8.
-inline int pixel_bytes(PixelDepth depth) { return depth == PixelDepth::u16 ? 8 : 4; }
+inline int pixel_bytes(PixelDepth depth) {
+  return depth == PixelDepth::u16 ? 8 : 4;
+}
 
 /// The OpenCL channel type of `depth`: CL_UNORM_INT8 or CL_UNORM_INT16.
 inline cl_channel_type pixel_channel_type(PixelDepth depth) {
@@ -126,8 +128,8 @@ class Filter {
   virtual std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) = 0;
 
   /// Whether the schedule works on RGBA buffers (width * pixel_bytes(depth()) bytes a row, no
-  /// padding) instead of images: run_filter then uploads to buffers and calls enqueue_buffers(). The CPU
-  /// schedules do: PoCL reads images in software, at a tenth of its buffer bandwidth.
+  /// padding) instead of images: run_filter then uploads to buffers and calls enqueue_buffers().
+  /// The CPU schedules do: PoCL reads images in software, at a tenth of its buffer bandwidth.
   virtual bool takes_buffers() const { return false; }
   /// enqueue() on RGBA buffers; only for schedules whose takes_buffers() is true (the default
   /// throws blurtool::Error).
@@ -192,6 +194,14 @@ struct BasicFilterRun {
   /// Whether the kernels read the input and wrote the output where they lie in host memory
   /// (runs_in_place), so that neither was copied.
   bool in_place_upload = false, in_place_download = false;
+  /// A job's round trip (runs == 0) on the device's clock, nanoseconds: the earliest start and
+  /// the latest end of its copies and kernels (profiling events); both 0 where not timed.
+  std::uint64_t device_start_ns = 0, device_end_ns = 0;
+  /// A job's round trip on the host's clock, milliseconds: enqueuing its commands (host work
+  /// before the one wait), the wait, and the checks and timings of its commands after it; and
+  /// how many commands it enqueued.
+  double enqueue_ms = 0, wait_ms = 0, check_ms = 0;
+  int commands = 0;
 };
 using FilterRun = BasicFilterRun<std::uint8_t>;
 using FilterRun16 = BasicFilterRun<std::uint16_t>;

@@ -12,19 +12,17 @@ YCbCrConverter::YCbCrConverter(Runtime& runtime) : runtime_(runtime) {
   // One program of the colour and DCT kernels: one compile for both directions. The sparse
   // blocks' kernels, which only BLURTOOL_JPEG_DCT=sparse uses, are a program of their own,
   // built when first used (ensure_sparse_kernels).
-  const std::vector<cl::Kernel> k = runtime.kernels(
-      "ycbcr",
-      {"ycbcr_to_rgba_buffer", "ycbcr_to_rgba_image", "rgba_to_luma_buffer", "rgba_to_luma_image",
-       "rgba_to_chroma_buffer", "rgba_to_chroma_image", "dct_to_plane", "plane_to_dct"},
-      "");
+  const std::vector<cl::Kernel> k =
+      runtime.kernels("ycbcr",
+                      {"ycbcr_to_rgba_buffer", "ycbcr_to_rgba_image", "rgba_to_planes_buffer",
+                       "rgba_to_planes_image", "dct_to_plane", "plane_to_dct"},
+                      "");
   to_rgba_buffer_ = k[0];
   to_rgba_image_ = k[1];
-  luma_buffer_ = k[2];
-  luma_image_ = k[3];
-  chroma_buffer_ = k[4];
-  chroma_image_ = k[5];
-  dct_to_plane_ = k[6];
-  plane_to_dct_ = k[7];
+  to_planes_buffer_ = k[2];
+  to_planes_image_ = k[3];
+  dct_to_plane_ = k[4];
+  plane_to_dct_ = k[5];
 }
 
 void YCbCrConverter::ensure_sparse_kernels() {
@@ -40,16 +38,44 @@ void YCbCrConverter::ensure_sparse_kernels() {
 
 namespace {
 
-// A 2-D range of one work-item a block, blocks_across x blocks_down, in 8x8 work-groups where
-// the kernel allows them.
-void enqueue_blocks(Runtime& runtime, cl::Kernel& kernel, int across, int down, cl::Event* event) {
+// Every block of `components` components in one launch: a 3-D range of one work-item a block,
+// as many across and down as the largest component has, one layer a component (the kernels
+// leave out the work-items past a smaller component's blocks), in 8x8 work-groups where the
+// kernel allows them. One launch instead of one a component: a driver may serialise enqueues
+// across queues, so a batch's lanes wait on each other's (kernels/NOTES.md).
+void enqueue_components(Runtime& runtime, cl::Kernel& kernel, const DctBlocks& dct, int components,
+                        cl::Event* event) {
+  int across = 0, down = 0;
+  for (int i = 0; i < components; ++i) {
+    across = std::max(across, dct.blocks_across[i]);
+    down = std::max(down, dct.blocks_down[i]);
+  }
   const cl::NDRange local = local_size_2d(kernel, runtime.device().device);
   const std::size_t lx = std::min<std::size_t>(local[0], 8),
                     ly = std::min<std::size_t>(local[1], 8);
+  const cl::NDRange plane = global_size_2d(across, down, cl::NDRange(lx, ly));
   runtime.queue().enqueueNDRangeKernel(kernel, cl::NullRange,
-                                       global_size_2d(across, down, cl::NDRange(lx, ly)),
-                                       cl::NDRange(lx, ly), nullptr, event);
+                                       cl::NDRange(plane[0], plane[1], components),
+                                       cl::NDRange(lx, ly, 1), nullptr, event);
 }
+
+// The per-component arguments of dct_to_plane and plane_to_dct, component i in lane i (unused
+// lanes 0): where its blocks start in the coefficients, its blocks across and down, where its
+// plane starts in the planes, and the plane's width (also its pitch) and height.
+struct ComponentArgs {
+  cl_long4 coef_offs{};
+  cl_int4 across{}, down{}, offsets{}, widths{}, heights{};
+  explicit ComponentArgs(const YCbCrPlanes& p) {
+    for (int i = 0; i < p.components; ++i) {
+      coef_offs.s[i] = static_cast<cl_long>(p.dct.offset[i]);
+      across.s[i] = p.dct.blocks_across[i];
+      down.s[i] = p.dct.blocks_down[i];
+      offsets.s[i] = static_cast<cl_int>(p.offset[i]);
+      widths.s[i] = p.plane_width[i];
+      heights.s[i] = p.plane_height[i];
+    }
+  }
+};
 
 }  // namespace
 
@@ -63,22 +89,20 @@ std::vector<cl::Event> YCbCrConverter::blocks_to_planes(const cl::Buffer& coef,
     quant_of_ = dct.quant;
     quant_set_ = true;
   }
-  std::vector<cl::Event> events(p.components);
-  for (int i = 0; i < p.components; ++i) {
-    int arg = 0;
-    dct_to_plane_.setArg(arg++, coef);
-    dct_to_plane_.setArg(arg++, static_cast<cl_long>(dct.offset[i]));
-    dct_to_plane_.setArg(arg++, dct.blocks_across[i]);
-    dct_to_plane_.setArg(arg++, dct.blocks_down[i]);
-    dct_to_plane_.setArg(arg++, quant_);
-    dct_to_plane_.setArg(arg++, static_cast<cl_int>(64 * i));
-    dct_to_plane_.setArg(arg++, planes);
-    dct_to_plane_.setArg(arg++, static_cast<cl_int>(p.offset[i]));
-    dct_to_plane_.setArg(arg++, p.plane_width[i]);
-    dct_to_plane_.setArg(arg++, p.plane_width[i]);
-    dct_to_plane_.setArg(arg++, p.plane_height[i]);
-    enqueue_blocks(runtime_, dct_to_plane_, dct.blocks_across[i], dct.blocks_down[i], &events[i]);
-  }
+  const ComponentArgs c(p);
+  int arg = 0;
+  dct_to_plane_.setArg(arg++, coef);
+  dct_to_plane_.setArg(arg++, c.coef_offs);
+  dct_to_plane_.setArg(arg++, c.across);
+  dct_to_plane_.setArg(arg++, c.down);
+  dct_to_plane_.setArg(arg++, quant_);
+  dct_to_plane_.setArg(arg++, planes);
+  dct_to_plane_.setArg(arg++, c.offsets);
+  dct_to_plane_.setArg(arg++, c.widths);  // a plane's pitch is its width
+  dct_to_plane_.setArg(arg++, c.widths);
+  dct_to_plane_.setArg(arg++, c.heights);
+  std::vector<cl::Event> events(1);
+  enqueue_components(runtime_, dct_to_plane_, dct, p.components, &events[0]);
   return events;
 }
 
@@ -98,21 +122,19 @@ std::vector<cl::Event> YCbCrConverter::planes_to_blocks(const cl::Buffer& planes
     divisors_of_ = dct.quant;
     divisors_fast_ = fast;
   }
-  std::vector<cl::Event> events(p.components);
-  for (int i = 0; i < p.components; ++i) {
-    int arg = 0;
-    plane_to_dct_.setArg(arg++, planes);
-    plane_to_dct_.setArg(arg++, static_cast<cl_int>(p.offset[i]));
-    plane_to_dct_.setArg(arg++, p.plane_width[i]);
-    plane_to_dct_.setArg(arg++, coef);
-    plane_to_dct_.setArg(arg++, static_cast<cl_long>(dct.offset[i]));
-    plane_to_dct_.setArg(arg++, dct.blocks_across[i]);
-    plane_to_dct_.setArg(arg++, dct.blocks_down[i]);
-    plane_to_dct_.setArg(arg++, divisors_);
-    plane_to_dct_.setArg(arg++, static_cast<cl_int>(192 * i));
-    plane_to_dct_.setArg(arg++, fast);
-    enqueue_blocks(runtime_, plane_to_dct_, dct.blocks_across[i], dct.blocks_down[i], &events[i]);
-  }
+  const ComponentArgs c(p);
+  int arg = 0;
+  plane_to_dct_.setArg(arg++, planes);
+  plane_to_dct_.setArg(arg++, c.offsets);
+  plane_to_dct_.setArg(arg++, c.widths);  // a plane's pitch is its width
+  plane_to_dct_.setArg(arg++, coef);
+  plane_to_dct_.setArg(arg++, c.coef_offs);
+  plane_to_dct_.setArg(arg++, c.across);
+  plane_to_dct_.setArg(arg++, c.down);
+  plane_to_dct_.setArg(arg++, divisors_);
+  plane_to_dct_.setArg(arg++, fast);
+  std::vector<cl::Event> events(1);
+  enqueue_components(runtime_, plane_to_dct_, dct, p.components, &events[0]);
   return events;
 }
 
@@ -260,50 +282,42 @@ cl::Event YCbCrConverter::to_rgba(const cl::Buffer& planes, const YCbCrPlanes& l
 }
 
 template <typename Src>
-std::vector<cl::Event> YCbCrConverter::enqueue_to_planes(cl::Kernel& luma, cl::Kernel& chroma,
-                                                         const Src& src, const YCbCrPlanes& p,
+std::vector<cl::Event> YCbCrConverter::enqueue_to_planes(cl::Kernel& kernel, const Src& src,
+                                                         const YCbCrPlanes& p,
                                                          const cl::Buffer& planes) {
-  std::vector<cl::Event> events(p.components == 3 ? 2 : 1);
+  const bool chroma = p.components == 3;
   int arg = 0;
-  luma.setArg(arg++, src);
-  luma.setArg(arg++, p.width);
-  luma.setArg(arg++, p.height);
-  luma.setArg(arg++, planes);
-  luma.setArg(arg++, static_cast<cl_int>(p.offset[0]));
-  luma.setArg(arg++, p.plane_width[0]);
-  luma.setArg(arg++, p.plane_height[0]);
-  cl::NDRange local = local_size_2d(luma, runtime_.device().device);
-  runtime_.queue().enqueueNDRangeKernel(luma, cl::NullRange,
+  kernel.setArg(arg++, src);
+  kernel.setArg(arg++, p.width);
+  kernel.setArg(arg++, p.height);
+  kernel.setArg(arg++, planes);
+  kernel.setArg(arg++, static_cast<cl_int>(p.offset[0]));
+  kernel.setArg(arg++, p.plane_width[0]);
+  kernel.setArg(arg++, p.plane_height[0]);
+  kernel.setArg(arg++, static_cast<cl_int>(chroma));
+  kernel.setArg(arg++, static_cast<cl_int>(chroma ? p.offset[1] : 0));
+  kernel.setArg(arg++, static_cast<cl_int>(chroma ? p.offset[2] : 0));
+  kernel.setArg(arg++, chroma ? p.plane_width[1] : 0);
+  kernel.setArg(arg++, chroma ? p.plane_height[1] : 0);
+  kernel.setArg(arg++, p.h_factor);
+  kernel.setArg(arg++, p.v_factor);
+  kernel.setArg(arg++, p.chroma_height());
+  const cl::NDRange local = local_size_2d(kernel, runtime_.device().device);
+  std::vector<cl::Event> events(1);
+  runtime_.queue().enqueueNDRangeKernel(kernel, cl::NullRange,
                                         global_size_2d(p.plane_width[0], p.plane_height[0], local),
                                         local, nullptr, &events[0]);
-  if (p.components == 1) return events;
-  arg = 0;
-  chroma.setArg(arg++, src);
-  chroma.setArg(arg++, p.width);
-  chroma.setArg(arg++, p.height);
-  chroma.setArg(arg++, planes);
-  chroma.setArg(arg++, static_cast<cl_int>(p.offset[1]));
-  chroma.setArg(arg++, static_cast<cl_int>(p.offset[2]));
-  chroma.setArg(arg++, p.plane_width[1]);
-  chroma.setArg(arg++, p.plane_height[1]);
-  chroma.setArg(arg++, p.h_factor);
-  chroma.setArg(arg++, p.v_factor);
-  chroma.setArg(arg++, p.chroma_height());
-  local = local_size_2d(chroma, runtime_.device().device);
-  runtime_.queue().enqueueNDRangeKernel(chroma, cl::NullRange,
-                                        global_size_2d(p.plane_width[1], p.plane_height[1], local),
-                                        local, nullptr, &events[1]);
   return events;
 }
 
 std::vector<cl::Event> YCbCrConverter::to_planes(const cl::Buffer& src, const YCbCrPlanes& layout,
                                                  const cl::Buffer& planes) {
-  return enqueue_to_planes(luma_buffer_, chroma_buffer_, src, layout, planes);
+  return enqueue_to_planes(to_planes_buffer_, src, layout, planes);
 }
 
 std::vector<cl::Event> YCbCrConverter::to_planes(const cl::Image2D& src, const YCbCrPlanes& layout,
                                                  const cl::Buffer& planes) {
-  return enqueue_to_planes(luma_image_, chroma_image_, src, layout, planes);
+  return enqueue_to_planes(to_planes_image_, src, layout, planes);
 }
 
 }  // namespace blurtool

@@ -65,13 +65,12 @@ class YCbCrConverter {
   cl::Event enqueue_to_rgba(cl::Kernel& kernel, const cl::Buffer& planes, const YCbCrPlanes& layout,
                             const Dst& dst);
   template <typename Src>
-  std::vector<cl::Event> enqueue_to_planes(cl::Kernel& luma, cl::Kernel& chroma, const Src& src,
+  std::vector<cl::Event> enqueue_to_planes(cl::Kernel& kernel, const Src& src,
                                            const YCbCrPlanes& layout, const cl::Buffer& planes);
 
   Runtime& runtime_;
-  cl::Kernel to_rgba_buffer_, to_rgba_image_, luma_buffer_, luma_image_, chroma_buffer_,
-      chroma_image_, dct_to_plane_, plane_to_dct_, unpack_blocks_, mask_blocks_, scan_groups_,
-      pack_blocks_;
+  cl::Kernel to_rgba_buffer_, to_rgba_image_, to_planes_buffer_, to_planes_image_, dct_to_plane_,
+      plane_to_dct_, unpack_blocks_, mask_blocks_, scan_groups_, pack_blocks_;
   // Sparse blocks on the device (both directions, one after the other on the queue), with their
   // sizes in bytes.
   cl::Buffer mask_, values_, group_start_, group_count_;

@@ -104,46 +104,33 @@ inline void store_chroma(global uchar* planes, int cb_off, int cr_off, int c_pit
   planes[cr_off + y * c_pitch + x] = (uchar)((sum.y + bias) >> shift);
 }
 
-// Y at (x, y) of its plane (y_pitch x y_rows; the pixels past the image repeat its edge).
-kernel void rgba_to_luma_buffer(global const uchar4* restrict src, int width, int height,
-                                global uchar* planes, int y_off, int y_pitch, int y_rows) {
-  const int x = get_global_id(0), y = get_global_id(1);
-  if (x >= y_pitch || y >= y_rows) return;
-  planes[y_off + y * y_pitch + x] = (uchar)luma_of(buffer_pixel(src, width, height, x, y));
-}
-
-kernel void rgba_to_luma_image(read_only image2d_t src, int width, int height,
-                               global uchar* planes, int y_off, int y_pitch, int y_rows) {
-  const int x = get_global_id(0), y = get_global_id(1);
-  if (x >= y_pitch || y >= y_rows) return;
-  planes[y_off + y * y_pitch + x] = (uchar)luma_of(image_pixel(src, width, height, x, y));
-}
-
-// Cb and Cr at (x, y) of their planes (c_pitch x c_rows): the mean of the hf x vf pixels the
-// sample covers, the pixels past the right and bottom edges repeating the last column and row;
-// the rows past the image's last chroma row (ch) repeat that row. FETCH(px, py): a pixel of
-// the kernel's `src` as uint4.
-#define CHROMA_BODY(FETCH)                                                               \
-  const int x = get_global_id(0), y = get_global_id(1);                                  \
-  if (x >= c_pitch || y >= c_rows) return;                                               \
-  const int cy = min(y, ch - 1);                                                         \
-  int2 sum = 0;                                                                          \
-  for (int dy = 0; dy < vf; ++dy)                                                        \
-    for (int dx = 0; dx < hf; ++dx) sum += chroma_of(FETCH(x * hf + dx, cy * vf + dy)); \
+// The planes of an RGBA image, one launch for Y, Cb and Cr: work-item (x, y) makes Y at (x, y)
+// of its plane (y_pitch x y_rows; the pixels past the image repeat its edge) and, with three
+// components (`chroma`), Cb and Cr at (x, y) of theirs (c_pitch x c_rows, never larger than
+// Y's): the mean of the hf x vf pixels the sample covers, the pixels past the right and bottom
+// edges repeating the last column and row; the rows past the image's last chroma row (ch)
+// repeat that row. FETCH(px, py): a pixel of the kernel's `src` as uint4.
+#define PLANES_BODY(FETCH)                                                                 \
+  const int x = get_global_id(0), y = get_global_id(1);                                    \
+  if (x < y_pitch && y < y_rows) planes[y_off + y * y_pitch + x] = (uchar)luma_of(FETCH(x, y)); \
+  if (!chroma || x >= c_pitch || y >= c_rows) return;                                      \
+  const int cy = min(y, ch - 1);                                                           \
+  int2 sum = 0;                                                                            \
+  for (int dy = 0; dy < vf; ++dy)                                                          \
+    for (int dx = 0; dx < hf; ++dx) sum += chroma_of(FETCH(x * hf + dx, cy * vf + dy));   \
   store_chroma(planes, cb_off, cr_off, c_pitch, x, y, sum, hf * vf)
 #define FETCH_BUFFER(px, py) buffer_pixel(src, width, height, px, py)
 #define FETCH_IMAGE(px, py) image_pixel(src, width, height, px, py)
+#define PLANES_ARGS                                                                      \
+  int width, int height, global uchar *planes, int y_off, int y_pitch, int y_rows, int chroma, \
+      int cb_off, int cr_off, int c_pitch, int c_rows, int hf, int vf, int ch
 
-kernel void rgba_to_chroma_buffer(global const uchar4* restrict src, int width, int height,
-                                  global uchar* planes, int cb_off, int cr_off, int c_pitch,
-                                  int c_rows, int hf, int vf, int ch) {
-  CHROMA_BODY(FETCH_BUFFER);
+kernel void rgba_to_planes_buffer(global const uchar4* restrict src, PLANES_ARGS) {
+  PLANES_BODY(FETCH_BUFFER);
 }
 
-kernel void rgba_to_chroma_image(read_only image2d_t src, int width, int height,
-                                 global uchar* planes, int cb_off, int cr_off, int c_pitch,
-                                 int c_rows, int hf, int vf, int ch) {
-  CHROMA_BODY(FETCH_IMAGE);
+kernel void rgba_to_planes_image(read_only image2d_t src, PLANES_ARGS) {
+  PLANES_BODY(FETCH_IMAGE);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -209,13 +196,29 @@ inline uchar idct_sample(long v) {
   return (uchar)(m < 512 ? min(m + 128, 255) : m >= 896 ? m - 896 : 0);
 }
 
-// Block (bx, by) of one component: coefficients from coef + coef_off + (by * blocks_across +
-// bx) * 64, dequantised by quant_tables[quant_off..+63], into the plane (pitch samples a row) where it lies inside
-// width x height samples.
-kernel void dct_to_plane(global const short* restrict coef, long coef_off, int blocks_across,
-                         int blocks_down, global const ushort* restrict quant_tables,
-                         int quant_off, global uchar* planes, int offset, int pitch, int width,
-                         int height) {
+// Component i of a per-component argument (i in 0..3).
+inline int of_component(int4 v, int i) {
+  return i == 0 ? v.s0 : i == 1 ? v.s1 : i == 2 ? v.s2 : v.s3;
+}
+inline long of_component_l(long4 v, int i) {
+  return i == 0 ? v.s0 : i == 1 ? v.s1 : i == 2 ? v.s2 : v.s3;
+}
+
+// Block (bx, by) of component i = get_global_id(2), every component in one launch (the
+// per-component arguments are vectors, component i in lane i): coefficients from coef +
+// coef_offs[i] + (by * blocks_across[i] + bx) * 64, dequantised by quant_tables[64 i..+63],
+// into the plane at offsets[i] (pitches[i] samples a row) where it lies inside widths[i] x
+// heights[i] samples.
+kernel void dct_to_plane(global const short* restrict coef, long4 coef_offs, int4 blocks_across_c,
+                         int4 blocks_down_c, global const ushort* restrict quant_tables,
+                         global uchar* planes, int4 offsets, int4 pitches, int4 widths,
+                         int4 heights) {
+  const int i = get_global_id(2);
+  const long coef_off = of_component_l(coef_offs, i);
+  const int blocks_across = of_component(blocks_across_c, i),
+            blocks_down = of_component(blocks_down_c, i), offset = of_component(offsets, i),
+            pitch = of_component(pitches, i), width = of_component(widths, i),
+            height = of_component(heights, i), quant_off = 64 * i;
   const int bx = get_global_id(0), by = get_global_id(1);
   if (bx >= blocks_across || by >= blocks_down || bx * 8 >= width || by * 8 >= height) return;
   global const short* b = coef + coef_off + ((size_t)by * blocks_across + bx) * 64;
@@ -290,14 +293,20 @@ inline void fdct_slow_1d(short d[8], bool last) {
   d[1] = (short)DESCALE(o7 + z1 + z4, shift);
 }
 
-// Blocks (bx, by) of one component's plane (pitch samples a row, every block inside it) to
-// quantised coefficients at coef + coef_off + (by * blocks_across + bx) * 64. divisors (from
-// divisor_tables + div_off): 64 reciprocals,
-// 64 corrections and 64 shifts (jcdctmgr.c's compute_reciprocal); fast: the AAN DCT.
-kernel void plane_to_dct(global const uchar* restrict planes, int offset, int pitch,
-                         global short* restrict coef, long coef_off, int blocks_across,
-                         int blocks_down, global const int* restrict divisor_tables, int div_off,
+// Blocks (bx, by) of component i = get_global_id(2)'s plane (at offsets[i], pitches[i] samples
+// a row, every block inside it), every component in one launch, to quantised coefficients at
+// coef + coef_offs[i] + (by * blocks_across[i] + bx) * 64. divisors (from divisor_tables + 192
+// i): 64 reciprocals, 64 corrections and 64 shifts (jcdctmgr.c's compute_reciprocal); fast: the
+// AAN DCT.
+kernel void plane_to_dct(global const uchar* restrict planes, int4 offsets, int4 pitches,
+                         global short* restrict coef, long4 coef_offs, int4 blocks_across_c,
+                         int4 blocks_down_c, global const int* restrict divisor_tables,
                          int fast) {
+  const int i = get_global_id(2);
+  const long coef_off = of_component_l(coef_offs, i);
+  const int offset = of_component(offsets, i), pitch = of_component(pitches, i),
+            blocks_across = of_component(blocks_across_c, i),
+            blocks_down = of_component(blocks_down_c, i), div_off = 192 * i;
   global const int* divisors = divisor_tables + div_off;
   const int bx = get_global_id(0), by = get_global_id(1);
   if (bx >= blocks_across || by >= blocks_down) return;
