@@ -328,8 +328,9 @@ struct StageTimes {
     std::uint64_t start_ns, end_ns;
   };
   std::vector<Span> spans;
-  double enqueue_ms = 0, wait_ms = 0, check_ms = 0;  // host clock of the round trips (FilterRun)
-  size_t commands = 0;
+  // The host clock of the round trips (FilterRun), over the images that timed theirs.
+  double enqueue_ms = 0, wait_ms = 0, check_ms = 0;
+  size_t commands = 0, timed_round_trips = 0;
 };
 
 // For the spans of one device: the fraction of the time from the first round trip's start to
@@ -340,9 +341,8 @@ std::pair<double, double> device_busy(std::vector<StageTimes::Span> spans) {
   std::sort(spans.begin(), spans.end(), [](const StageTimes::Span& a, const StageTimes::Span& b) {
     return a.start_ns < b.start_ns;
   });
-  std::uint64_t busy = 0, from = spans[0].start_ns, to = spans[0].end_ns, last = to;
+  std::uint64_t busy = 0, from = spans[0].start_ns, to = spans[0].end_ns;
   for (const StageTimes::Span& s : spans) {
-    last = std::max(last, s.end_ns);
     if (s.start_ns > to) {
       busy += to - from;
       from = s.start_ns;
@@ -350,7 +350,7 @@ std::pair<double, double> device_busy(std::vector<StageTimes::Span> spans) {
     to = std::max(to, s.end_ns);
   }
   busy += to - from;
-  const double whole = static_cast<double>(last - spans[0].start_ns);
+  const double whole = static_cast<double>(to - spans[0].start_ns);
   return {whole > 0 ? busy / whole : 0, whole * 1e-9};
 }
 
@@ -757,6 +757,7 @@ class Pipeline {
         times_.wait_ms += timings.wait_ms;
         times_.check_ms += timings.check_ms;
         times_.commands += timings.commands;
+        times_.timed_round_trips += timings.commands > 0;
         if (o_.stage_times && timings.device_end_ns > timings.device_start_ns)
           times_.spans.push_back(
               {rt.device().device(), timings.device_start_ns, timings.device_end_ns});
@@ -888,10 +889,11 @@ void print_stage_times(const Pipeline& pipeline) {
       t.planes_in, t.blocks_in, t.sparse_in, t.planes_out, t.blocks_out, t.sparse_out);
   std::map<const void*, std::vector<StageTimes::Span>> by_device;
   for (const StageTimes::Span& s : t.spans) by_device[s.device].push_back(s);
+  const double timed = static_cast<double>(std::max<size_t>(1, t.timed_round_trips));
   std::printf(
       "device lanes' host clock an image: %.3f ms enqueuing %.1f commands, %.3f ms waiting for "
       "them, %.3f ms checking and timing them\n",
-      t.enqueue_ms / n, t.commands / n, t.wait_ms / n, t.check_ms / n);
+      t.enqueue_ms / timed, t.commands / timed, t.wait_ms / timed, t.check_ms / timed);
   for (const auto& [device, spans] : by_device) {
     double sum_ms = 0;
     for (const StageTimes::Span& s : spans) sum_ms += (s.end_ns - s.start_ns) * 1e-6;

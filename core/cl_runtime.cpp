@@ -807,19 +807,21 @@ double summed_event_ms(const std::vector<cl::Event>& events) noexcept {
 
 void event_span_ns(const std::vector<cl::Event>& events, std::uint64_t* start,
                    std::uint64_t* end) noexcept {
+  bool found = false;
   std::uint64_t first = 0, last = 0;
   for (const cl::Event& e : events) {
     try {
       if (!e()) continue;
       const std::uint64_t s = e.getProfilingInfo<CL_PROFILING_COMMAND_START>();
       const std::uint64_t t = e.getProfilingInfo<CL_PROFILING_COMMAND_END>();
-      if (first == 0 || s < first) first = s;
-      last = std::max(last, t);
+      first = found ? std::min(first, s) : s;
+      last = found ? std::max(last, t) : t;
+      found = true;
     } catch (...) {
     }
   }
   *start = first;
-  *end = first ? last : 0;
+  *end = last;
 }
 
 void throw_if_failed(const std::vector<cl::Event>& events) {

@@ -434,6 +434,14 @@ FilterRun timings_of(const FilterRun16& run) {
   t.planes_out = run.planes_out;
   t.pinned_upload = run.pinned_upload;
   t.pinned_download = run.pinned_download;
+  t.in_place_upload = run.in_place_upload;
+  t.in_place_download = run.in_place_download;
+  t.device_start_ns = run.device_start_ns;
+  t.device_end_ns = run.device_end_ns;
+  t.enqueue_ms = run.enqueue_ms;
+  t.wait_ms = run.wait_ms;
+  t.check_ms = run.check_ms;
+  t.commands = run.commands;
   return t;
 }
 

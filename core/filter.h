@@ -195,11 +195,14 @@ struct BasicFilterRun {
   /// (runs_in_place), so that neither was copied.
   bool in_place_upload = false, in_place_download = false;
   /// A job's round trip (runs == 0) on the device's clock, nanoseconds: the earliest start and
-  /// the latest end of its copies and kernels (profiling events); both 0 where not timed.
+  /// the latest end of its profiled copies and kernels (events); both 0 where not timed.
+  /// Sparse DCT blocks' transfers (BLURTOOL_JPEG_DCT=sparse), which wait for themselves, and an
+  /// in-place output's map are not among them.
   std::uint64_t device_start_ns = 0, device_end_ns = 0;
   /// A job's round trip on the host's clock, milliseconds: enqueuing its commands (host work
-  /// before the one wait), the wait, and the checks and timings of its commands after it; and
-  /// how many commands it enqueued.
+  /// before the one wait; with sparse blocks, their transfers and waits too), the one wait, and
+  /// the checks and timings of its commands after it; and how many profiled commands it
+  /// enqueued. 0 for a timed run (runs > 0).
   double enqueue_ms = 0, wait_ms = 0, check_ms = 0;
   int commands = 0;
 };

@@ -89,9 +89,8 @@ MakeFilter make_filter_per_size(std::function<std::shared_ptr<Filter>(int, int)>
 namespace {
 
 template <typename T>
-BasicFilterRun<T> run_tiled_at(Runtime& runtime, const MakeFilter& make,
-                               const BasicImage<T>& rgba, int halo, TileSize tile, int runs,
-                               const AfterTile& after) {
+BasicFilterRun<T> run_tiled_at(Runtime& runtime, const MakeFilter& make, const BasicImage<T>& rgba,
+                               int halo, TileSize tile, int runs, const AfterTile& after) {
   if (rgba.channels != 4) throw Error("run_filter_tiled: expected an RGBA image");
   const int w = rgba.width, h = rgba.height;
   constexpr size_t px = 4 * sizeof(T);  // bytes a pixel
@@ -126,8 +125,18 @@ BasicFilterRun<T> run_tiled_at(Runtime& runtime, const MakeFilter& make,
       all.download_ms += run.download_ms;
       all.upload_copy_ms += run.upload_copy_ms;
       all.download_copy_ms += run.download_copy_ms;
+      all.enqueue_ms += run.enqueue_ms;
+      all.wait_ms += run.wait_ms;
+      all.check_ms += run.check_ms;
+      all.commands += run.commands;
       // Whether every tile's transfers were so.
       const bool first = x0 == 0 && y0 == 0;
+      // The tiles' round trips together, on the device's clock.
+      if (run.device_end_ns > run.device_start_ns) {
+        if (all.device_end_ns == 0 || run.device_start_ns < all.device_start_ns)
+          all.device_start_ns = run.device_start_ns;
+        all.device_end_ns = std::max(all.device_end_ns, run.device_end_ns);
+      }
       all.pinned_upload = run.pinned_upload && (first || all.pinned_upload);
       all.pinned_download = run.pinned_download && (first || all.pinned_download);
       all.in_place_upload = run.in_place_upload && (first || all.in_place_upload);

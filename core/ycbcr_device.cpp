@@ -302,10 +302,12 @@ std::vector<cl::Event> YCbCrConverter::enqueue_to_planes(cl::Kernel& kernel, con
   kernel.setArg(arg++, p.h_factor);
   kernel.setArg(arg++, p.v_factor);
   kernel.setArg(arg++, p.chroma_height());
+  // Over the larger of the planes in each direction (the kernel leaves out what lies past each).
+  const int across = chroma ? std::max(p.plane_width[0], p.plane_width[1]) : p.plane_width[0];
+  const int down = chroma ? std::max(p.plane_height[0], p.plane_height[1]) : p.plane_height[0];
   const cl::NDRange local = local_size_2d(kernel, runtime_.device().device);
   std::vector<cl::Event> events(1);
-  runtime_.queue().enqueueNDRangeKernel(kernel, cl::NullRange,
-                                        global_size_2d(p.plane_width[0], p.plane_height[0], local),
+  runtime_.queue().enqueueNDRangeKernel(kernel, cl::NullRange, global_size_2d(across, down, local),
                                         local, nullptr, &events[0]);
   return events;
 }

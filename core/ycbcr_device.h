@@ -29,8 +29,8 @@ class YCbCrConverter {
   cl::Event to_rgba(const cl::Buffer& planes, const YCbCrPlanes& layout, const cl::Image2D& dst);
 
   /// Enqueues the conversion of RGBA8 pixels (layout.width x layout.height, a buffer or an
-  /// image as for to_rgba) to `layout`'s planes (encoder_layout) in `planes`; one event a
-  /// kernel (Y, then Cb and Cr together).
+  /// image as for to_rgba) to `layout`'s planes (encoder_layout) in `planes`; one event (Y, Cb
+  /// and Cr in one launch).
   std::vector<cl::Event> to_planes(const cl::Buffer& src, const YCbCrPlanes& layout,
                                    const cl::Buffer& planes);
   std::vector<cl::Event> to_planes(const cl::Image2D& src, const YCbCrPlanes& layout,
@@ -39,13 +39,14 @@ class YCbCrConverter {
   /// Enqueues the dequantisation and inverse DCT of `layout`'s blocks (decode_jpeg_blocks: its
   /// dct's coefficients in `coef`, from element 0) into its planes (decoder_layout offsets) in
   /// `planes`: what tjDecompressToYUVPlanes gives. The quantisation tables go up from
-  /// layout.dct.quant when they differ from the last call's. One event a component.
+  /// layout.dct.quant when they differ from the last call's. One event (every component in one
+  /// launch).
   std::vector<cl::Event> blocks_to_planes(const cl::Buffer& coef, const YCbCrPlanes& layout,
                                           const cl::Buffer& planes);
 
   /// Enqueues the forward DCT and quantisation of `layout`'s planes (encoder_block_layout's
   /// sizes and tables; samples in `planes` at layout.offset) into its coefficients in `coef`:
-  /// what libjpeg's compressor codes. One event a component.
+  /// what libjpeg's compressor codes. One event (every component in one launch).
   std::vector<cl::Event> planes_to_blocks(const cl::Buffer& planes, const YCbCrPlanes& layout,
                                           const cl::Buffer& coef);
 

@@ -106,8 +106,8 @@ inline void store_chroma(global uchar* planes, int cb_off, int cr_off, int c_pit
 
 // The planes of an RGBA image, one launch for Y, Cb and Cr: work-item (x, y) makes Y at (x, y)
 // of its plane (y_pitch x y_rows; the pixels past the image repeat its edge) and, with three
-// components (`chroma`), Cb and Cr at (x, y) of theirs (c_pitch x c_rows, never larger than
-// Y's): the mean of the hf x vf pixels the sample covers, the pixels past the right and bottom
+// components (`chroma`), Cb and Cr at (x, y) of theirs (c_pitch x c_rows; the range covers the
+// larger plane in each direction): the mean of the hf x vf pixels the sample covers, the pixels past the right and bottom
 // edges repeating the last column and row; the rows past the image's last chroma row (ch)
 // repeat that row. FETCH(px, py): a pixel of the kernel's `src` as uint4.
 #define PLANES_BODY(FETCH)                                                                 \
@@ -213,12 +213,12 @@ kernel void dct_to_plane(global const short* restrict coef, long4 coef_offs, int
                          int4 blocks_down_c, global const ushort* restrict quant_tables,
                          global uchar* planes, int4 offsets, int4 pitches, int4 widths,
                          int4 heights) {
-  const int i = get_global_id(2);
-  const long coef_off = of_component_l(coef_offs, i);
-  const int blocks_across = of_component(blocks_across_c, i),
-            blocks_down = of_component(blocks_down_c, i), offset = of_component(offsets, i),
-            pitch = of_component(pitches, i), width = of_component(widths, i),
-            height = of_component(heights, i), quant_off = 64 * i;
+  const int comp = get_global_id(2);
+  const long coef_off = of_component_l(coef_offs, comp);
+  const int blocks_across = of_component(blocks_across_c, comp),
+            blocks_down = of_component(blocks_down_c, comp), offset = of_component(offsets, comp),
+            pitch = of_component(pitches, comp), width = of_component(widths, comp),
+            height = of_component(heights, comp), quant_off = 64 * comp;
   const int bx = get_global_id(0), by = get_global_id(1);
   if (bx >= blocks_across || by >= blocks_down || bx * 8 >= width || by * 8 >= height) return;
   global const short* b = coef + coef_off + ((size_t)by * blocks_across + bx) * 64;
@@ -302,11 +302,11 @@ kernel void plane_to_dct(global const uchar* restrict planes, int4 offsets, int4
                          global short* restrict coef, long4 coef_offs, int4 blocks_across_c,
                          int4 blocks_down_c, global const int* restrict divisor_tables,
                          int fast) {
-  const int i = get_global_id(2);
-  const long coef_off = of_component_l(coef_offs, i);
-  const int offset = of_component(offsets, i), pitch = of_component(pitches, i),
-            blocks_across = of_component(blocks_across_c, i),
-            blocks_down = of_component(blocks_down_c, i), div_off = 192 * i;
+  const int comp = get_global_id(2);
+  const long coef_off = of_component_l(coef_offs, comp);
+  const int offset = of_component(offsets, comp), pitch = of_component(pitches, comp),
+            blocks_across = of_component(blocks_across_c, comp),
+            blocks_down = of_component(blocks_down_c, comp), div_off = 192 * comp;
   global const int* divisors = divisor_tables + div_off;
   const int bx = get_global_id(0), by = get_global_id(1);
   if (bx >= blocks_across || by >= blocks_down) return;
