@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "core/tune.h"
+#include "core/schedule_table.h"
 
 namespace blurtool {
 
@@ -507,8 +507,8 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
     scratch_ = cl::Buffer(runtime.context(), CL_MEM_READ_WRITE, tile_items_ * per_item);
   }
   if (v == BoxVariant::fused) {
-    const size_t limit = kernels_[0].getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(
-        runtime.device().device);
+    const size_t limit =
+        kernels_[0].getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(runtime.device().device);
     check_fused_fits(static_cast<size_t>(params_.wg.x) * params_.wg.y, limit);
   }
 }
@@ -569,8 +569,8 @@ std::vector<cl::Event> BoxFilter::enqueue_buffers(const cl::Buffer& src, const c
   }
   k.setArg(9, static_cast<cl_int>(ring_));
   k.setArg(10, scratch_);
-  runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(tile_items_),
-                                        cl::NDRange(1), nullptr, &events[0]);
+  runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(tile_items_), cl::NDRange(1),
+                                        nullptr, &events[0]);
   return events;
 }
 

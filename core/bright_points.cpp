@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/tune.h"
+#include "core/schedule_table.h"
 #include "core/working_space.h"
 
 namespace blurtool {

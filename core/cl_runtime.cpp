@@ -12,8 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
-#include "core/image_io.h"
 #include "core/kernel_sources.h"
 #include "core/trace.h"
 

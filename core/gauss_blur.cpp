@@ -8,8 +8,8 @@
 #include <functional>
 
 #include "core/error.h"
-#include "core/gauss_reference.h"
-#include "core/tune.h"
+#include "core/gauss_weights.h"
+#include "core/schedule_table.h"
 
 namespace blurtool {
 
@@ -555,8 +555,8 @@ std::vector<cl::Event> GaussFilter::enqueue_buffers(const cl::Buffer& src, const
   k.setArg(8, static_cast<cl_int>(kGaussTileRows));
   k.setArg(9, scratch_);
   std::vector<cl::Event> events(1);
-  runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(tile_items_),
-                                        cl::NDRange(1), nullptr, &events[0]);
+  runtime_.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(tile_items_), cl::NDRange(1),
+                                        nullptr, &events[0]);
   return events;
 }
 

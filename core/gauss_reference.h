@@ -5,17 +5,10 @@
 #include <vector>
 
 #include "core/edge_mode.h"
+#include "core/gauss_weights.h"
 #include "core/image_io.h"
 
 namespace blurtool {
-
-/// Default radius for `sigma`: ceil(3 sigma) pixels.
-int gauss_default_radius(double sigma);
-
-/// The 2R+1 weights w(i) = exp(-i^2 / (2 sigma^2)), i in [-R, R], normalised to sum 1 after
-/// truncation at `radius`; element R + i is w(i). Throws blurtool::UsageError naming --gauss
-/// or --radius for sigma <= 0 or radius < 0.
-std::vector<double> gauss_weights(double sigma, int radius);
 
 /// Gaussian blur: out(x, y) = sum over i, j in [-R, R] of w(i) w(j) in(x + i, y + j), per
 /// channel, pixels outside the image given by `edge`, the exact (double precision) 2-D

@@ -1,17 +1,12 @@
-// `blurtool tune` and the tuning table `auto` reads (see tune.h).
+// `blurtool tune` (see tune.h); the table it writes is read by core/schedule_table.cpp.
 #include "core/tune.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <nlohmann/json.hpp>
 
 #include "core/bench.h"
 #include "core/bench_suite.h"
@@ -19,8 +14,8 @@
 #include "core/bright_points.h"
 #include "core/error.h"
 #include "core/gauss_blur.h"
+#include "core/image_io.h"
 #include "core/intermediate.h"
-#include "core/kernel_sources.h"
 
 namespace blurtool {
 
@@ -35,54 +30,6 @@ constexpr int kTuneLargeWidth = 3024, kTuneLargeHeight = 4032;
 const std::vector<int> kBoxRadii = {1, 8, 30, 63};
 const std::vector<int> kGaussRadii = {4, 16, 30, 40, 63};
 const std::vector<int> kBrightBlocks = {8, 16};
-
-nlohmann::ordered_json to_json(const TunedSchedule& t) {
-  return {{"op", t.op},           {"intermediate", t.intermediate},
-          {"radius", t.radius},   {"variant", t.variant},
-          {"segment", t.segment}, {"unroll", t.unroll},
-          {"wg", t.wg.text()},    {"ms", t.ms},
-          {"width", t.width},     {"height", t.height}};
-}
-
-TunedSchedule from_json(const nlohmann::json& j) {
-  TunedSchedule t;
-  t.op = j.at("op").get<std::string>();
-  t.intermediate = j.at("intermediate").get<std::string>();
-  t.radius = j.at("radius").get<int>();
-  t.variant = j.at("variant").get<std::string>();
-  t.segment = j.at("segment").get<int>();
-  t.unroll = j.at("unroll").get<int>();
-  const std::string wg = j.at("wg").get<std::string>();
-  if (std::sscanf(wg.c_str(), "%dx%d", &t.wg.x, &t.wg.y) != 2)
-    throw nlohmann::json::other_error::create(501, "wg '" + wg + "' is not WxH", &j);
-  t.ms = j.at("ms").get<double>();
-  t.width = j.at("width").get<int>();
-  t.height = j.at("height").get<int>();
-  return t;
-}
-
-struct CachedTable {
-  std::filesystem::file_time_type written;
-  std::uintmax_t size = 0;
-  std::vector<TunedSchedule> entries;
-};
-
-std::vector<TunedSchedule> read_table(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot read the tuning table");
-  try {
-    const nlohmann::json j = nlohmann::json::parse(in);
-    // Tuned on other kernels (an earlier or later blurtool): its winners are stale.
-    if (!j.is_object() || !j.contains("kernels") || j["kernels"] != tune_kernels_fingerprint())
-      return {};
-    std::vector<TunedSchedule> entries;
-    for (const auto& e : j.at("entries")) entries.push_back(from_json(e));
-    return entries;
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path + ": not a blurtool tuning table (" + e.what() +
-                "); run blurtool tune again or delete it");
-  }
-}
 
 // One case: the candidates `make` builds, timed; the fastest becomes the case's entry.
 struct Candidate {
@@ -100,65 +47,6 @@ std::string describe_candidate(const TunedSchedule& t) {
 }
 
 }  // namespace
-
-std::string tune_kernels_fingerprint() {
-  std::uint64_t hash = 14695981039346656037ULL;  // FNV-1a offset basis
-  auto add = [&hash](const std::string& text) {
-    for (const char c : text) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-    hash = (hash ^ 0) * 1099511628211ULL;  // a separator, so that names and texts cannot shift
-  };
-  for (const auto& [name, source] : kernel_sources()) {
-    add(name);
-    add(source);
-  }
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-  return text;
-}
-
-std::string tune_table_path(const DeviceInfo& d) {
-  return cache_directory() + "/tune-" + file_name_safe(d.platform) + "-" + file_name_safe(d.name) +
-         "-" + file_name_safe(d.driver) + ".json";
-}
-
-std::optional<TunedSchedule> tuned_schedule(const DeviceInfo& device, const std::string& op,
-                                            const std::string& intermediate, int radius,
-                                            std::uint64_t pixels) {
-  if (const char* off = std::getenv("BLURTOOL_TUNE"); off && std::string(off) == "off")
-    return std::nullopt;
-  const std::string path = tune_table_path(device);
-  std::error_code ec;
-  const auto written = std::filesystem::last_write_time(path, ec);
-  if (ec) return std::nullopt;  // no table for this device and driver
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  static std::mutex mutex;
-  static std::map<std::string, CachedTable> tables;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = tables.find(path);
-  if (it == tables.end() || it->second.written != written || it->second.size != size)
-    it = tables.insert_or_assign(path, CachedTable{written, size, read_table(path)}).first;
-  // The size class: of the image sizes the table holds for this op and format, the one
-  // nearest to `pixels` by ratio (the larger on a tie, and when `pixels` is 0).
-  double size_class = 0, nearest = 0;
-  for (const TunedSchedule& t : it->second.entries) {
-    if (t.op != op || t.intermediate != intermediate) continue;
-    const double size = std::max(1.0, static_cast<double>(t.width) * t.height);
-    const double distance = pixels ? std::abs(std::log(size / static_cast<double>(pixels))) : 0;
-    if (size_class == 0 || distance < nearest || (distance == nearest && size > size_class)) {
-      size_class = size;
-      nearest = distance;
-    }
-  }
-  const TunedSchedule* best = nullptr;
-  for (const TunedSchedule& t : it->second.entries) {
-    if (t.op != op || t.intermediate != intermediate || t.radius < radius ||
-        std::max(1.0, static_cast<double>(t.width) * t.height) != size_class)
-      continue;
-    if (!best || t.radius < best->radius) best = &t;
-  }
-  if (!best) return std::nullopt;
-  return *best;
-}
 
 namespace {
 
@@ -220,8 +108,8 @@ void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h,
       char ms[32];
       std::snprintf(ms, sizeof ms, "%.4f ms", t.ms);
       *log << "  " << label << ": " << describe_candidate(t) << " " << ms << " (best of "
-           << candidates.size() - skipped << (skipped ? ", " + std::to_string(skipped) + " skipped" : "")
-           << ")" << std::endl;
+           << candidates.size() - skipped
+           << (skipped ? ", " + std::to_string(skipped) + " skipped" : "") << ")" << std::endl;
     }
   };
 
@@ -330,9 +218,8 @@ void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h,
       p.threshold = 0.5;
       p.block = block;
       p.variant = v.value;
-      cs.push_back({t, [&runtime, p, w, h] {
-                      return std::make_unique<BrightFinder>(runtime, p, w, h);
-                    }});
+      cs.push_back(
+          {t, [&runtime, p, w, h] { return std::make_unique<BrightFinder>(runtime, p, w, h); }});
     }
     run_case("bright B=" + std::to_string(block), std::move(cs));
   }
@@ -353,14 +240,10 @@ std::vector<TunedSchedule> tune(Runtime& runtime, const TuneOptions& o, std::ost
   }
 
   const DeviceInfo& d = runtime.device();
-  nlohmann::ordered_json j = {{"device", d.name},   {"platform", d.platform},
-                              {"driver", d.driver}, {"kernels", tune_kernels_fingerprint()},
-                              {"runs", o.runs},     {"entries", nlohmann::ordered_json::array()}};
-  for (const TunedSchedule& t : table) j["entries"].push_back(to_json(t));
   const std::string path = tune_table_path(d);
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  const std::string text = j.dump(2) + "\n";
+  const std::string text = schedule_table_text(d, o.runs, table);
   write_file_atomic(path, std::vector<std::uint8_t>(text.begin(), text.end()));
   return table;
 }
