@@ -1,4 +1,4 @@
-// Options of `blurtool bench` (cxxopts), turned into a SuiteOptions for core/bench_suite.
+// Options of `blurtool bench` (cxxopts), turned into a SuiteOptions for bench_suite.
 #include "cli/bench_cli.h"
 
 #include <algorithm>
@@ -8,9 +8,9 @@
 
 #include "cli/numbers.h"
 #include "cli/subcommand.h"
-#include "core/bench_suite.h"
-#include "core/error.h"
-#include "core/image_io.h"
+#include "tools/bench_suite.h"
+#include "util/error.h"
+#include "image/image_io.h"
 
 namespace blurtool {
 

@@ -1,4 +1,4 @@
-// `blurtool bench [options]`: the fixed benchmark suite's options (see core/bench_suite.h).
+// `blurtool bench [options]`: the fixed benchmark suite's options (see tools/bench_suite.h).
 #pragma once
 
 namespace blurtool {

@@ -1,4 +1,4 @@
-// Options of `blurtool blas` (cxxopts), turned into a BlasBenchOptions for core/blas_bench.
+// Options of `blurtool blas` (cxxopts), turned into a BlasBenchOptions for blas_bench.
 #include "cli/blas_cli.h"
 
 #include <algorithm>
@@ -8,9 +8,9 @@
 
 #include "cli/numbers.h"
 #include "cli/subcommand.h"
-#include "core/blas_bench.h"
-#include "core/blas_tune.h"
-#include "core/error.h"
+#include "tools/blas/blas_bench.h"
+#include "tools/blas/blas_tune.h"
+#include "util/error.h"
 
 namespace blurtool {
 

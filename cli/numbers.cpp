@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "core/error.h"
+#include "util/error.h"
 
 namespace blurtool {
 

@@ -12,8 +12,8 @@
 
 #include "cli/numbers.h"
 #include "cli/subcommand.h"
-#include "core/error.h"
-#include "core/image_io.h"
+#include "util/error.h"
+#include "image/image_io.h"
 
 namespace blurtool {
 

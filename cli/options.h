@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "core/pipeline.h"
+#include "pipeline/pipeline.h"
 
 namespace blurtool {
 
-/// Everything the command line asks for: the job (JobOptions, run by core/pipeline.h) and the
+/// Everything the command line asks for: the job (JobOptions, run by pipeline/pipeline.h) and the
 /// options that are the command line's own.
 struct CliOptions : JobOptions {
   bool help = false;

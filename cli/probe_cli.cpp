@@ -1,4 +1,4 @@
-// Options of `blurtool probe` (cxxopts), turned into a ProbeOptions for core/probe.
+// Options of `blurtool probe` (cxxopts), turned into a ProbeOptions for probe.
 #include "cli/probe_cli.h"
 
 #include <algorithm>
@@ -7,9 +7,9 @@
 
 #include "cli/numbers.h"
 #include "cli/subcommand.h"
-#include "core/error.h"
-#include "core/image_io.h"
-#include "core/probe.h"
+#include "util/error.h"
+#include "image/image_io.h"
+#include "tools/probe.h"
 
 namespace blurtool {
 

@@ -1,5 +1,5 @@
 // `blurtool probe cache|divergence|stride [options]`: the performance-model probes' options (see
-// core/probe.h).
+// tools/probe.h).
 #pragma once
 
 namespace blurtool {

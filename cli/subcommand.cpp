@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <set>
 
-#include "core/error.h"
+#include "util/error.h"
 
 namespace blurtool {
 

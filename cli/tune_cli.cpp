@@ -1,4 +1,4 @@
-// Options of `blurtool tune` (cxxopts), turned into a TuneOptions for core/tune.
+// Options of `blurtool tune` (cxxopts), turned into a TuneOptions for tune.
 #include "cli/tune_cli.h"
 
 #include <cxxopts.hpp>
@@ -6,8 +6,8 @@
 
 #include "cli/numbers.h"
 #include "cli/subcommand.h"
-#include "core/error.h"
-#include "core/tune.h"
+#include "util/error.h"
+#include "tools/tune.h"
 
 namespace blurtool {
 

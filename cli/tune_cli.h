@@ -1,5 +1,5 @@
 // `blurtool tune [options]`: measures the fastest schedules of one device and stores them for
-// `--variant auto` (see core/tune.h).
+// `--variant auto` (see tools/tune.h).
 #pragma once
 
 namespace blurtool {

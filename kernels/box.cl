@@ -555,7 +555,7 @@ inline void ring_slots(int* slot, int j, int slots, int ring, int first) {
 // scratch, per work-item (uint4 units): V, TILE_W sum4 (as many uint4, twice as many with
 // WIDE_SUM); the staged rows, TILE_W + 2R + 8 uint16; the ring, 2R + 5 rows (ring != 0) or 8
 // (four entering and four leaving rows) of TILE_STRIDE uint4. The host computes the same size
-// (per_item in BoxFilter's constructor, core/box_blur.cpp); with the buffer's base aligned
+// (per_item in BoxFilter's constructor, filters/box/box_blur.cpp); with the buffer's base aligned
 // (CL_DEVICE_MEM_BASE_ADDR_ALIGN is at least 1024 bits) every uint16 and every ring row starts
 // on 64 bytes.
 kernel void box_tiled(global const pixel_t* src, global pixel_t* dst, int w, int h, int radius,

@@ -2,7 +2,7 @@
 // prepends this file to each family's source (with a #line directive, so that build-log line
 // numbers still point into the family's own file).
 
-// Pixel depth of the input and output (the host's pixel_options(), core/filter.h): RGBA8 by
+// Pixel depth of the input and output (the host's pixel_options(), filters/filter.h): RGBA8 by
 // default; with -DPIXEL16 RGBA16 (CL_UNORM_INT16 images, buffers of 8 bytes a pixel, 16-bit
 // samples in native byte order), used for 16-bit PNGs, premultiplied alpha and linear light.
 // Kernels work on sample values 0..PIXEL_MAX: pixel_t is a buffer pixel, pixel_word_t the same
@@ -117,7 +117,7 @@ inline uint4 pixel_samples(uint u) { return (uint4)(u, u >> 8, u >> 16, u >> 24)
 inline uint pixel_word(uint4 s) { return s.x | s.y << 8 | s.z << 16 | s.w << 24; }
 #endif
 
-// Edge modes, as core/edge_mode.h.
+// Edge modes, as filters/edge_mode.h.
 #define EDGE_CLAMP 0
 #define EDGE_MIRROR 1
 #define EDGE_ZERO 2
@@ -127,7 +127,7 @@ constant sampler_t bilinear = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | 
 
 // The pixel that coordinate i on an axis of n pixels reads: [0, n), or -1 for zero. Mirror
 // repeats the edge pixel and is periodic (cba|abc|cba), so any radius works. Same as the host's
-// edge_index() in core/edge_mode.h.
+// edge_index() in filters/edge_mode.h.
 inline int edge_index(int i, int n, int edge) {
   if (i >= 0 && i < n) return i;
   if (edge == EDGE_CLAMP) return clamp(i, 0, n - 1);

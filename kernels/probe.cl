@@ -1,6 +1,6 @@
 // Performance-model probes (`blurtool probe`): the experiments of the GPU performance-model
 // write-up (caches, strides, divergence), as kernels whose results can be checked exactly (cache,
-// stride) or closely (divergence) against core/probe_reference.cpp, so that a timing always
+// stride) or closely (divergence) against tools/probe_reference.cpp, so that a timing always
 // belongs to a kernel that did what its name says.
 
 // No multiply-add contraction: the host reference rounds every product and sum on its own.

@@ -1,7 +1,7 @@
 // The working space of issue 10's fidelity modes: RGBA16 pixels are taken from their stored
 // form (straight alpha, sRGB-encoded colour) into the form a blur must average, and back.
 //   - linear light: colour channels through the exact sRGB transfer curves (IEC 61966-2-1), by
-//     lookup tables of 65536 16-bit entries the host fills (core/working_space.cpp), so that a
+//     lookup tables of 65536 16-bit entries the host fills (filters/working_space.cpp), so that a
 //     black/white edge averages to linear mid-grey (sRGB 188 of 255), not to 128;
 //   - premultiplied alpha: colour times alpha before, divided by alpha after, so that a pixel
 //     counts in a mean by its coverage and transparent pixels' colours never bleed into the
@@ -54,7 +54,7 @@ kernel void working_space_finish(global const ushort4* src, global ushort4* dst,
 
 // The same for an 8-bit stored form: widened on the way in (v * 257, exact) and reduced on the
 // way out ((v * 255 + 32767) / 65535, rounded to nearest), as the host's widen() and narrow()
-// (core/image_io.cpp) would, so that 8-bit pixels go to and from the device as they are stored.
+// (image/image_io.cpp) would, so that 8-bit pixels go to and from the device as they are stored.
 kernel void working_space_prepare8(global const uchar4* src, global ushort4* dst, uint n,
                                    global const ushort* to_linear, int flags) {
   const uint i = get_global_id(0);

@@ -1,5 +1,5 @@
 // JPEG's per-pixel colour stages on the device, exactly as libjpeg-turbo computes them on the
-// host (core/jpeg_planes.h says which of libjpeg's functions each follows; jpeg_planes.cpp holds
+// host (image/jpeg_planes.h says which of libjpeg's functions each follows; jpeg_planes.cpp holds
 // the host reference, ycbcr_to_rgba and rgba_to_ycbcr, that the tests compare these with):
 //   - decoding: Y, Cb, Cr planes as coded -> fancy upsampling -> YCbCr -> RGB, into the RGBA8
 //     input of a filter (a buffer of uchar4 or a CL_UNORM_INT8 image);
@@ -135,7 +135,7 @@ kernel void rgba_to_planes_image(read_only image2d_t src, PLANES_ARGS) {
 
 // ---------------------------------------------------------------------------------------------
 // JPEG's per-block stages on the device, with libjpeg-turbo's integer arithmetic (the host
-// references are blocks_to_planes and planes_to_blocks in core/jpeg_planes.cpp):
+// references are blocks_to_planes and planes_to_blocks in image/jpeg_planes.cpp):
 //   - decoding: quantised DCT coefficients (libjpeg's JBLOCKs, 64 shorts in natural order) ->
 //     dequantisation and the accurate integer inverse DCT (jidctint.c, Loeffler-Ligtenberg-
 //     Moschytz with 13-bit constants) -> a plane of samples;
@@ -340,7 +340,7 @@ kernel void plane_to_dct(global const uchar* restrict planes, int4 offsets, int4
 }
 
 // ---------------------------------------------------------------------------------------------
-// DCT blocks without their zeros (core/jpeg_planes.h SparseBlocks), the form in which a batch
+// DCT blocks without their zeros (image/jpeg_planes.h SparseBlocks), the form in which a batch
 // moves coefficients between host and device: a 64-bit mask a block (bit k: coefficient k, in
 // natural order, is not zero) and the non-zero values block by block. Blocks are numbered
 // through the components in order (block b is coefficients 64 b .. of the whole blocks). A

@@ -61,9 +61,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/host_memory.h"
-#include "core/image_io.h"
-#include "core/png_encode.h"
+#include "util/host_memory.h"
+#include "image/image_io.h"
+#include "image/png_encode.h"
 
 namespace {
 

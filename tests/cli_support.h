@@ -25,10 +25,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/box_reference.h"
-#include "core/gauss_reference.h"
-#include "core/image_io.h"
-#include "core/working_space.h"
+#include "filters/box/box_reference.h"
+#include "filters/gauss/gauss_reference.h"
+#include "image/image_io.h"
+#include "filters/working_space.h"
 
 extern char** environ;
 
@@ -72,7 +72,7 @@ inline int max_diff(const Image& a, const Image& b) {
 
 /// What blurtool writes by default for 8-bit `input` (1-4 channels) blurred by `blur16` (a CPU
 /// reference on RGBA16) or `blur8` (the same on 8 bits): an image with transparency is blurred
-/// in premultiplied form at 16 bits and rounded to 8 (core/working_space.h), any other as
+/// in premultiplied form at 16 bits and rounded to 8 (filters/working_space.h), any other as
 /// stored at 8 bits.
 template <typename Blur16, typename Blur8>
 Image expected_blur(const Image& input, Blur16 blur16, Blur8 blur8) {

@@ -34,9 +34,9 @@
 #include <tuple>
 #include <vector>
 
-#include "core/box_reference.h"
-#include "core/bright_points.h"
-#include "core/image_io.h"
+#include "filters/box/box_reference.h"
+#include "filters/bright/bright_points.h"
+#include "image/image_io.h"
 #include "tests/cli_support.h"
 
 namespace blurtool {

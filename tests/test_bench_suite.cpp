@@ -13,12 +13,12 @@
 #include <sstream>
 #include <string>
 
-#include "core/bench_suite.h"
-#include "core/box_blur.h"
-#include "core/bright_points.h"
-#include "core/error.h"
-#include "core/gauss_blur.h"
-#include "core/intermediate.h"
+#include "tools/bench_suite.h"
+#include "filters/box/box_blur.h"
+#include "filters/bright/bright_points.h"
+#include "util/error.h"
+#include "filters/gauss/gauss_blur.h"
+#include "filters/intermediate.h"
 #include "tests/cli_support.h"
 #include "tests/test_support.h"
 
@@ -36,7 +36,7 @@ SuiteOptions small_quick() {
 }
 
 // The variants the radius sweep holds on the test device: tiled only off GPUs (a CPU
-// schedule, 50-100x slower on a GPU; core/bench_suite.cpp).
+// schedule, 50-100x slower on a GPU; tools/bench_suite.cpp).
 std::vector<std::string> swept_variants() {
   std::vector<std::string> v = {"accumulated", "unrolled",        "scan",
                                 "segmented",   "segmented-local", "fused"};

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "core/blas.h"
-#include "core/error.h"
+#include "tools/blas/blas.h"
+#include "util/error.h"
 #include "tests/test_support.h"
 
 namespace blurtool {

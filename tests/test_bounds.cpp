@@ -10,9 +10,9 @@
 #include <functional>
 #include <memory>
 
-#include "core/box_blur.h"
-#include "core/gauss_blur.h"
-#include "core/working_space.h"
+#include "filters/box/box_blur.h"
+#include "filters/gauss/gauss_blur.h"
+#include "filters/working_space.h"
 #include "tests/test_support.h"
 
 namespace blurtool {

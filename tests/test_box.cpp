@@ -7,8 +7,8 @@
 #include <random>
 #include <set>
 
-#include "core/box_blur.h"
-#include "core/box_reference.h"
+#include "filters/box/box_blur.h"
+#include "filters/box/box_reference.h"
 #include "tests/test_support.h"
 
 namespace blurtool {

@@ -13,8 +13,8 @@
 #include <memory>
 #include <random>
 
-#include "core/bright_points.h"
-#include "core/error.h"
+#include "filters/bright/bright_points.h"
+#include "util/error.h"
 #include "tests/test_support.h"
 
 namespace blurtool {

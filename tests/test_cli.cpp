@@ -30,15 +30,15 @@
 #include <thread>
 #include <vector>
 
-#include "core/blas.h"
-#include "core/blas_tune.h"
-#include "core/box_blur.h"
-#include "core/box_reference.h"
-#include "core/bright_points.h"
-#include "core/cl_runtime.h"
-#include "core/gauss_blur.h"
-#include "core/gauss_reference.h"
-#include "core/image_io.h"
+#include "tools/blas/blas.h"
+#include "tools/blas/blas_tune.h"
+#include "filters/box/box_blur.h"
+#include "filters/box/box_reference.h"
+#include "filters/bright/bright_points.h"
+#include "runtime/cl_runtime.h"
+#include "filters/gauss/gauss_blur.h"
+#include "filters/gauss/gauss_reference.h"
+#include "image/image_io.h"
 #include "tests/cli_support.h"
 #include "tests/test_support.h"
 

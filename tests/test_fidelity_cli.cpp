@@ -4,10 +4,10 @@
 // back) or against the expected values.
 #include <gtest/gtest.h>
 
-#include "core/box_reference.h"
-#include "core/bright_points.h"
-#include "core/gauss_reference.h"
-#include "core/working_space.h"
+#include "filters/box/box_reference.h"
+#include "filters/bright/bright_points.h"
+#include "filters/gauss/gauss_reference.h"
+#include "filters/working_space.h"
 #include "tests/cli_support.h"
 
 namespace fs = std::filesystem;

@@ -12,8 +12,8 @@
 #include <memory>
 #include <random>
 
-#include "core/gauss_blur.h"
-#include "core/gauss_reference.h"
+#include "filters/gauss/gauss_blur.h"
+#include "filters/gauss/gauss_reference.h"
 #include "tests/test_support.h"
 
 namespace blurtool {

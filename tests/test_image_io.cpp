@@ -1,4 +1,4 @@
-// Tests for core/image_io: exact PNG round trips for every channel count, depth, zlib level and
+// Tests for image_io: exact PNG round trips for every channel count, depth, zlib level and
 // strip layout of the parallel PNG encoder (checked by zlib and stb_image too), JPEG within a
 // loose tolerance, JPEG and PNG from RGBA against the reduced image, JPEG chroma subsampling, the
 // checks made before anything is decoded (signature, empty and missing files, truncated JPEGs,
@@ -30,9 +30,9 @@
 #include <tuple>
 #include <vector>
 
-#include "core/error.h"
-#include "core/image_io.h"
-#include "core/png_encode.h"
+#include "util/error.h"
+#include "image/image_io.h"
+#include "image/png_encode.h"
 
 namespace blurtool {
 namespace {

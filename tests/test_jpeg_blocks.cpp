@@ -1,6 +1,6 @@
-// JPEG's DCT blocks (core/jpeg_planes.h: decode_jpeg_blocks, encoder_block_layout and the host
+// JPEG's DCT blocks (image/jpeg_planes.h: decode_jpeg_blocks, encoder_block_layout and the host
 // references blocks_to_planes and planes_to_blocks) and their device transforms
-// (core/ycbcr_device.h): the planes an inverse DCT makes must be tjDecompressToYUVPlanes' own,
+// (filters/ycbcr_device.h): the planes an inverse DCT makes must be tjDecompressToYUVPlanes' own,
 // and the files encoded from forward-DCT blocks tjCompress2's own bytes, at every chroma
 // subsampling, at sizes that are no multiple of a block or an MCU, at the qualities that take
 // the fast and the accurate DCT, and in restart strips.
@@ -17,10 +17,10 @@
 // jpeglib.h needs FILE and size_t declared first.
 #include <jpeglib.h>
 
-#include "core/box_blur.h"
-#include "core/filter.h"
-#include "core/jpeg_planes.h"
-#include "core/ycbcr_device.h"
+#include "filters/box/box_blur.h"
+#include "filters/filter.h"
+#include "image/jpeg_planes.h"
+#include "filters/ycbcr_device.h"
 #include "jpeg_test_support.h"
 
 using namespace blurtool;

@@ -1,4 +1,4 @@
-// JPEG's colour planes (core/jpeg_planes.h) and their device conversions (core/ycbcr_device.h):
+// JPEG's colour planes (image/jpeg_planes.h) and their device conversions (filters/ycbcr_device.h):
 // every path must give libjpeg-turbo's own bytes, decoded pixels against tjDecompress2 and
 // encoded files against tjCompress2 (encode_rgba), at every chroma subsampling and at sizes
 // that are no multiple of a block or an MCU.
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "core/box_blur.h"
-#include "core/filter.h"
-#include "core/jpeg_planes.h"
-#include "core/ycbcr_device.h"
+#include "filters/box/box_blur.h"
+#include "filters/filter.h"
+#include "image/jpeg_planes.h"
+#include "filters/ycbcr_device.h"
 #include "jpeg_test_support.h"
 
 using namespace blurtool;

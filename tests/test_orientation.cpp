@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/image_io.h"
+#include "image/image_io.h"
 #include "tests/cli_support.h"
 
 namespace blurtool {

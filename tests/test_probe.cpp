@@ -13,9 +13,9 @@
 #include <set>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/probe.h"
-#include "core/svg_chart.h"
+#include "util/error.h"
+#include "tools/probe.h"
+#include "tools/svg_chart.h"
 #include "tests/cli_support.h"
 #include "tests/test_support.h"
 

@@ -20,11 +20,11 @@
 #include <utility>
 #include <vector>
 
-#include "core/box_blur.h"
-#include "core/box_reference.h"
-#include "core/cl_runtime.h"
-#include "core/error.h"
-#include "core/kernel_sources.h"
+#include "filters/box/box_blur.h"
+#include "filters/box/box_reference.h"
+#include "runtime/cl_runtime.h"
+#include "util/error.h"
+#include "runtime/kernel_sources.h"
 #include "tests/cli_support.h"
 #include "tests/test_support.h"
 

@@ -11,11 +11,11 @@
 #include <random>
 #include <string>
 
-#include "core/box_blur.h"
-#include "core/cl_runtime.h"
-#include "core/filter.h"
-#include "core/image_io.h"
-#include "core/intermediate.h"
+#include "filters/box/box_blur.h"
+#include "runtime/cl_runtime.h"
+#include "filters/filter.h"
+#include "image/image_io.h"
+#include "filters/intermediate.h"
 
 namespace blurtool {
 

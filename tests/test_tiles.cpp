@@ -9,13 +9,13 @@
 #include <memory>
 #include <string>
 
-#include "core/box_blur.h"
-#include "core/bright_points.h"
-#include "core/edge_mode.h"
-#include "core/error.h"
-#include "core/gauss_blur.h"
-#include "core/intermediate.h"
-#include "core/tiled_run.h"
+#include "filters/box/box_blur.h"
+#include "filters/bright/bright_points.h"
+#include "filters/edge_mode.h"
+#include "util/error.h"
+#include "filters/gauss/gauss_blur.h"
+#include "filters/intermediate.h"
+#include "filters/tiled_run.h"
 #include "tests/test_support.h"
 
 namespace blurtool {

@@ -12,13 +12,13 @@
 #include <optional>
 #include <string>
 
-#include "core/box_blur.h"
-#include "core/box_reference.h"
-#include "core/bright_points.h"
-#include "core/error.h"
-#include "core/gauss_blur.h"
-#include "core/gauss_reference.h"
-#include "core/tune.h"
+#include "filters/box/box_blur.h"
+#include "filters/box/box_reference.h"
+#include "filters/bright/bright_points.h"
+#include "util/error.h"
+#include "filters/gauss/gauss_blur.h"
+#include "filters/gauss/gauss_reference.h"
+#include "tools/tune.h"
 #include "tests/cli_support.h"
 #include "tests/test_support.h"
 

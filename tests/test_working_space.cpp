@@ -5,12 +5,12 @@
 
 #include <memory>
 
-#include "core/box_blur.h"
-#include "core/box_reference.h"
-#include "core/bright_points.h"
-#include "core/gauss_blur.h"
-#include "core/gauss_reference.h"
-#include "core/working_space.h"
+#include "filters/box/box_blur.h"
+#include "filters/box/box_reference.h"
+#include "filters/bright/bright_points.h"
+#include "filters/gauss/gauss_blur.h"
+#include "filters/gauss/gauss_reference.h"
+#include "filters/working_space.h"
 #include "tests/test_support.h"
 
 namespace blurtool {

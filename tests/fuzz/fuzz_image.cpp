@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/image_io.h"
-#include "core/jpeg_planes.h"
-#include "core/pipeline.h"
+#include "util/error.h"
+#include "image/image_io.h"
+#include "image/jpeg_planes.h"
+#include "pipeline/pipeline.h"
 
 namespace {
 // 2^22 pixels (16 MiB as RGBA8) keeps every input under libFuzzer's 2 GiB memory limit while

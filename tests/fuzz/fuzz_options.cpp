@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cli/options.h"
-#include "core/error.h"
+#include "util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::string> args = {"blurtool", ""};

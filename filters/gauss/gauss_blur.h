@@ -1,0 +1,283 @@
+// The Gaussian blur on an OpenCL device: every schedule of the Gaussian write-up
+// ("Compute shaders in graphics: Gaussian blur", with fragment and compute shaders), each
+// computing the meaning defined by gauss_blur_reference() in filters/gauss/gauss_reference.h.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runtime/cl_runtime.h"
+#include "filters/edge_mode.h"
+#include "filters/filter.h"
+#include "filters/intermediate.h"
+#include "util/named.h"
+
+namespace blurtool {
+
+/// Schedules of the Gaussian blur (--variant). See kernels/gauss.cl for what each costs.
+enum class GaussVariant {
+  /// The tuning table's pick, else fused-mma or separable-mma (tensor cores), fused or
+  /// separable-buffer (other GPUs), tiled (CPUs): resolve_gauss_variant.
+  automatic,
+  naive,             ///< one pass, (2R+1)^2 image reads per pixel
+  naive_local,       ///< one pass over a tile plus halo staged in local memory
+  separable,         ///< horizontal then vertical pass, 2R+1 reads each
+  separable_linear,  ///< the same, taps paired through the linear filter: 1 + 2 ceil(R/2)
+  separable_local,   ///< each pass stages its row (Gx1) or column (1xG) segment locally
+  fused_local,       ///< one pass: tile in local memory, horizontal pass in local memory
+  tiled,             ///< one pass over buffers, a tile per work-item, rows in a ring (CPUs)
+  fused,             ///< one pass over buffers, built per radius, tiles of TW x 8 (GPUs)
+  separable_buffer,  ///< columns then rows over buffers, built per radius, 16-bit intermediate
+  separable_mma,     ///< the same as band-matrix products on NVIDIA tensor cores (RGBA8)
+  fused_mma,         ///< separable-mma's products in one pass, through local memory (RGBA8)
+};
+
+/// Name table: auto, naive, naive-local, separable, separable-linear, separable-local,
+/// fused-local, tiled, fused, separable-buffer, separable-mma, fused-mma.
+const std::vector<Named<GaussVariant>>& gauss_variant_table();
+
+/// Whether a variant has two passes and so an intermediate image.
+bool gauss_is_two_pass(GaussVariant variant);
+
+/// Whether a variant's work-group is a row segment (--wg Gx1: Gx1 rows, 1xG columns) rather
+/// than a 2-D tile (--wg WxH).
+bool gauss_row_work_group(GaussVariant variant);
+
+/// Rows of a `tiled` tile.
+constexpr int kGaussTileRows = 256;
+
+/// Columns of a `tiled` tile for `radius` by default: 256, or the multiple of 16 (at least 16)
+/// whose ring (4 ceil(R/2) + 4 rows of tile_w + 4 float4) stays within 256 KiB, a CPU's L2 or
+/// a quarter of it (240 at R 30, 112 at R 63). The ring used to be sized for a 32 KiB L1 (64
+/// columns at R 16), when each multiply-add loaded two vectors from it; with four outputs in
+/// registers it loads half a vector, and on PoCL (2 Zen 4 cores, R 16, 1920x1080) 256 columns
+/// took 8.1-9.2 ms against 10.0-17.0 with 64 (kernels/NOTES.md). --segment sets the width;
+/// `blurtool tune` tries 64, 128 and 256.
+int gauss_tile_width(int radius);
+
+/// Largest `tiled` tile width (--segment), in columns; widths are multiples of 16.
+constexpr int kMaxGaussTileColumns = 1024;
+
+/// Work-items of a `fused` work-group (--wg Gx1) by default at `radius`: 256 up to R 32, 128
+/// beyond. Measured on an NVIDIA H100 (sigma 10, 1920x1080), 256 against 128: 0.025 against
+/// 0.026 ms at R 4, 0.052/0.059 at R 16, 0.093/0.119 at R 30; at R 63 0.594 against 0.353 (a
+/// 128-column tile leaves half of 256 work-items idle in the row pass).
+int gauss_fused_default_group(int radius);
+
+/// Input columns of a `fused` tile at most (TW + 2R): 8 rows of them in float4 are 32 KiB of
+/// local memory, two thirds of the 48 KiB most GPUs give a work-group.
+constexpr int kGaussFusedColumns = 256;
+
+/// Output columns of a `fused` tile for `radius` and a work-group of `group` work-items: the
+/// largest multiple of 8 with TW + 2R <= min(2 G, kGaussFusedColumns) (each work-item then
+/// takes at most two columns of the vertical pass), at least 8.
+int gauss_fused_tile_width(int radius, int group);
+
+/// Local memory of a `fused` work-group, in bytes: `rows` rows of TW + 2R + 1 float4.
+size_t gauss_fused_local_bytes(int radius, int group, int rows);
+
+/// `separable-buffer`: outputs a work-item of the column pass (--segment) by default, and the
+/// most accepted. Measured on an NVIDIA H100 (sigma 10, 1920x1080, 128x1), column pass at R 16:
+/// 8 outputs 0.036 ms, 4: 0.041, 16: 0.040, 24: 0.056, 32: 0.123 (190 registers).
+constexpr int kGaussSepColumnOutputs = 8;
+constexpr int kMaxGaussSepColumnOutputs = 32;
+
+/// `separable-buffer`: work-items of both passes' work-groups (--wg Gx1) by default; G is also
+/// the width of the row pass's tile. H100, R 16: 128 0.063 ms, 64 0.064, 256 0.068.
+constexpr int kGaussSepGroup = 128;
+
+/// Local memory of a `separable-buffer` row-pass work-group of `group` work-items, in bytes: 8
+/// rows of G + 2R + 1 float4.
+size_t gauss_sep_local_bytes(int radius, int group);
+
+/// Bytes a pixel of `separable-buffer`'s intermediate buffer: 8 at `depth` u8 (four 16-bit
+/// fixed-point samples, 256 times the level), 16 at u16 (float4).
+size_t gauss_sep_intermediate_bytes(PixelDepth depth);
+
+/// `separable-mma`: the largest radius (its band matrix's fragments, 2 + R/4 blocks of 16
+/// inputs, live in registers: 142 a work-item at R 63 on an H100).
+constexpr int kMaxGaussMmaRadius = 64;
+
+/// `separable-mma`'s strips: rows a warp of the column pass walks down, pixels a warp of the
+/// row pass walks along. Measured on an NVIDIA H100 (1920x1080): R 16 best with 128 and 64
+/// (0.034 ms; 0.035-0.039 with 32-256 either way), R 63 with 256 and 256 (0.050; 0.058 with
+/// 128 and 64).
+struct MmaStrips {
+  int rows, pixels;
+};
+MmaStrips gauss_mma_strips(int radius);
+
+/// `fused-mma`: the largest radius (beyond it its local memory and registers grow past what
+/// pays; separable-mma takes over).
+constexpr int kMaxGaussMmaFusedRadius = 32;
+/// `fused-mma`'s most rows a work-group walks down (--segment, a multiple of 16).
+constexpr int kMaxGaussMmaFusedRows = 1024;
+
+/// `fused-mma`'s tile (kernels/gauss.cl gauss_mma_fused): output columns (MMA_TX, a multiple of
+/// 16), rows a work-group walks down by default (a multiple of 16; --segment sets them) and
+/// warps of a work-group (MMA_WARPS: two of the column groups its rows read each). Measured on
+/// an NVIDIA H100 (1920x1080, sigma 10, ms), R 16: 64 columns and 6 warps 0.027 (32 or 48
+/// columns 0.027-0.029, 80 or 96 0.029-0.030; 4 warps 0.028, 3 0.034, 2 0.041). Rows 64 / 128
+/// / 256: R 4 0.020 / 0.023 / 0.032, R 8 0.020 / 0.026 / 0.034, R 16 0.027 / 0.027 / 0.040,
+/// R 24 0.034 / 0.032 / 0.039, R 32 0.051 / 0.044 / 0.036 (192 rows: 0.030-0.053, as 1080
+/// rows leave its last strip 120 rows).
+struct MmaTile {
+  int width, rows, warps;
+};
+MmaTile gauss_mma_tile(int radius);
+
+/// Bytes of local memory `fused-mma` takes at `radius` with `tile`: two buffers of the 16 rows
+/// of 2 (tile / 16 + blocks - 1) groups of 8 column results, 8 bytes a pixel.
+size_t gauss_mma_fused_local_bytes(int radius, const MmaTile& tile);
+
+/// Whether `v` runs its products on tensor cores: separable-mma or fused-mma.
+bool gauss_is_mma(GaussVariant v);
+
+/// Whether `device` has the tensor cores separable-mma and fused-mma need: an NVIDIA GPU of compute
+/// capability 8.0 or later (mma.sync.m16n8k16 with f16 inputs).
+bool gauss_has_tensor_cores(const DeviceInfo& device);
+
+/// Whether variant `v` runs on `device` for `depth` at `radius`: every variant does, but
+/// separable-mma only with tensor cores, at 8 bits, up to kMaxGaussMmaRadius, and fused-mma
+/// the same up to kMaxGaussMmaFusedRadius where its local memory (default tile) fits.
+bool gauss_variant_runs(GaussVariant v, const DeviceInfo& device, PixelDepth depth, int radius);
+
+/// Largest radius at which `auto` picks `fused` on a GPU without a tuning table; above it
+/// separable-buffer. H100, 1920x1080, ms, fused against separable-buffer: R 8 0.040 / 0.046,
+/// R 16 0.053 / 0.063, R 32 0.100 / 0.107, R 40 0.191 / 0.127, R 63 0.357 / 0.187, R 100
+/// 0.761 / 0.265 (separable-local 0.071 ... 0.534, never the fastest).
+constexpr int kGaussFusedAutoRadius = 32;
+
+/// Largest radius of `fused` and `separable-buffer`: they are built for the radius with their
+/// loops unrolled, so the build grows with it (PoCL on 2 cores, cache off, with another build
+/// running: 67 s for fused at R 128, 133 s at R 256, over 15 minutes at R 4000, where its
+/// 1 MiB of local memory held the tile). A GPU with 48 KiB of local memory holds
+/// separable-buffer's default row tile up to R 127, fused's less.
+constexpr int kMaxGaussUnrolledRadius = 128;
+
+/// Output rows of a `fused` tile (FUSED_ROWS in kernels/gauss.cl, --segment) by default, and
+/// the most accepted.
+constexpr int kGaussFusedRows = 8;
+constexpr int kMaxGaussFusedRows = 64;
+
+/// Largest radius accepted (the weights live in constant memory, 64 KiB on every device).
+constexpr int kMaxGaussRadius = 4096;
+
+/// What to compute and how.
+struct GaussParams {
+  double sigma = 1.0;  ///< pixels, > 0
+  int radius = -1;     ///< pixels; -1: ceil(3 sigma)
+  GaussVariant variant = GaussVariant::automatic;
+  Intermediate intermediate = Intermediate::rgba32f;  ///< two-pass variants only
+  EdgeMode edge = EdgeMode::clamp;
+  WorkGroup wg;     ///< 0x0: 16x16 for 2-D, 64x1 for row segments, fused gauss_fused_default_group,
+                    ///< separable-buffer kGaussSepGroup x 1; the mma variants set their own
+  int segment = 0;  ///< fused: output rows of a tile, 1..kMaxGaussFusedRows; 0: kGaussFusedRows;
+                    ///< separable-buffer: outputs a column-pass work-item, 1..32; 0:
+                    ///< kGaussSepColumnOutputs;
+                    ///< fused-mma: rows a work-group walks down, a multiple of 16 up to
+                    ///< kMaxGaussMmaFusedRows; 0: gauss_mma_tile's
+};
+
+/// The radius `params` stands for (its own, or ceil(3 sigma)).
+int gauss_radius(const GaussParams& params);
+
+/// Checks ranges. Throws blurtool::UsageError naming the option (--gauss, --radius, --wg).
+void validate(const GaussParams& params);
+
+/// The variant `auto` stands for on `device` at `radius` for `depth` when no tuning table
+/// answers: tiled on CPUs; on GPUs fused-mma where it runs (gauss_variant_runs: tensor cores,
+/// 8 bits, R up to 32), else separable-mma where it runs (R up to 64), else fused up to
+/// kGaussFusedAutoRadius, separable-buffer beyond (and where fused's local memory does
+/// not fit), separable-local where neither's local memory fits. Other variants are returned
+/// unchanged.
+GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const DeviceInfo& device,
+                                   PixelDepth depth = PixelDepth::u8);
+/// One fetch of separable-linear: (1 - t) px(x + lo) + t px(x + lo + 1), times `weight`.
+struct LinearTap {
+  int lo;
+  float t;
+  float weight;
+};
+
+/// The fetches of one separable-linear pass for `weights` (2R+1, from gauss_weights): the
+/// centre alone, then neighbouring taps merged in pairs on each side: 1 + 2 ceil(R/2) fetches.
+std::vector<LinearTap> gauss_linear_taps(const std::vector<double>& weights);
+
+/// `params` with its radius resolved (gauss_radius) and auto replaced as GaussFilter does for a
+/// `width` x `height` image on `device`: the tuning table's pick for the nearest tuned size
+/// (variant, work-group, fused tile rows), else resolve_gauss_variant(). The tuning table is
+/// measured on RGBA8: at 16 bits (`depth`) auto takes resolve_gauss_variant()'s default.
+/// Throws blurtool::Error for a tuning table naming an unknown variant.
+GaussParams resolve_gauss_schedule(const GaussParams& params, const DeviceInfo& device, int width,
+                                   int height, PixelDepth depth = PixelDepth::u8);
+
+/// A Gaussian schedule for `width` x `height` RGBA images of `depth` (RGBA8 or RGBA16) on one
+/// device: builds (or takes from the cache) its program, uploads the weights, allocates the
+/// intermediate image. Every variant runs at both depths. Throws blurtool::UsageError for
+/// invalid parameters or a work-group size the device or kernel cannot run (naming the limit:
+/// CL_KERNEL_WORK_GROUP_SIZE or the local memory), blurtool::Error for device limits or a failed
+/// build, cl::Error for other OpenCL failures.
+class GaussFilter : public Filter {
+ public:
+  GaussFilter(Runtime& runtime, const GaussParams& params, int width, int height,
+              PixelDepth depth = PixelDepth::u8);
+
+  std::string describe() const override;
+  const std::vector<PassInfo>& passes() const override { return passes_; }
+  std::uint64_t compulsory_bytes() const override {
+    return 2ULL * pixel_bytes(depth_) * width_ * height_;  // the input read, the output written
+  }
+  std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
+  bool takes_buffers() const override {
+    return params_.variant == GaussVariant::tiled || params_.variant == GaussVariant::fused ||
+           params_.variant == GaussVariant::separable_buffer || gauss_is_mma(params_.variant);
+  }
+  std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) override;
+
+  /// The parameters with `auto`, the radius and the work-group size resolved.
+  const GaussParams& params() const { return params_; }
+
+ private:
+  int fused_rows() const { return params_.segment ? params_.segment : kGaussFusedRows; }
+  int tile_columns() const { return params_.segment ? params_.segment : gauss_tile_width(radius_); }
+  int sep_outputs() const { return params_.segment ? params_.segment : kGaussSepColumnOutputs; }
+  int mma_rows() const { return params_.segment ? params_.segment : gauss_mma_tile(radius_).rows; }
+  std::vector<cl::Event> enqueue_fused(const cl::Buffer& src, const cl::Buffer& dst);
+  std::vector<cl::Event> enqueue_separable_buffer(const cl::Buffer& src, const cl::Buffer& dst);
+  std::vector<cl::Event> enqueue_separable_mma(const cl::Buffer& src, const cl::Buffer& dst);
+  std::vector<cl::Event> enqueue_fused_mma(const cl::Buffer& src, const cl::Buffer& dst);
+  // kernels_[0] (src -> dst) with (in, out, width, height, edge, weights), last_arg(kernel) for
+  // argument 6, one Gx1 work-group a tile of tile_w columns by `rows` rows.
+  std::vector<cl::Event> enqueue_tile_pass(const cl::Buffer& src, const cl::Buffer& dst,
+                                           size_t tile_w, size_t rows,
+                                           const std::function<void(cl::Kernel&)>& last_arg);
+  // kernels_[0] (src -> mid_), then kernels_[1] (mid_ -> dst), each with (in, out, width,
+  // height, edge, weights), more_args(pass, kernel) for the rest, over global[pass] in Gx1.
+  std::vector<cl::Event> enqueue_buffer_passes(
+      const cl::Buffer& src, const cl::Buffer& dst, const cl::NDRange (&global)[2],
+      const std::function<void(size_t, cl::Kernel&)>& more_args);
+
+  Runtime& runtime_;
+  GaussParams params_;
+  int width_, height_, radius_;
+  std::vector<PassInfo> passes_;
+  std::vector<cl::Kernel> kernels_;
+  std::vector<size_t> local_bytes_;  // per local array argument, in order
+  cl::Buffer weights_;
+  cl_int taps_ = 0;
+  cl::Image2D intermediate_;
+  cl::Buffer mid_;         // separable-buffer and -mma: the column pass's results
+  float weight_sum_ = 0;   // separable-buffer: the sum of the float weights
+  cl::Buffer scratch_;     // tiled: each work-item's staged row and ring
+  size_t tile_items_ = 0;  // tiled: work-items
+};
+
+/// Gaussian-blurs RGBA8 host image `rgba` on the runtime's device; returns RGBA8.
+/// Errors as GaussFilter and run_filter.
+Image gauss_blur(Runtime& runtime, const Image& rgba, const GaussParams& params);
+/// The same for RGBA16 (a PixelDepth::u16 schedule); returns RGBA16.
+Image16 gauss_blur(Runtime& runtime, const Image16& rgba, const GaussParams& params);
+
+}  // namespace blurtool

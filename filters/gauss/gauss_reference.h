@@ -1,0 +1,22 @@
+// The Gaussian blur's meaning, computed on the CPU in double precision: the reference every
+// device variant is tested against.
+#pragma once
+
+#include <vector>
+
+#include "filters/edge_mode.h"
+#include "filters/gauss/gauss_weights.h"
+#include "image/image_io.h"
+
+namespace blurtool {
+
+/// Gaussian blur: out(x, y) = sum over i, j in [-R, R] of w(i) w(j) in(x + i, y + j), per
+/// channel, pixels outside the image given by `edge`, the exact (double precision) 2-D
+/// convolution rounded to the nearest 8-bit level, halves up. Any channel count; the result
+/// has the input's size and channels. O(width * height * (2R+1)^2): for tests. Throws as
+/// gauss_weights.
+Image gauss_blur_reference(const Image& image, double sigma, int radius, EdgeMode edge);
+/// The same for 16-bit samples, rounded to the nearest 16-bit level (0..65535).
+Image16 gauss_blur_reference(const Image16& image, double sigma, int radius, EdgeMode edge);
+
+}  // namespace blurtool

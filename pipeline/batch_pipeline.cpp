@@ -1,0 +1,966 @@
+// The batch driver (see batch_pipeline.h).
+//
+// Stages (pipeline.h): decode (host pool) -> device (threads per device, each with its own
+// queue on the device's context and compiled programs for the whole batch) -> encode and write
+// (host pool). The pool's threads take an encode when one is waiting, else a decode, so that
+// they follow whichever stage is short of hands; a cap on the images held in memory keeps
+// decoders from running far ahead of the devices or the encoders. The devices are opened
+// (context, programs) while the first images decode: that set-up takes as long as decoding
+// dozens of photos.
+#include "pipeline/batch_pipeline.h"
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <system_error>
+#include <thread>
+
+#include "filters/filter.h"
+#include "util/host_memory.h"
+#include "pipeline/pipeline.h"
+#include "util/trace.h"
+#include "filters/ycbcr_device.h"
+
+namespace fs = std::filesystem;
+
+namespace blurtool {
+
+namespace {
+
+// One image of the batch.
+struct Item {
+  std::string input, output;
+  OutputKind kind = OutputKind::png;
+};
+
+// What planning found: the images to make, and those already failed or skipped.
+struct Plan {
+  std::vector<Item> items;
+  std::vector<std::pair<std::string, std::string>> failed;  // input, reason
+  size_t skipped = 0;
+  size_t folders_without_images = 0;
+};
+
+// The output name for `input` found at `relative` under its root: --format's extension, else
+// the input's own when it is an image name, else ".png".
+fs::path output_name(const fs::path& relative, const JobOptions& o) {
+  fs::path out = relative;
+  if (!o.format.empty())
+    out.replace_extension("." + o.format);
+  else if (!is_image_name(relative.string()))
+    out.replace_extension(".png");
+  return out;
+}
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec) && !ec) return true;
+  return fs::exists(b, ec) && fs::equivalent(a, b, ec);
+}
+
+// The image files of the folder `dir` (found as `relative` under its input folder) and, with
+// `recursive`, of its sub-folders, as (file, output path relative to the output folder). Hidden
+// names are skipped, as is the output folder; links to files count as files, links to folders
+// are not followed. The output path is built from the names as found, never from a link's
+// target. A folder that cannot be read is a failure of the batch, not a silent gap.
+void scan_folder(const fs::path& dir, const fs::path& relative, bool recursive,
+                 const fs::path& out_canonical, const JobOptions& o,
+                 std::vector<std::pair<fs::path, fs::path>>& found, Plan& p) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) {
+    p.failed.emplace_back(dir.string(), "cannot read the folder: " + ec.message());
+    return;
+  }
+  std::vector<fs::directory_entry> entries;
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) {
+      p.failed.emplace_back(dir.string(), "cannot read the folder: " + ec.message());
+      return;
+    }
+    entries.push_back(*it);
+  }
+  for (const fs::directory_entry& e : entries) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    if (e.is_symlink(ec) ? false : e.is_directory(ec)) {
+      if (recursive && fs::weakly_canonical(e.path(), ec) != out_canonical)
+        scan_folder(e.path(), relative / name, recursive, out_canonical, o, found, p);
+      continue;
+    }
+    if (e.is_regular_file(ec) && is_image_name(name))
+      found.emplace_back(e.path(), output_name(relative / name, o));
+  }
+}
+
+// Throws UsageError where o's output folder names a file.
+void check_output_folder(const JobOptions& o) {
+  std::error_code ec;
+  // "file/" does not exist to stat(): look at the name without its trailing slashes.
+  std::string bare = o.output;
+  while (bare.size() > 1 && bare.back() == '/') bare.pop_back();
+  if (fs::exists(bare, ec) && !fs::is_directory(bare, ec))
+    throw UsageError("output folder '" + o.output + "' is a file; name a folder");
+}
+
+// The images of o's inputs and what becomes of each (the output folder checked first:
+// check_output_folder).
+Plan plan(const JobOptions& o) {
+  std::error_code ec;
+  const fs::path out_dir = o.output;
+  const fs::path out_canonical = fs::weakly_canonical(out_dir, ec);
+
+  // (input file, output path relative to the output folder)
+  std::vector<std::pair<fs::path, fs::path>> found;
+  Plan p;
+  for (const std::string& input : o.inputs) {
+    if (!fs::is_directory(input, ec)) {
+      const fs::path name = fs::path(input).filename();
+      if (name.empty()) {  // "x/" that is no folder: say why, as opening it would
+        struct stat st;
+        const int err = ::stat(input.c_str(), &st) != 0 ? errno : ENOTDIR;
+        p.failed.emplace_back(input, "cannot open: " + std::generic_category().message(err));
+        continue;
+      }
+      found.emplace_back(input, output_name(name, o));
+      continue;
+    }
+    std::vector<std::pair<fs::path, fs::path>> here;
+    const size_t failed_before = p.failed.size();
+    scan_folder(input, fs::path(), o.recursive, out_canonical, o, here, p);
+    if (here.empty() && p.failed.size() == failed_before) ++p.folders_without_images;
+    std::sort(here.begin(), here.end());
+    found.insert(found.end(), here.begin(), here.end());
+  }
+
+  // Every input file, by name and by identity, so that no output replaces another input (with
+  // --force an output may otherwise land on an input of another name: a.png -> a.jpg).
+  std::map<fs::path, std::string> inputs;
+  std::map<std::pair<dev_t, ino_t>, std::string> input_ids;
+  for (const auto& [input, relative] : found) {
+    const fs::path canonical = fs::weakly_canonical(input, ec);
+    if (!ec && !canonical.empty()) inputs.emplace(canonical, input.string());
+    struct stat st;
+    if (::stat(input.c_str(), &st) == 0) input_ids.emplace(std::pair{st.st_dev, st.st_ino}, input);
+  }
+  // The input that `out` is, by name or by identity (a hard link), or null.
+  auto input_at = [&](const fs::path& out) -> const std::string* {
+    const fs::path canonical = fs::weakly_canonical(out, ec);
+    if (auto it = inputs.find(canonical); !ec && !canonical.empty() && it != inputs.end())
+      return &it->second;
+    struct stat st;
+    if (::stat(out.c_str(), &st) != 0) return nullptr;
+    const auto it = input_ids.find({st.st_dev, st.st_ino});
+    return it == input_ids.end() ? nullptr : &it->second;
+  };
+
+  std::map<fs::path, std::string> claimed;  // output -> the input that makes it
+  for (const auto& [input, relative] : found) {
+    const fs::path out = out_dir / relative;
+    const std::string in = input.string();
+    if (same_file(input, out)) {
+      p.failed.emplace_back(
+          in, "output '" + out.string() + "' is the input file; refusing to overwrite it");
+      continue;
+    }
+    if (const std::string* other = input_at(out)) {
+      p.failed.emplace_back(in, "output '" + out.string() + "' is another input ('" + *other +
+                                    "'); refusing to overwrite it");
+      continue;
+    }
+    const fs::path key = fs::weakly_canonical(out, ec);
+    if (auto it = claimed.find(key); it != claimed.end()) {
+      p.failed.emplace_back(
+          in, "output '" + out.string() + "' is also the output of '" + it->second + "'");
+      continue;
+    }
+    claimed[key] = in;
+    if (!o.force && fs::exists(out, ec)) {
+      ++p.skipped;
+      continue;
+    }
+    Item item{in, out.string(), OutputKind::png};
+    item.kind = output_kind(item.output, in, o);
+    p.items.push_back(std::move(item));
+  }
+  return p;
+}
+
+// The devices of --devices (every one for "all"), or the one of --device.
+std::vector<DeviceInfo> batch_devices(const JobOptions& o) {
+  if (o.devices.empty()) return {select_device(o.device)};
+  std::vector<DeviceInfo> all = list_devices(), chosen;
+  std::set<int> seen;
+  for (const std::string& spec : o.devices) {
+    std::vector<DeviceInfo> add =
+        spec == "all" ? all : std::vector{select_device(spec, "--devices")};
+    for (DeviceInfo& d : add)
+      if (seen.insert(d.index).second) chosen.push_back(std::move(d));
+  }
+  if (chosen.empty()) throw Error("--devices: no OpenCL device found");
+  return chosen;
+}
+
+// What the last batch with the same device options found, kept in
+// cache_directory()/batch-devices as lines of "KEY<tab>gpu" or "KEY<tab>other": whether every
+// one of its devices ran JPEG's colour stages (jpeg_colour_on_device with --jpeg-codec auto).
+// A batch decodes to colour planes from its start where this says gpu, instead of from when
+// its devices are known (0.15-0.2 s into a batch on the H100 machine, 80 of 400 images); a
+// stale answer only costs time (planes then go through a CPU device's conversion kernels) and
+// is rewritten. KEY: the options and the variable that choose the devices (not the OpenCL
+// loader's variables: launchers such as a GPU machine's wrapper point OCL_ICD_VENDORS at a
+// fresh folder each run; a changed set of drivers costs one batch's head start).
+std::string device_memo_key(const JobOptions& o) {
+  std::string key = "device=" + o.device + " devices=";
+  for (const std::string& d : o.devices) key += d + ",";
+  const char* env = std::getenv("BLURTOOL_DEVICE");
+  key += std::string(" BLURTOOL_DEVICE=") + (env ? env : "");
+  for (char& c : key)
+    if (c == '\t' || c == '\n') c = ' ';
+  return key;
+}
+
+std::vector<std::string> device_memo_lines() {
+  std::vector<std::string> lines;
+  std::ifstream in(cache_directory() + "/batch-devices");
+  for (std::string line; std::getline(in, line) && lines.size() < 64;) lines.push_back(line);
+  return lines;
+}
+
+// The memo's answer for o's devices: 1 gpu, 0 other, -1 none.
+int device_memo(const JobOptions& o) {
+  const std::string key = device_memo_key(o) + "\t";
+  for (const std::string& line : device_memo_lines())
+    if (line.compare(0, key.size(), key) == 0) return line.substr(key.size()) == "gpu" ? 1 : 0;
+  return -1;
+}
+
+// Records `gpu` for o's devices (the last 32 keys kept); failures are ignored.
+void remember_devices(const JobOptions& o, bool gpu) {
+  // Without HOME or a cache variable, cache_directory() is under the working folder: no
+  // memory then rather than a .cache folder among the user's files.
+  const std::string folder = cache_directory();
+  if (folder.rfind("./", 0) == 0) return;
+  const std::string key = device_memo_key(o) + "\t";
+  std::string text;
+  std::vector<std::string> lines = device_memo_lines();
+  lines.erase(std::remove_if(lines.begin(), lines.end(),
+                             [&](const std::string& l) { return l.rfind(key, 0) == 0; }),
+              lines.end());
+  if (lines.size() >= 32) lines.erase(lines.begin(), lines.end() - 31);
+  for (const std::string& l : lines) text += l + "\n";
+  text += key + (gpu ? "gpu" : "other") + "\n";
+  try {
+    std::error_code ec;
+    fs::create_directories(folder, ec);
+    write_file_atomic(folder + "/batch-devices",
+                      std::vector<std::uint8_t>(text.begin(), text.end()));
+  } catch (const Error&) {  // an unwritable cache: the next batch starts with whole decoding
+  }
+}
+
+// CPU time of the calling thread, milliseconds.
+double thread_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+// The CPU (of the calling thread) and wall milliseconds of one stage of one image, from its
+// construction to lap().
+class StageClock {
+ public:
+  struct Lap {
+    double cpu_ms, wall_ms;
+  };
+  Lap lap() const { return {thread_cpu_ms() - cpu0_, ms_since(wall0_)}; }
+
+ private:
+  double cpu0_ = thread_cpu_ms();
+  std::chrono::steady_clock::time_point wall0_ = std::chrono::steady_clock::now();
+};
+
+// The time a batch's stages took, summed over its images (--bench): CPU of the thread that ran
+// each stage and wall time, milliseconds, and the images counted.
+struct StageTimes {
+  struct Stage {
+    double cpu_ms = 0, wall_ms = 0;
+    size_t images = 0;
+  };
+  Stage decode, device, encode;
+  double upload_ms = 0, kernel_ms = 0, download_ms = 0;  // of the device stage
+  double upload_copy_ms = 0, download_copy_ms = 0;       // the copies alone (events)
+  size_t pinned_uploads = 0, pinned_downloads = 0;       // from and into pinned memory
+  size_t in_place_uploads = 0, in_place_downloads = 0;   // not copied (runs_in_place)
+  double known_s = 0;                    // seconds into the batch when the devices were known
+  double ready_s = 0;                    // ... when every device was open
+  double first_result_s = 0;             // ... when the first image came off a device
+  size_t planes_in = 0, planes_out = 0;  // images decoded to, results made as, colour planes
+  size_t blocks_in = 0, blocks_out = 0;  // ... of them as DCT blocks
+  size_t sparse_in = 0, sparse_out = 0;  // ... of those sparse
+  // Seconds the threads waited, summed over threads: workers while the devices opened, at the
+  // cap of images in flight with images left to decode, with none left; device lanes for
+  // decoded images.
+  double wait_opening_s = 0, wait_cap_s = 0, wait_tail_s = 0, wait_lanes_s = 0;
+  // Each image's round trip on its device's clock (FilterRun::device_start_ns, _end_ns), for
+  // how busy the device was (device_busy); kept for --bench only.
+  struct Span {
+    const void* device;
+    std::uint64_t start_ns, end_ns;
+  };
+  std::vector<Span> spans;
+  // The host clock of the round trips (FilterRun), over the images that timed theirs.
+  double enqueue_ms = 0, wait_ms = 0, check_ms = 0;
+  size_t commands = 0, timed_round_trips = 0;
+};
+
+// For the spans of one device: the fraction of the time from the first round trip's start to
+// the last one's end in which at least one round trip was on the device, and that time in
+// seconds. (A round trip's span includes the gaps between its commands.)
+std::pair<double, double> device_busy(std::vector<StageTimes::Span> spans) {
+  if (spans.empty()) return {0, 0};
+  std::sort(spans.begin(), spans.end(), [](const StageTimes::Span& a, const StageTimes::Span& b) {
+    return a.start_ns < b.start_ns;
+  });
+  std::uint64_t busy = 0, from = spans[0].start_ns, to = spans[0].end_ns;
+  for (const StageTimes::Span& s : spans) {
+    if (s.start_ns > to) {
+      busy += to - from;
+      from = s.start_ns;
+    }
+    to = std::max(to, s.end_ns);
+  }
+  busy += to - from;
+  const double whole = static_cast<double>(to - spans[0].start_ns);
+  return {whole > 0 ? busy / whole : 0, whole * 1e-9};
+}
+
+std::string clock_text(double seconds) {
+  const long s = std::lround(std::max(0.0, seconds));
+  char text[32];
+  std::snprintf(text, sizeof text, "%ld:%02ld", s / 60, s % 60);
+  return text;
+}
+
+// The pipeline over plan.items: all state under one mutex, one condition variable.
+class Pipeline {
+ public:
+  // `devices`: batch_devices(o), being resolved since before the plan was made.
+  Pipeline(const JobOptions& o, const Plan& plan, std::future<std::vector<DeviceInfo>> devices)
+      : o_(o), items_(plan.items), devices_found_(std::move(devices)) {
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    workers_ = o.jobs > 0 ? static_cast<size_t>(o.jobs) : hw;
+    cap_ = workers_ + 2;  // until the devices are known (open_devices)
+    if (o.jpeg_codec == JobOptions::JpegCodec::automatic) {
+      memo_ = device_memo(o);
+      planes_ = memo_ == 1;
+    }
+    failed_ = plan.failed.size();
+    skipped_ = plan.skipped;
+    progress_ = !o.quiet && isatty(STDERR_FILENO);
+  }
+
+  // Runs the batch. A device that cannot be opened, or that cannot run the schedule asked for
+  // (a usage error), ends the batch before any output is written: its error is rethrown here,
+  // and what the images said while the devices opened is dropped.
+  void run() {
+    start_ = std::chrono::steady_clock::now();
+    opening_ = items_.empty() ? 0 : 1;  // the device list, until it is known
+    // Threads the system refuses (EAGAIN) are done without: the batch runs on those it got,
+    // and fails with the reason only where it got no worker or no device thread.
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < workers_; ++i) {
+      try {
+        threads.emplace_back([this] { worker_loop(); });
+      } catch (const std::system_error&) {
+        if (threads.empty()) throw;
+        break;
+      }
+    }
+    if (!items_.empty()) {
+      try {
+        threads.emplace_back([this] { open_devices(); });
+      } catch (const std::system_error&) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        setup_error_ = std::current_exception();
+        opening_ = 0;
+        cv_.notify_all();
+      }
+    }
+    for (std::thread& t : threads) t.join();
+    trace("batch: every image done");
+    if (progress_) std::cerr << "\r\033[K" << std::flush;
+    if (setup_error_) std::rethrow_exception(setup_error_);
+  }
+
+  // The count in environment variable `name` where it is one in [low, high], else `fallback`
+  // (the batch's settings for measurements and tests).
+  static int env_count(const char* name, int low, int high, int fallback) {
+    const char* text = std::getenv(name);
+    const int n = text ? std::atoi(text) : 0;
+    return n >= low && n <= high ? n : fallback;
+  }
+
+  // Device threads (lanes) `device` gets: BLURTOOL_DEVICE_LANES (1-8, for measurements and
+  // tests), else 2 on a GPU and 1 elsewhere.
+  static int lanes_of(const DeviceInfo& device) {
+    return env_count("BLURTOOL_DEVICE_LANES", 1, 8, device.type & CL_DEVICE_TYPE_GPU ? 2 : 1);
+  }
+
+  // Images a batch holds at once once its devices are open: BLURTOOL_IN_FLIGHT (2-1024, for
+  // measurements), else `fallback`.
+  static size_t in_flight_cap(size_t fallback) {
+    return static_cast<size_t>(
+        env_count("BLURTOOL_IN_FLIGHT", 2, 1024, static_cast<int>(fallback)));
+  }
+
+  size_t done() const { return done_; }
+  const StageTimes& stage_times() const { return times_; }
+  size_t workers() const { return workers_; }
+  size_t lanes() const { return lanes_; }
+  size_t failed() const { return failed_; }
+  size_t skipped() const { return skipped_; }
+  double seconds() const { return ms_since(start_) / 1000; }
+  double input_bytes() const { return input_bytes_; }
+
+ private:
+  struct Decoded {
+    size_t item;
+    Source source;     // the input expanded to RGBA (by the decoding thread)
+    double bytes = 0;  // of the input file
+  };
+  struct Finished {
+    size_t item;
+    Rendered rendered;
+    double bytes;
+  };
+
+  // Called with the lock held.
+  static void add(StageTimes::Stage& stage, StageClock::Lap lap) {
+    stage.cpu_ms += lap.cpu_ms;
+    stage.wall_ms += lap.wall_ms;
+    ++stage.images;
+  }
+  bool no_more_input() const { return next_ == items_.size() && decoding_ == 0; }
+  bool all_settled() const {
+    return no_more_input() && decoded_.empty() && on_device_ == 0 && finished_.empty();
+  }
+
+  void fail(size_t item, const std::string& why) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ++failed_;
+    say("blurtool: " + items_[item].input + ": " + why + "\n");
+  }
+
+  void warn(const std::string& text) {
+    if (o_.quiet) return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    say("blurtool: warning: " + text + "\n");
+  }
+
+  // With the lock held: `line` to stderr, or kept until every device is open, so that a batch
+  // that ends in a device's usage error says only that.
+  void say(const std::string& line) {
+    if (opening_ > 0) {
+      held_lines_.push_back(line);
+      return;
+    }
+    clear_progress();
+    std::cerr << line;
+    draw_progress();
+  }
+
+  // The devices of --device or --devices (batch_devices: the OpenCL platforms are loaded and
+  // asked), each then opened by its own device_main thread.
+  void open_devices() {
+    try {
+      devices_ = devices_found_.get();
+    } catch (...) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      setup_error_ = std::current_exception();
+      --opening_;
+      cv_.notify_all();
+      return;
+    }
+    bool all = false, remember = false;  // every device takes the colour stages; memo stale
+    {
+      // Images held at once from now on: enough to keep every device and worker busy, no more.
+      std::unique_lock<std::mutex> lock(mutex_);
+      size_t lanes = 0;
+      for (const DeviceInfo& d : devices_) lanes += lanes_of(d);
+      cap_ = in_flight_cap(workers_ + 2 * lanes);
+      lanes_ = lanes;
+      // JPEGs decoded from now on leave their colour stages to the devices, if all take them.
+      all = std::all_of(devices_.begin(), devices_.end(),
+                        [&](const DeviceInfo& d) { return jpeg_colour_on_device(o_, d); });
+      planes_ = all;
+      remember = o_.jpeg_codec == JobOptions::JpegCodec::automatic && memo_ != (all ? 1 : 0);
+      times_.known_s = seconds();
+      opening_ += devices_.size() - 1;  // batch_devices never returns an empty list
+      cv_.notify_all();                 // workers may decode up to the new cap
+    }
+    std::vector<std::thread> threads;
+    for (const DeviceInfo& d : devices_) {
+      try {
+        threads.emplace_back([this, &d] { device_main(d); });
+      } catch (const std::system_error&) {  // the devices not started take no part
+        std::unique_lock<std::mutex> lock(mutex_);
+        opening_ -= devices_.size() - threads.size();
+        if (threads.empty()) setup_error_ = std::current_exception();
+        cv_.notify_all();
+        break;
+      }
+    }
+    // Written while the devices open, outside the lock.
+    if (remember) remember_devices(o_, all);
+    for (std::thread& t : threads) t.join();
+  }
+
+  // A device's threads: opens it (context, queue, the filter built once for a small image so
+  // that a schedule it cannot run is found before any image), waits for the other devices,
+  // then runs its lanes. A GPU gets more than one lane, each with its own queue, so that one
+  // image's upload and download overlap another's kernels; a CPU device runs on the cores that
+  // decode and encode, and gets one.
+  void device_main(const DeviceInfo& device) {
+    std::unique_ptr<Runtime> rt;
+    std::vector<std::unique_ptr<Runtime>> lanes;
+    try {
+      rt = std::make_unique<Runtime>(device);
+      make_filter(*rt, o_, 64, 64);
+      // The colour kernels built once here, so that every lane's sibling has them.
+      if (jpeg_colour_on_device(o_, device)) YCbCrConverter colour(*rt);
+      for (int i = 1; i < lanes_of(device); ++i) lanes.push_back(rt->sibling());
+      // The images decoded from now on, and the results, in pinned memory of the first GPU
+      // opened: its transfers then need no staging copies (the process keeps the pool).
+      if (pins_host_memory(device)) {
+        try {
+          auto pool = std::make_unique<PinnedPool>(rt->sibling(), pinned_pool_bytes_);
+          if (install_pixel_pool(pool.get())) {
+            pool.release();
+            trace("batch: pinned pool made");
+          }
+        } catch (const cl::Error&) {  // no queue for it: transfers are staged, as without
+        }
+      }
+    } catch (...) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (!setup_error_) setup_error_ = std::current_exception();
+      --opening_;
+      cv_.notify_all();
+      return;
+    }
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (--opening_ == 0 && !setup_error_) {
+        for (const std::string& line : held_lines_) say(line);
+        held_lines_.clear();
+        times_.ready_s = seconds();
+        trace("batch: every device ready");
+      }
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return opening_ == 0; });
+      if (setup_error_) return;
+    }
+    std::vector<std::thread> threads;
+    for (auto& lane : lanes) {
+      try {
+        threads.emplace_back([this, &lane] { device_loop(*lane); });
+      } catch (const std::system_error&) {  // fewer lanes, as many as the system gives
+        break;
+      }
+    }
+    device_loop(*rt);
+    for (std::thread& t : threads) t.join();
+  }
+
+  // Runs `work` for `item`, turning any exception into a reported failure.
+  template <class F>
+  bool guarded(size_t item, F&& work) {
+    try {
+      work();
+      return true;
+    } catch (const cl::Error& e) {
+      fail(item, "OpenCL: " + describe_cl_error(e));
+    } catch (const std::exception& e) {
+      // Messages of image_io already name the file; others get it from fail().
+      std::string why = e.what();
+      const std::string& in = items_[item].input;
+      if (why.rfind(in + ":", 0) == 0) why = why.substr(in.size() + 1);
+      while (!why.empty() && why[0] == ' ') why.erase(0, 1);
+      fail(item, why);
+    }
+    return false;
+  }
+
+  // Called with the lock held: whether a worker may start decoding the next image. While the
+  // devices open, decoding runs ahead of the cap up to opening_bytes_ of decoded pixels.
+  bool may_decode() const {
+    if (next_ >= items_.size()) return false;
+    return held_ < cap_ || (opening_ > 0 && decoded_bytes_ < opening_bytes_);
+  }
+
+  // Waits on cv_ until `ready`, adding the seconds waited (if any) to `waited`.
+  template <class Ready>
+  void timed_wait(std::unique_lock<std::mutex>& lock, Ready ready, double& waited) {
+    if (ready()) return;
+    const auto from = std::chrono::steady_clock::now();
+    cv_.wait(lock, ready);
+    waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+  }
+
+  void worker_loop() {
+    for (;;) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      const auto idle = [&] {
+        return !(setup_error_ || !finished_.empty() || may_decode() || all_settled());
+      };
+      if (idle()) {
+        double& waited = opening_ > 0            ? times_.wait_opening_s
+                         : next_ < items_.size() ? times_.wait_cap_s
+                                                 : times_.wait_tail_s;
+        timed_wait(
+            lock, [&] { return !idle(); }, waited);
+      }
+      if (setup_error_) return;
+      if (!finished_.empty()) {
+        Finished f = std::move(finished_.front());
+        finished_.pop_front();
+        lock.unlock();
+        const Item& item = items_[f.item];
+        const StageClock clock;
+        const bool ok = guarded(f.item, [&] {
+          std::vector<std::uint8_t> bytes;
+          try {
+            // One image encodes on --jobs threads; several already fill them one each.
+            bytes = encode_output(f.rendered, item.kind, o_, items_.size() > 1 ? 1 : o_.jobs);
+          } catch (const Error& e) {  // e.g. too large for JPEG: the output is at fault
+            throw Error("output '" + item.output + "': " + e.what());
+          }
+          std::error_code ec;
+          fs::create_directories(fs::path(item.output).parent_path(), ec);
+          write_file_atomic(item.output, bytes);
+        });
+        const StageClock::Lap lap = clock.lap();
+        lock.lock();
+        --held_;
+        if (ok) {
+          ++done_;
+          if (done_ == 1 || done_ % 100 == 0) trace("batch: written", done_);
+          input_bytes_ += f.bytes;
+          add(times_.encode, lap);
+        }
+        draw_progress();
+        cv_.notify_all();
+        continue;
+      }
+      if (may_decode()) {
+        const size_t i = next_++;
+        ++decoding_;
+        ++held_;
+        lock.unlock();
+        Decoded d{i, {}, 0};
+        const StageClock clock;
+        const bool ok = guarded(i, [&] {
+          std::vector<std::string> warnings;
+          // Decoded into pinned memory once the pool is installed (encoding's own buffers not).
+          const UsePixelPool pinned;
+          d.source = decode_source(read_input(items_[i].input, o_), o_, &warnings, planes_,
+                                   jpeg_dct_mode() == JpegDct::sparse);
+          for (const std::string& w : warnings) warn(w);  // each names the file
+          std::error_code ec;
+          d.bytes = static_cast<double>(fs::file_size(items_[i].input, ec));
+        });
+        const StageClock::Lap lap = clock.lap();
+        lock.lock();
+        --decoding_;
+        if (ok) {
+          if (times_.decode.images == 0) trace("batch: first image decoded");
+          add(times_.decode, lap);
+          if (d.source.has_planes()) ++times_.planes_in;
+          if (d.source.planes.as_blocks()) ++times_.blocks_in;
+          if (d.source.planes.dct.is_sparse()) ++times_.sparse_in;
+          decoded_bytes_ += d.source.bytes();
+          decoded_.push_back(std::move(d));
+        } else {
+          --held_;
+        }
+        cv_.notify_all();
+        continue;
+      }
+      return;  // all_settled
+    }
+  }
+
+  void device_loop(Runtime& rt) {
+    const UsePixelPool pinned;  // the results in pinned memory
+    // Keeps the previous image's filter, reused while size, depth and working space stay.
+    DeviceStage stage(rt, o_);
+    for (;;) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      timed_wait(
+          lock, [&] { return !decoded_.empty() || no_more_input(); }, times_.wait_lanes_s);
+      if (decoded_.empty()) return;
+      Decoded d = std::move(decoded_.front());
+      decoded_.pop_front();
+      decoded_bytes_ -= d.source.bytes();
+      ++on_device_;
+      lock.unlock();
+      Finished f{d.item, {}, d.bytes};
+      FilterRun timings;
+      const StageClock clock;
+      const bool ok = guarded(d.item, [&] {
+        SourceRun run = stage.run(d.source, items_[d.item].kind);
+        f.rendered = std::move(run.rendered);
+        timings = std::move(run.timings);
+      });
+      const StageClock::Lap lap = clock.lap();
+      lock.lock();
+      --on_device_;
+      if (ok) {
+        if (times_.device.images == 0) {
+          times_.first_result_s = seconds();
+          trace("batch: first image off a device");
+        }
+        if (!f.rendered.planes.empty()) ++times_.planes_out;
+        if (f.rendered.planes.as_blocks()) ++times_.blocks_out;
+        if (f.rendered.planes.dct.is_sparse()) ++times_.sparse_out;
+        finished_.push_back(std::move(f));
+        add(times_.device, lap);
+        times_.upload_ms += timings.upload_ms;
+        times_.download_ms += timings.download_ms;
+        times_.upload_copy_ms += timings.upload_copy_ms;
+        times_.download_copy_ms += timings.download_copy_ms;
+        times_.pinned_uploads += timings.pinned_upload;
+        times_.pinned_downloads += timings.pinned_download;
+        times_.in_place_uploads += timings.in_place_upload;
+        times_.in_place_downloads += timings.in_place_download;
+        times_.enqueue_ms += timings.enqueue_ms;
+        times_.wait_ms += timings.wait_ms;
+        times_.check_ms += timings.check_ms;
+        times_.commands += timings.commands;
+        times_.timed_round_trips += timings.commands > 0;
+        if (o_.stage_times && timings.device_end_ns > timings.device_start_ns)
+          times_.spans.push_back(
+              {rt.device().device(), timings.device_start_ns, timings.device_end_ns});
+        for (const std::vector<double>& pass : timings.pass_ms)
+          for (double ms : pass) times_.kernel_ms += ms;
+      } else {
+        --held_;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  // With the lock held: the progress line, at most 10 times a second and once at the end.
+  void draw_progress() {
+    if (!progress_) return;
+    const size_t total = items_.size() + skipped_ + planned_failures();
+    const size_t count = done_ + failed_ + skipped_;
+    const double s = seconds();
+    if (count < total && s - drawn_at_ < 0.1) return;
+    drawn_at_ = s;
+    const double rate = done_ > 0 ? done_ / s : 0;
+    const size_t left = total - std::min(total, count);
+    std::string bar(20, ' ');
+    const size_t filled = total ? count * bar.size() / total : bar.size();
+    for (size_t i = 0; i < filled; ++i) bar[i] = '#';
+    char line[160];
+    std::snprintf(line, sizeof line, "\r[%s] %zu/%zu  %.1f images/s  %s left\033[K", bar.c_str(),
+                  count, total, rate, rate > 0 ? clock_text(left / rate).c_str() : "-:--");
+    std::cerr << line << std::flush;
+  }
+  void clear_progress() {
+    if (progress_) std::cerr << "\r\033[K";
+  }
+  size_t planned_failures() const { return failed_at_plan_; }
+
+  // Decoded pixels a batch may hold ahead of the cap while its devices open:
+  // BLURTOOL_DECODE_AHEAD_MIB (16-16384, for measurements), else 256 MiB (40 images of
+  // 1920x1080 as DCT blocks). More decoded ahead did not finish sooner on the H100 machine and
+  // costs its memory (kernels/NOTES.md, "JPEG block arrays in place").
+  const double opening_bytes_ =
+      env_count("BLURTOOL_DECODE_AHEAD_MIB", 16, 16384, 256) * double{1 << 20};
+  // Pinned memory for the images in flight and their results: 64 of 1920x1080 RGBA8 (a batch
+  // of them holds at most --jobs + 4 images and as many results), 10 of 12 Mpixel; beyond it,
+  // pageable memory and staging copies. BLURTOOL_PINNED_POOL_MIB (64-16384, for
+  // measurements), else 512 MiB.
+  const std::size_t pinned_pool_bytes_ =
+      static_cast<std::size_t>(env_count("BLURTOOL_PINNED_POOL_MIB", 64, 16384, 512)) << 20;
+
+  const JobOptions& o_;
+  const std::vector<Item>& items_;
+  std::future<std::vector<DeviceInfo>> devices_found_;
+  std::vector<DeviceInfo> devices_;  // set by open_devices
+  // Whether workers decode JPEGs to colour planes (decode_source): with --jpeg-codec device
+  // from the start; with auto from the start where the last batch on these devices ran the
+  // colour stages on all of them (device_memo), else once the devices are known and every one
+  // does (jpeg_colour_on_device).
+  std::atomic<bool> planes_{o_.jpeg_codec == JobOptions::JpegCodec::device};
+  int memo_ = -1;  // device_memo for --jpeg-codec auto: 1 gpu, 0 other, -1 none
+  size_t workers_ = 1, cap_ = 1;
+  size_t lanes_ = 0;  // device threads, once the devices are known
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  size_t next_ = 0;       // next item to decode
+  size_t decoding_ = 0;   // items being decoded
+  size_t on_device_ = 0;  // items on a device
+  size_t held_ = 0;       // items between the start of decoding and the end of writing
+  std::deque<Decoded> decoded_;
+  double decoded_bytes_ = 0;  // pixels of decoded_, bytes
+  std::deque<Finished> finished_;
+  size_t opening_ = 0;                   // devices still being opened
+  std::exception_ptr setup_error_;       // the first device's failure to open, if any
+  std::vector<std::string> held_lines_;  // messages kept while the devices open (say)
+  size_t done_ = 0, failed_ = 0, skipped_ = 0, failed_at_plan_ = 0;
+  double input_bytes_ = 0;
+  StageTimes times_;
+  bool progress_ = false;
+  double drawn_at_ = -1;
+  std::chrono::steady_clock::time_point start_;
+
+ public:
+  void set_planned_failures(size_t n) { failed_at_plan_ = n; }
+};
+
+// The --bench table of a batch: per image, each stage's CPU and wall milliseconds, and the CPU
+// of the whole process (getrusage) against the stages' sum.
+void print_stage_times(const Pipeline& pipeline) {
+  const StageTimes& t = pipeline.stage_times();
+  auto row = [](const char* name, const StageTimes::Stage& s, size_t threads, const char* what) {
+    const double n = static_cast<double>(std::max<size_t>(1, s.images));
+    std::printf("%-16s %7zu %10.2f %10.2f %8zu  %s\n", name, s.images, s.cpu_ms / n, s.wall_ms / n,
+                threads, what);
+  };
+  std::printf("%-16s %7s %10s %10s %8s\n", "stage", "images", "CPU ms", "wall ms", "threads");
+  row("decode", t.decode, pipeline.workers(),
+      "read and decode the file (to RGBA, or to JPEG colour planes)");
+  char device[320];
+  const double n = static_cast<double>(std::max<size_t>(1, t.device.images));
+  std::snprintf(device, sizeof device,
+                "device times: upload %.2f ms (the copy %.2f), kernels %.3f ms, download %.2f ms "
+                "(the copy %.2f); %zu uploads from pinned memory, %zu downloads into it; %zu "
+                "inputs and %zu outputs filtered in place (no copy)",
+                t.upload_ms / n, t.upload_copy_ms / n, t.kernel_ms / n, t.download_ms / n,
+                t.download_copy_ms / n, t.pinned_uploads, t.pinned_downloads, t.in_place_uploads,
+                t.in_place_downloads);
+  row("device", t.device, pipeline.lanes(), device);
+  row("encode", t.encode, pipeline.workers(), "reduce channels, encode, write atomically");
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const double user = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6;
+  const double system = usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
+  const double stages = (t.decode.cpu_ms + t.device.cpu_ms + t.encode.cpu_ms) / 1e3;
+  const double wall = pipeline.seconds();
+  std::printf(
+      "process: %.2f s CPU (user %.2f, system %.2f) in %.2f s of the batch (%.1f cores); "
+      "%.2f s CPU outside the stages (start, OpenCL set-up and driver threads); devices known "
+      "after %.2f s, open after %.2f s, the first image off a device after %.2f s\n",
+      user + system, user, system, wall, wall > 0 ? (user + system) / wall : 0.0,
+      user + system - stages, t.known_s, t.ready_s, t.first_result_s);
+  std::printf(
+      "waits (seconds, summed over threads): workers %.2f while the devices opened, %.2f at the "
+      "cap of images in flight, %.2f with nothing left to decode; device lanes %.2f for decoded "
+      "images\n",
+      t.wait_opening_s, t.wait_cap_s, t.wait_tail_s, t.wait_lanes_s);
+  std::printf(
+      "JPEG colour stages on the device (--jpeg-codec): %zu images decoded to colour planes "
+      "(%zu as DCT blocks, %zu sparse), %zu results returned as colour planes (%zu as DCT blocks, "
+      "%zu sparse)\n",
+      t.planes_in, t.blocks_in, t.sparse_in, t.planes_out, t.blocks_out, t.sparse_out);
+  std::map<const void*, std::vector<StageTimes::Span>> by_device;
+  for (const StageTimes::Span& s : t.spans) by_device[s.device].push_back(s);
+  const double timed = static_cast<double>(std::max<size_t>(1, t.timed_round_trips));
+  std::printf(
+      "device lanes' host clock an image: %.3f ms enqueuing %.1f commands, %.3f ms waiting for "
+      "them, %.3f ms checking and timing them\n",
+      t.enqueue_ms / timed, t.commands / timed, t.wait_ms / timed, t.check_ms / timed);
+  for (const auto& [device, spans] : by_device) {
+    double sum_ms = 0;
+    for (const StageTimes::Span& s : spans) sum_ms += (s.end_ns - s.start_ns) * 1e-6;
+    const auto [busy, seconds] = device_busy(spans);
+    std::printf(
+        "device busy: %.0f%% of the %.3f s from its first image's upload to its last image's "
+        "download (%zu round trips of %.3f ms each on the device's clock, gaps between their "
+        "commands included)\n",
+        100 * busy, seconds, spans.size(), sum_ms / spans.size());
+  }
+}
+
+}  // namespace
+
+int run_batch(const JobOptions& o) {
+  check_output_folder(o);  // a usage error that needs no driver loaded
+  // The OpenCL platforms load (a tenth of a second or more on a GPU machine) while the folders
+  // are listed and checked.
+  std::future<std::vector<DeviceInfo>> devices;
+  try {
+    devices = std::async(std::launch::async, [&o] { return batch_devices(o); });
+  } catch (const std::system_error&) {  // no thread for it: resolved when first needed
+    devices = std::async(std::launch::deferred, [&o] { return batch_devices(o); });
+  }
+  const Plan p = plan(o);
+  trace("batch: planned", p.items.size());
+  for (const auto& [input, why] : p.failed)
+    std::cerr << "blurtool: " << input << ": " << why << "\n";
+  if (p.folders_without_images > 0 && !o.quiet)
+    std::cerr << "blurtool: warning: " << p.folders_without_images
+              << (p.folders_without_images == 1 ? " input folder holds" : " input folders hold")
+              << " no .png, .jpg or .jpeg file" << (o.recursive ? "" : " (-r descends)") << "\n";
+
+  // Resolved even when nothing is left to do, so that a bad --device or --devices is a usage
+  // error of every run, not only of those with images to process; with images, the pipeline
+  // opens the devices while it decodes the first ones.
+  if (p.items.empty()) devices.get();
+  std::error_code ec;
+  const bool made_folder = fs::create_directories(o.output, ec);
+  if (ec) throw Error("output folder '" + o.output + "': " + ec.message());
+  Pipeline pipeline(o, p, std::move(devices));
+  pipeline.set_planned_failures(p.failed.size());
+  try {
+    pipeline.run();
+  } catch (...) {
+    if (made_folder) fs::remove(o.output, ec);  // only while still empty
+    throw;
+  }
+
+  if (!o.quiet) {
+    const double s = pipeline.seconds();
+    char line[256];
+    std::snprintf(line, sizeof line, "blurtool: %zu done, %zu skipped%s, %zu failed in %.1f s",
+                  pipeline.done(), pipeline.skipped(),
+                  pipeline.skipped() ? " (output exists; --force replaces)" : "", pipeline.failed(),
+                  s);
+    std::cerr << line;
+    // Rates only of work done: a run that only skipped or failed has none to give.
+    if (pipeline.done() > 0 && s > 0) {
+      std::snprintf(line, sizeof line, ": %.1f images/s, %.1f MB/s", pipeline.done() / s,
+                    pipeline.input_bytes() / s / 1e6);
+      std::cerr << line;
+    }
+    std::cerr << "\n";
+  }
+  if (o.stage_times) print_stage_times(pipeline);
+  return pipeline.failed() > 0 ? 1 : 0;
+}
+
+}  // namespace blurtool

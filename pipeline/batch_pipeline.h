@@ -1,0 +1,25 @@
+// The batch driver: every image of the INPUT files and folders through one operation into an
+// output folder, the stages of pipeline/pipeline.h overlapping: decoding and encoding on a pool of
+// host threads, device work on threads of each device (--device, or --devices to spread the
+// batch), with a cap on the images held in memory.
+#pragma once
+
+#include "pipeline/pipeline.h"
+
+namespace blurtool {
+
+/// Runs a batch (o.batch): plans every INPUT (files, folders, -r) into the folder o.output
+/// (made if missing; removed again, while still empty, if a device fails to open), skips
+/// existing outputs unless --force, refuses an output that is an input or the output of another
+/// input, runs the stages on the device(s) of --device or --devices, reports each failing file
+/// on stderr and goes on; progress on a terminal and a summary unless --quiet; with
+/// o.stage_times, a table on stdout of each stage's CPU and wall milliseconds per image (thread
+/// CPU clocks around each stage) and the CPU the whole process spent outside them (the OpenCL
+/// drivers' threads, waiting that spins). Returns the exit
+/// status: 0 every image done or skipped, 1 some failed. Throws blurtool::UsageError before any
+/// output for a bad output folder or device list, or for a schedule a device cannot run (the
+/// first images may have been decoded meanwhile, their messages dropped); blurtool::Error (or
+/// cl::Error) for a device that cannot be opened, before any output is written.
+int run_batch(const JobOptions& o);
+
+}  // namespace blurtool
