@@ -12,14 +12,14 @@
 #include "cli/options.h"
 #include "cli/probe_cli.h"
 #include "cli/tune_cli.h"
-#include "pipeline/batch_pipeline.h"
-#include "tools/bench.h"
-#include "runtime/cl_runtime.h"
-#include "util/error.h"
 #include "filters/gauss/gauss_blur.h"
-#include "util/host_memory.h"
 #include "image/image_io.h"
+#include "pipeline/batch_pipeline.h"
 #include "pipeline/pipeline.h"
+#include "runtime/cl_runtime.h"
+#include "tools/bench.h"
+#include "util/error.h"
+#include "util/host_memory.h"
 #include "util/trace.h"
 
 using namespace blurtool;
@@ -189,6 +189,7 @@ int run_command(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   tune_host_allocator();  // image-sized buffers reused from image to image (host_memory.h)
+  set_parameter_spelling(option_spelling);  // messages name options as they are typed
   const int status = run_command(argc, argv);
   // Every output is written and renamed into place by now. std::exit would go on to unload
   // the OpenCL drivers (NVIDIA's, PoCL's LLVM) and run every library's teardown, tens of

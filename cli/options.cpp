@@ -12,8 +12,8 @@
 
 #include "cli/numbers.h"
 #include "cli/subcommand.h"
-#include "util/error.h"
 #include "image/image_io.h"
+#include "util/error.h"
 
 namespace blurtool {
 
@@ -63,6 +63,13 @@ WorkGroup parse_work_group(const std::string& text) {
 }
 
 }  // namespace
+
+std::string option_spelling(const std::string& key) {
+  std::string option = "--" + key;
+  for (char& c : option)
+    if (c == '_') c = '-';
+  return option;
+}
 
 CliOptions parse_options(int argc, const char* const* argv) {
   // "--bench N" (N a count) means "--bench=N": cxxopts only takes an optional value with '='.

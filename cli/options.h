@@ -24,4 +24,8 @@ struct CliOptions : JobOptions {
 /// of file arguments.
 CliOptions parse_options(int argc, const char* const* argv);
 
+/// The command line's spelling of a parameter key in the lower layers' messages (see
+/// set_parameter_spelling): "--" and the key with '-' for '_' (per_item -> --per-item).
+std::string option_spelling(const std::string& key);
+
 }  // namespace blurtool

@@ -1,5 +1,5 @@
 // Edge modes: what a filter reads for coordinates outside the image. Shared by every operation,
-// its CPU reference and its kernels (kernels/box.cl mirrors edge_index() exactly).
+// its CPU reference and its kernels (kernels/common.cl mirrors edge_index() exactly).
 #pragma once
 
 #include <vector>

@@ -7,9 +7,10 @@
 #include <cstring>
 #include <string>
 
+#include "filters/ycbcr_device.h"
+#include "runtime/fault_injection.h"
 #include "util/error.h"
 #include "util/host_memory.h"
-#include "filters/ycbcr_device.h"
 
 namespace blurtool {
 
@@ -17,13 +18,14 @@ cl::Image2D make_image(Runtime& runtime, int width, int height, cl_channel_type 
                        cl_mem_flags flags) {
   const DeviceInfo& d = runtime.device();
   if (!d.image_support)
-    throw Error("device '" + d.name + "' has no image support; choose another with --device");
+    throw Error("device '" + d.name + "' has no image support; choose another with " +
+                parameter("device"));
   if (static_cast<size_t>(width) > d.image2d_max_width ||
       static_cast<size_t>(height) > d.image2d_max_height) {
     throw Error("image of " + std::to_string(width) + "x" + std::to_string(height) +
                 " pixels exceeds the largest image device '" + d.name + "' supports (" +
                 std::to_string(d.image2d_max_width) + "x" + std::to_string(d.image2d_max_height) +
-                "); choose another with --device");
+                "); choose another with " + parameter("device"));
   }
   return cl::Image2D(runtime.context(), flags, cl::ImageFormat(CL_RGBA, type), width, height);
 }
@@ -180,11 +182,7 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
     throw Error("run_filter: output planes of another size than the image");
   const bool buffers = filter.takes_buffers();
   const size_t bytes = static_cast<size_t>(w) * h * 4 * sizeof(T);
-  // BLURTOOL_FAIL_ALLOCATION=WxH (for tests): the device allocations for a WxH image fail as if
-  // the device were out of memory.
-  if (const char* fail = std::getenv("BLURTOOL_FAIL_ALLOCATION");
-      fail && std::to_string(w) + "x" + std::to_string(h) == fail)
-    throw cl::Error(CL_MEM_OBJECT_ALLOCATION_FAILURE, "clCreateBuffer");
+  inject_allocation_failure(w, h);  // tests only: a device out of memory on demand
   // The output first: on a batch's device thread it comes from the pinned pool, as the input
   // may have (UsePixelPool); such pixels go to and from the device without a staging copy.
   BasicFilterRun<T> run;

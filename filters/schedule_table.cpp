@@ -11,8 +11,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "util/error.h"
 #include "runtime/kernel_sources.h"
+#include "util/error.h"
 
 namespace blurtool {
 
@@ -125,6 +125,82 @@ std::optional<TunedSchedule> tuned_schedule(const DeviceInfo& device, const std:
   }
   if (!best) return std::nullopt;
   return *best;
+}
+
+const std::vector<DefaultSchedule>& default_schedule_table() {
+  auto entry = [](const char* vendor, cl_device_type types, const char* op, const char* variant,
+                  int radius, const char* reason) {
+    DefaultSchedule d;
+    d.vendor = vendor;
+    d.types = types;
+    d.schedule.op = op;
+    d.schedule.variant = variant;
+    d.schedule.radius = radius;
+    d.reason = reason;
+    return d;
+  };
+  constexpr cl_device_type gpu = CL_DEVICE_TYPE_GPU, any = CL_DEVICE_TYPE_ALL;
+  static const std::vector<DefaultSchedule> table = {
+      // Box blur.
+      entry("", gpu, "box", "fused", 0,
+            "docs/notes/box.md, 'Box blur: one fused pass on the GPU (fused)': one pass, exact "
+            "with any intermediate, the fastest box schedule on the GPUs measured, where its tile "
+            "fits local memory"),
+      entry("", gpu, "box", "segmented", 0,
+            "docs/notes/box.md, 'Box blur: one work-item per segment instead of per row "
+            "(segmented)': the fastest GPU schedule that needs no local memory at any radius"),
+      entry("", any, "box", "tiled", 0,
+            "docs/notes/cpu.md, 'CPU (PoCL, 2 AMD EPYC cores with AVX-512): the tiled schedules "
+            "on buffers': buffers and sums kept in the cache; a tenth of the image schedules' "
+            "time on CPUs"),
+      // Gaussian.
+      entry("NVIDIA", gpu, "gauss", "fused-mma", 0,
+            "docs/notes/gauss.md, 'Gaussian fused-mma: separable-mma in one pass, through local "
+            "memory': tensor cores, the fastest Gaussian up to its largest radius"),
+      entry("NVIDIA", gpu, "gauss", "separable-mma", 0,
+            "docs/notes/gauss.md, 'Gaussian separable-mma: both passes on the tensor cores': "
+            "beyond fused-mma's radii, a third of separable-buffer's time at R 63"),
+      entry("", gpu, "gauss", "fused", 32,
+            "docs/notes/gauss.md, 'Gaussian: one pass over buffers, built per radius (fused)': "
+            "the fastest without tensor cores up to R 32; beyond, its halo outgrows its tile"),
+      entry("", gpu, "gauss", "separable-buffer", 0,
+            "docs/notes/gauss.md, 'Gaussian separable-buffer: two passes over buffers, and why "
+            "the Gaussian kernels stall': the fastest two-pass schedule where its tile fits"),
+      entry("", gpu, "gauss", "separable-local", 0,
+            "the write-up's local-memory schedule, which fits every device and radius"),
+      entry("", any, "gauss", "tiled", 0,
+            "docs/notes/cpu.md, 'Gaussian tiled: four rows at a time, four outputs in registers "
+            "(kept)': buffers and a ring of rows in the cache, the fastest on CPUs"),
+      // Bright points.
+      entry("", any, "bright", "buffer", 0,
+            "docs/notes/bright.md, 'Bright points over a plain buffer (buffer)': the fastest "
+            "measured on a GPU and on a CPU"),
+  };
+  return table;
+}
+
+std::string device_vendor(const DeviceInfo& device) {
+  const std::string text = device.platform + " " + device.name;
+  auto has = [&text](const char* word) { return text.find(word) != std::string::npos; };
+  if (device.nv_compute_major > 0 || has("NVIDIA")) return "NVIDIA";
+  if (has("AMD") || has("Advanced Micro Devices")) return "AMD";
+  if (has("Intel")) return "Intel";
+  if (has("Apple")) return "Apple";
+  return "";
+}
+
+std::vector<TunedSchedule> default_schedules(const DeviceInfo& device, const std::string& op,
+                                             int radius) {
+  const std::string vendor = device_vendor(device);
+  std::vector<TunedSchedule> out;
+  for (const DefaultSchedule& d : default_schedule_table()) {
+    if (d.schedule.op != op) continue;
+    if (d.types != CL_DEVICE_TYPE_ALL && !(d.types & device.type)) continue;
+    if (!d.vendor.empty() && d.vendor != vendor) continue;
+    if (d.schedule.radius != 0 && radius > d.schedule.radius) continue;
+    out.push_back(d.schedule);
+  }
+  return out;
 }
 
 std::string schedule_table_text(const DeviceInfo& d, int runs,

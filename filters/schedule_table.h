@@ -1,6 +1,9 @@
-// The schedule table of a device: the winners `blurtool tune` measured (tools/tune.h writes it)
-// and `--variant auto` reads, one file per device and driver in the cache directory. The
-// filters read it; they never include the tuner, which depends on them.
+// The schedule tables `--variant auto` reads: the built-in defaults, a table of device classes
+// (vendor, then device type, then any device, as CLBlast's database falls back from a device
+// to its vendor to a default) with the reason for each entry; and the winners `blurtool tune`
+// measured on a device (tools/tune.h writes them), one file per device and driver in the cache
+// directory, which come first. The filters read both; they never include the tuner, which
+// depends on them.
 #pragma once
 
 #include <cstdint>
@@ -8,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/cl_runtime.h"
 #include "filters/filter.h"
+#include "runtime/cl_runtime.h"
 
 namespace blurtool {
 
@@ -28,6 +31,34 @@ struct TunedSchedule {
   double ms = 0;              ///< median kernel time when tuned, milliseconds
   int width = 0, height = 0;  ///< image it was tuned on, pixels
 };
+
+/// A built-in default: the schedule `auto` takes for `schedule.op` on the devices the entry
+/// matches, where no tuned entry applies, provided the filter finds that it runs there (its
+/// local memory, work-group and features; a capability, not a preference, so it stays in the
+/// filter's code). Entries are tried in table order, the first that matches and runs wins.
+struct DefaultSchedule {
+  /// "" any vendor, else device_vendor()'s answer ("NVIDIA").
+  std::string vendor;
+  /// The device types it is for (CL_DEVICE_TYPE_GPU, or CL_DEVICE_TYPE_ALL for the default).
+  cl_device_type types = CL_DEVICE_TYPE_ALL;
+  /// op, variant and (0 where the variant computes its own) work-group, segment, unroll,
+  /// per_item, as a tuned entry has them; radius: the largest it is the default for (0: any).
+  TunedSchedule schedule;
+  /// Why: the measurement that chose it, as the title of its note in docs/notes/.
+  std::string reason;
+};
+
+/// The built-in defaults, in order of preference; the one place they are decided.
+const std::vector<DefaultSchedule>& default_schedule_table();
+
+/// The vendor a default entry names a device by: "NVIDIA" for NVIDIA's driver (or a device
+/// with a compute capability), "AMD", "Intel", "Apple" by platform and device name, else "".
+std::string device_vendor(const DeviceInfo& device);
+
+/// The default schedules for `op` at `radius` (pixels; bright points: the block side) on
+/// `device`, in order of preference: the table's entries that match its vendor and type.
+std::vector<TunedSchedule> default_schedules(const DeviceInfo& device, const std::string& op,
+                                             int radius);
 
 /// The table file of `device`: cache_directory()/tune-<platform>-<device>-<driver>.json
 /// (unsafe characters replaced by '_'), so that a new driver starts without a table.

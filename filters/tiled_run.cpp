@@ -44,7 +44,7 @@ TileSize plan_tiles(const DeviceInfo& d, int width, int height, int halo, TileSi
                 std::to_string(height) + " image with a halo of " + std::to_string(halo) +
                 " pixels (largest image " + std::to_string(max_w) + "x" + std::to_string(max_h) +
                 ", " + std::to_string(max_pixels) + " pixels an allocation); use a smaller " +
-                "radius or another device (--device)");
+                "radius or another device (" + parameter("device") + ")");
   }
   return t;
 }
@@ -71,9 +71,9 @@ std::string device_fault_message(const cl::Error& error, const DeviceInfo& d, in
          " MiB out, up to " + mib(kTileBytesPerPixel * pixels) +
          " MiB intermediate; the device has " + mib(static_cast<double>(d.global_mem)) +
          " MiB, at most " + mib(static_cast<double>(d.max_alloc)) +
-         " MiB an allocation): " + describe_cl_error(error) + "; try --max-tile " +
-         std::to_string((width + 1) / 2) + "x" + std::to_string((height + 1) / 2) +
-         ", a smaller radius, or another device (--device)";
+         " MiB an allocation): " + describe_cl_error(error) + "; try " + parameter("max_tile") +
+         " " + std::to_string((width + 1) / 2) + "x" + std::to_string((height + 1) / 2) +
+         ", a smaller radius, or another device (" + parameter("device") + ")";
 }
 
 MakeFilter make_filter_per_size(std::function<std::shared_ptr<Filter>(int, int)> make) {

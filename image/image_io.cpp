@@ -40,11 +40,11 @@
 #include <mutex>
 #include <utility>
 
+#include "image/jpeg_planes.h"
+#include "image/png_encode.h"
 #include "util/error.h"
 #include "util/host_memory.h"
-#include "image/jpeg_planes.h"
 #include "util/parallel.h"
-#include "image/png_encode.h"
 
 namespace blurtool {
 
@@ -52,10 +52,6 @@ namespace {
 
 constexpr std::uint8_t kPngSignature[] = {0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A};
 constexpr std::uint8_t kJpegSignature[] = {0xFF, 0xD8, 0xFF};
-
-std::string errno_text(int err) {
-  return std::strerror(err);
-}
 
 // stb_image's last failure reason in plain words. stb reports an unknown critical PNG chunk by
 // its type, which is clipped (even to "") when the type holds zero bytes.
@@ -748,7 +744,8 @@ namespace {
 
 std::string too_large(const std::string& name, std::uint64_t size, std::uint64_t limit) {
   return name + ": file is " + (size ? std::to_string(size) + " bytes" : "longer") +
-         ", more than the limit of " + std::to_string(limit) + " bytes (--max-file-size)";
+         ", more than the limit of " + std::to_string(limit) + " bytes (" +
+         parameter("max_file_size") + ")";
 }
 
 }  // namespace
@@ -843,7 +840,7 @@ CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string
   if (pixels > max_pixels) {
     throw Error(name + ": image is " + std::to_string(width) + "x" + std::to_string(height) +
                 " = " + std::to_string(pixels) + " pixels, more than the limit of " +
-                std::to_string(max_pixels) + " pixels (--max-pixels)");
+                std::to_string(max_pixels) + " pixels (" + parameter("max_pixels") + ")");
   }
   if (file.png) file.png_trns = check_png_complete(bytes, name);
   file.width = width;

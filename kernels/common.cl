@@ -1,6 +1,8 @@
 // Definitions shared by every kernel family: edge modes and the bilinear sampler. The host
-// prepends this file to each family's source (with a #line directive, so that build-log line
-// numbers still point into the family's own file).
+// prepends this file to each family's source, followed for a family "X_Y" by the filter's
+// kernels/X_common.cl where there is one (box_common.cl, gauss_common.cl), each file after this
+// one behind a #line directive, so that build-log line numbers still point into each file
+// (runtime/cl_runtime.cpp, program_source).
 
 // Pixel depth of the input and output (the host's pixel_options(), filters/filter.h): RGBA8 by
 // default; with -DPIXEL16 RGBA16 (CL_UNORM_INT16 images, buffers of 8 bytes a pixel, 16-bit

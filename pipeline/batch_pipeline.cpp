@@ -35,10 +35,10 @@
 #include <thread>
 
 #include "filters/filter.h"
-#include "util/host_memory.h"
-#include "pipeline/pipeline.h"
-#include "util/trace.h"
 #include "filters/ycbcr_device.h"
+#include "pipeline/pipeline.h"
+#include "util/host_memory.h"
+#include "util/trace.h"
 
 namespace fs = std::filesystem;
 
@@ -212,11 +212,11 @@ std::vector<DeviceInfo> batch_devices(const JobOptions& o) {
   std::set<int> seen;
   for (const std::string& spec : o.devices) {
     std::vector<DeviceInfo> add =
-        spec == "all" ? all : std::vector{select_device(spec, "--devices")};
+        spec == "all" ? all : std::vector{select_device(spec, parameter("devices"))};
     for (DeviceInfo& d : add)
       if (seen.insert(d.index).second) chosen.push_back(std::move(d));
   }
-  if (chosen.empty()) throw Error("--devices: no OpenCL device found");
+  if (chosen.empty()) throw Error(parameter("devices") + ": no OpenCL device found");
   return chosen;
 }
 
@@ -883,10 +883,11 @@ void print_stage_times(const Pipeline& pipeline) {
       "images\n",
       t.wait_opening_s, t.wait_cap_s, t.wait_tail_s, t.wait_lanes_s);
   std::printf(
-      "JPEG colour stages on the device (--jpeg-codec): %zu images decoded to colour planes "
+      "JPEG colour stages on the device (%s): %zu images decoded to colour planes "
       "(%zu as DCT blocks, %zu sparse), %zu results returned as colour planes (%zu as DCT blocks, "
       "%zu sparse)\n",
-      t.planes_in, t.blocks_in, t.sparse_in, t.planes_out, t.blocks_out, t.sparse_out);
+      parameter("jpeg_codec").c_str(), t.planes_in, t.blocks_in, t.sparse_in, t.planes_out,
+      t.blocks_out, t.sparse_out);
   std::map<const void*, std::vector<StageTimes::Span>> by_device;
   for (const StageTimes::Span& s : t.spans) by_device[s.device].push_back(s);
   const double timed = static_cast<double>(std::max<size_t>(1, t.timed_round_trips));
@@ -946,10 +947,10 @@ int run_batch(const JobOptions& o) {
   if (!o.quiet) {
     const double s = pipeline.seconds();
     char line[256];
+    const std::string replaces =
+        pipeline.skipped() ? " (output exists; " + parameter("force") + " replaces)" : "";
     std::snprintf(line, sizeof line, "blurtool: %zu done, %zu skipped%s, %zu failed in %.1f s",
-                  pipeline.done(), pipeline.skipped(),
-                  pipeline.skipped() ? " (output exists; --force replaces)" : "", pipeline.failed(),
-                  s);
+                  pipeline.done(), pipeline.skipped(), replaces.c_str(), pipeline.failed(), s);
     std::cerr << line;
     // Rates only of work done: a run that only skipped or failed has none to give.
     if (pipeline.done() > 0 && s > 0) {

@@ -13,8 +13,8 @@
 #include <system_error>
 #include <utility>
 
-#include "util/trace.h"
 #include "filters/ycbcr_device.h"
+#include "util/trace.h"
 
 namespace fs = std::filesystem;
 
@@ -39,10 +39,12 @@ OutputKind output_kind(const std::string& path, const std::string& input, const 
   if (bright && name == "csv") return OutputKind::csv;
   if (bright && name == "json") return OutputKind::json;
   if (bright)
-    throw UsageError("output '" + path + "': with --bright it must end in .csv or .json " +
+    throw UsageError("output '" + path + "': with " + parameter("bright") +
+                     " it must end in .csv or .json " +
                      "(the points) or .png, .jpg or .jpeg (the image with a glow at each point)");
   throw UsageError("output '" + path +
-                   "': unknown image format; use a .png, .jpg or .jpeg name, or --format");
+                   "': unknown image format; use a .png, .jpg or .jpeg name, or " +
+                   parameter("format"));
 }
 
 namespace {
@@ -162,14 +164,14 @@ TileSize operation_tiles(const Runtime& runtime, const JobOptions& o, int width,
     if (t.width < b || t.height < b)
       throw Error("device '" + runtime.device().name + "' cannot hold a tile of whole " +
                   std::to_string(b) + "x" + std::to_string(b) + " blocks with the glow's " +
-                  std::to_string(halo) + "-pixel halo; choose another with --device");
+                  std::to_string(halo) + "-pixel halo; choose another with " + parameter("device"));
   }
   if (!timed_by.empty())
     throw UsageError(timed_by + " times the image in one piece; here it runs in " +
                      std::to_string((width + t.width - 1) / t.width) + "x" +
                      std::to_string((height + t.height - 1) / t.height) + " tiles of " +
                      std::to_string(t.width) + "x" + std::to_string(t.height) +
-                     " (the device's limits or --max-tile)");
+                     " (the device's limits or " + parameter("max_tile") + ")");
   return t;
 }
 
@@ -460,9 +462,9 @@ struct PreparedDevice {
 PreparedDevice prepare_device(const JobOptions& job, const ImageHeader& header, OutputKind kind,
                               const DeviceRequest& request) {
   PreparedDevice p;
-  p.runtime = std::make_unique<Runtime>(job.devices.empty()
-                                            ? select_device(job.device)
-                                            : select_device(job.devices.front(), "--devices"));
+  p.runtime = std::make_unique<Runtime>(
+      job.devices.empty() ? select_device(job.device)
+                          : select_device(job.devices.front(), parameter("devices")));
   if (job.operation == JobOptions::Operation::bright || !request.make_ahead ||
       (kind == OutputKind::jpeg && (header.width > 65535 || header.height > 65535)))
     return p;
@@ -495,8 +497,8 @@ void warn_format_mismatch(const JobOptions& o, OutputKind kind,
   if (ext == ".jpeg") ext = ".jpg";
   static const char* const written[] = {"PNG", "JPEG", "CSV", "JSON"};  // by OutputKind
   if ((ext == ".png" || ext == ".jpg" || ext == ".csv" || ext == ".json") && ext != "." + o.format)
-    warnings.push_back("output '" + o.output + "' is named " + ext + " but --format " + o.format +
-                       " writes " + written[static_cast<int>(kind)]);
+    warnings.push_back("output '" + o.output + "' is named " + ext + " but " + parameter("format") +
+                       " " + o.format + " writes " + written[static_cast<int>(kind)]);
 }
 
 }  // namespace

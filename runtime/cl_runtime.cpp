@@ -12,9 +12,9 @@
 #include <set>
 #include <sstream>
 
+#include "runtime/kernel_sources.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
-#include "runtime/kernel_sources.h"
 #include "util/trace.h"
 
 namespace blurtool {
@@ -608,7 +608,8 @@ DeviceInfo select_device(const std::string& spec_arg, const std::string& option)
     size_t index = std::stoul(spec);
     if (index >= devices.size()) {
       throw UsageError(source + " " + spec + ": no such device index (devices 0.." +
-                       std::to_string(devices.size() - 1) + "; see --list-devices)");
+                       std::to_string(devices.size() - 1) + "; see " + parameter("list_devices") +
+                       ")");
     }
     return devices[index];
   }
@@ -622,8 +623,8 @@ DeviceInfo select_device(const std::string& spec_arg, const std::string& option)
     if (lower(device_driver_name(d)).find(needle) != std::string::npos) return d;
   }
   throw UsageError(source + " '" + spec +
-                   "': no OpenCL device or platform name, nor driver name, contains it (see "
-                   "--list-devices)");
+                   "': no OpenCL device or platform name, nor driver name, contains it (see " +
+                   parameter("list_devices") + ")");
 }
 
 Runtime::Runtime(DeviceInfo device)
@@ -646,21 +647,57 @@ std::unique_ptr<Runtime> Runtime::sibling() const {
 
 namespace {
 
-// The text program_source puts before the family's own: kernels/common.cl, then a #line that
-// keeps the family's own line numbers in build logs ("" for common itself).
-std::string program_prefix(const std::string& family) {
+// The file that family "X_Y" shares with the other families of filter X, "X_common"
+// (kernels/X_common.cl), where one is embedded; "" for none, and for X_common itself.
+std::string filter_common(const std::string& family) {
+  const std::size_t underscore = family.find('_');
+  if (underscore == std::string::npos) return "";
+  const std::string common = family.substr(0, underscore) + "_common";
+  return common != family && kernel_sources().count(common) ? common : "";
+}
+
+// One file of a program's text: its family name and the physical lines before its first line.
+struct ProgramFile {
+  std::string name;
+  std::size_t offset;
+};
+
+// The text program_source puts before the family's own ("" for common itself):
+// kernels/common.cl, then kernels/X_common.cl for a family "X_Y" that has one (filter_common),
+// and a #line directive for the family's text. Every file after the first starts behind
+// "#line 1 \"kernels/<name>.cl\"", so that build logs that honour #line (PoCL's) give each
+// file's own name and line numbers. `files` (where not null) gets the program's files in
+// order, the family's last.
+std::string program_prefix(const std::string& family, std::vector<ProgramFile>* files = nullptr) {
   const auto& sources = kernel_sources();
+  std::string text;
+  bool first = true;
+  auto start_file = [&](const std::string& name) {
+    if (!first) text += "\n#line 1 \"kernels/" + name + ".cl\"\n";
+    first = false;
+    const auto lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+    if (files) files->push_back({name, lines});
+  };
   const auto common = sources.find("common");
-  if (family == "common" || common == sources.end()) return "";
-  return common->second + "\n#line 1\n";
+  if (family != "common" && common != sources.end()) {
+    start_file("common");
+    text += common->second;
+    const std::string filter = filter_common(family);
+    if (!filter.empty()) {
+      start_file(filter);
+      text += sources.at(filter);
+    }
+  }
+  start_file(family);
+  return text;
 }
 
 }  // namespace
 
 std::string family_locations(const std::string& log, const std::string& family) {
   const std::string tag = "<kernel>:";
-  const std::string text = program_prefix(family);
-  const auto prefix = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  std::vector<ProgramFile> files;
+  program_prefix(family, &files);
   std::string out;
   std::size_t at = 0;
   for (std::size_t found; (found = log.find(tag, at)) != std::string::npos;) {
@@ -673,8 +710,10 @@ std::string family_locations(const std::string& log, const std::string& family) 
       continue;
     }
     const std::size_t line = std::stoul(log.substr(digits, end - digits));
-    out += line > prefix ? "kernels/" + family + ".cl:" + std::to_string(line - prefix)
-                         : "kernels/common.cl:" + std::to_string(line);
+    const ProgramFile* file = &files.front();  // the last file that starts before the line
+    for (const ProgramFile& f : files)
+      if (line > f.offset) file = &f;
+    out += "kernels/" + file->name + ".cl:" + std::to_string(line - file->offset);
     at = end;
   }
   out.append(log, at, std::string::npos);
@@ -724,7 +763,7 @@ cl::Program& Runtime::program(const std::string& family, const std::string& sche
     }
   }
 
-  // "kernels/box.cl", or "kernels/box.cl (box_tiled)" for a selection, in messages.
+  // "kernels/box_buffer.cl", or "kernels/box_buffer.cl (box_tiled)" for a selection, in messages.
   const std::string what =
       "kernels/" + family + ".cl" + (selection.empty() ? "" : " (" + selection + ")");
   // NVIDIA's logs in the family file's numbering (family_locations); other drivers' as they are.

@@ -26,6 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include "util/error.h"
+
 namespace blurtool {
 
 /// The name of an OpenCL error code, e.g. -40 -> "CL_INVALID_IMAGE_SIZE"; "CL_UNKNOWN_ERROR"
@@ -76,7 +78,7 @@ std::string device_driver_name(const DeviceInfo& device);
 /// then to the first GPU, else the first CPU, else the first device.
 /// Throws blurtool::UsageError naming `option` (the option that gave `spec`) when `spec` matches
 /// nothing, blurtool::Error when there is no device at all.
-DeviceInfo select_device(const std::string& spec, const std::string& option = "--device");
+DeviceInfo select_device(const std::string& spec, const std::string& option = parameter("device"));
 
 /// The folder of blurtool's per-user caches (compiled programs, `blurtool tune` tables, CLBlast
 /// tuning):
@@ -102,15 +104,19 @@ std::string file_name_safe(std::string text);
 std::string select_kernels(const std::string& source, const std::vector<std::string>& kernels);
 
 /// The OpenCL C text that Runtime::program compiles for `kernels` of family `family`:
-/// kernels/common.cl, a #line directive, then kernels/<family>.cl, passed through
-/// select_kernels. Throws blurtool::Error if no such family is embedded.
+/// kernels/common.cl; for a family "X_Y" where kernels/X_common.cl is embedded (what the
+/// families of filter X share: box_window, box_running and box_buffer use box_common), that
+/// file; then kernels/<family>.cl; each file after the first behind a
+/// `#line 1 "kernels/<name>.cl"` directive, so that build logs give each file's own name and
+/// line numbers; all of it passed through select_kernels. Throws blurtool::Error if no such
+/// family is embedded.
 std::string program_source(const std::string& family, const std::vector<std::string>& kernels);
 
 /// A build log of program_source(family, ...) with NVIDIA's "<kernel>:N:" locations written as
-/// "kernels/<family>.cl:N:" in the family file's own numbering, or "kernels/common.cl:N:" within
-/// the common prefix: NVIDIA's compiler numbers the physical lines of the program and ignores
-/// the #line directive that keeps other drivers' logs (PoCL's) in the family's numbering.
-/// Other text is left as it is.
+/// "kernels/<file>.cl:N:" in the numbering of the file that holds physical line N: the family's
+/// own, kernels/common.cl or the filter's kernels/X_common.cl. NVIDIA's compiler numbers the
+/// physical lines of the program and ignores the #line directives that keep other drivers'
+/// logs (PoCL's) in each file's numbering. Other text is left as it is.
 std::string family_locations(const std::string& log, const std::string& family);
 
 /// What Runtime::program did with the on-disk program cache, counted per Runtime.
@@ -136,7 +142,7 @@ class Runtime {
   /// `options` (-D definitions). A program holds no kernel beyond those asked for (unless the
   /// file cannot be split, see select_kernels), so a run compiles only what it uses: drivers
   /// compile every function of a program's text (NVIDIA down to machine code, PoCL to IR linked
-  /// with its built-in library), and a family file holds many schedules. Kernels used together
+  /// with its built-in library), and a family file holds several schedules. Kernels used together
   /// belong in one program (Runtime::kernels): each program costs a compiler front end. Compiled
   /// once per process for each family, kernel set (order and repeats do not matter) and
   /// options, and once per device and driver while the on-disk cache holds its binary:

@@ -1,5 +1,6 @@
 // The OpenCL C sources of kernels/*.cl, embedded into the binary at build time by
-// cmake/embed_kernels.cmake, keyed by file name without extension ("box" for kernels/box.cl).
+// cmake/embed_kernels.cmake, keyed by file name without extension ("box_window" for
+// kernels/box_window.cl).
 #pragma once
 
 #include <map>

@@ -143,7 +143,7 @@ void print_report(const BenchReport& report, const std::string& format, std::ost
   else if (format == "json")
     print_json(report, out);
   else
-    throw UsageError("--bench-format '" + format + "': choose table, csv or json");
+    throw UsageError(parameter("bench_format") + " '" + format + "': choose table, csv or json");
 }
 
 std::vector<WorkGroup> sweep_sizes(bool row_segments) {
@@ -236,7 +236,7 @@ void print_sweep(const BenchReport& h, const std::vector<SweepRow>& rows, const 
     return;
   }
   if (format != "table")
-    throw UsageError("--bench-format '" + format + "': choose table, csv or json");
+    throw UsageError(parameter("bench_format") + " '" + format + "': choose table, csv or json");
   char line[512];
   out << "device:   " << h.device << "\n";
   out << "schedule: " << h.schedule << ", " << h.width << "x" << h.height << " " << h.pixels

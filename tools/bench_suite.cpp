@@ -13,10 +13,10 @@
 
 #include "filters/box/box_blur.h"
 #include "filters/bright/bright_points.h"
-#include "util/error.h"
 #include "filters/gauss/gauss_blur.h"
 #include "filters/intermediate.h"
 #include "tools/svg_chart.h"
+#include "util/error.h"
 
 namespace blurtool {
 
@@ -132,7 +132,7 @@ std::vector<SuiteCase> run_suite(Runtime& runtime, const SuiteOptions& o, std::o
   for (const std::string& g : o.groups) {
     const auto& all = suite_groups();
     if (std::find(all.begin(), all.end(), g) == all.end())
-      throw UsageError("--only '" + g + "': choose from box, sweep, gauss, bright");
+      throw UsageError(parameter("only") + " '" + g + "': choose from box, sweep, gauss, bright");
   }
   std::vector<SuiteCase> cases;
   auto report = [&](const SuiteCase& c) {
@@ -180,9 +180,9 @@ std::vector<SuiteCase> run_suite(Runtime& runtime, const SuiteOptions& o, std::o
       }
     }
     if (wanted(o, "sweep")) {
-      std::vector<BoxVariant> swept = {BoxVariant::accumulated, BoxVariant::unrolled,
-                                       BoxVariant::scan, BoxVariant::segmented,
-                                       BoxVariant::segmented_local, BoxVariant::fused};
+      std::vector<BoxVariant> swept = {
+          BoxVariant::accumulated, BoxVariant::unrolled,        BoxVariant::scan,
+          BoxVariant::segmented,   BoxVariant::segmented_local, BoxVariant::fused};
       if (!o.quick) swept.insert(swept.begin(), BoxVariant::double_linear);
       // tiled is a CPU schedule: on a GPU (one work-item per tile) it is 50-100x slower than
       // the others there, and its line would flatten theirs in the chart.
@@ -297,7 +297,7 @@ void print_suite(const std::vector<SuiteCase>& cases, const DeviceInfo& device,
     return;
   }
   if (format != "table")
-    throw UsageError("--bench-format '" + format + "': choose table, csv or json");
+    throw UsageError(parameter("bench_format") + " '" + format + "': choose table, csv or json");
 
   char line[512];
   out << "device: " << device.name << " (" << device.platform << ", driver " << device.driver
@@ -397,7 +397,9 @@ std::string sweep_chart_svg(const std::vector<SuiteCase>& cases, const DeviceInf
     w = c.width;
     h = c.height;
   }
-  if (chart.series.empty()) throw Error("--plot: the suite ran no radius sweep (see --only)");
+  if (chart.series.empty())
+    throw Error(parameter("plot") + ": the suite ran no radius sweep (see " + parameter("only") +
+                ")");
   chart.title = "box blur " + std::to_string(w) + "x" + std::to_string(h) +
                 ", rgba32f: kernel time against radius, " + device.name;
   chart.x_label = "radius R (pixels)";

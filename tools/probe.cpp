@@ -392,7 +392,7 @@ ProbeTable probe_divergence(Runtime& runtime, const ProbeOptions& o, std::ostrea
 }
 
 ProbeTable probe_stride(Runtime& runtime, const ProbeOptions& o, std::ostream* progress) {
-  if (o.size) throw UsageError("--size: probe stride walks a fixed 32 MiB buffer");
+  if (o.size) throw UsageError(parameter("size") + ": probe stride walks a fixed 32 MiB buffer");
   StrideProbe probe(runtime, kStrideBytes, kStrideAccesses);
   std::vector<std::uint8_t> host(kStrideBytes, 0);
   volatile std::uint32_t sink = 0;
@@ -434,7 +434,8 @@ ProbeTable probe_stride(Runtime& runtime, const ProbeOptions& o, std::ostream* p
 const int kTransferMiB[] = {1, 4, 16, 64};
 
 ProbeTable probe_transfer(Runtime& runtime, const ProbeOptions& o, std::ostream* progress) {
-  if (o.size) throw UsageError("--size: probe transfer copies 1 to 64 MiB, each in turn");
+  if (o.size)
+    throw UsageError(parameter("size") + ": probe transfer copies 1 to 64 MiB, each in turn");
   const TransferKind kinds[] = {
       TransferKind::to_device_pageable,   TransferKind::to_device_pinned,
       TransferKind::from_device_pageable, TransferKind::from_device_pinned,
@@ -539,7 +540,7 @@ void print_probe(const ProbeTable& t, const std::string& format, std::ostream& o
     return;
   }
   if (format != "table")
-    throw UsageError("--bench-format '" + format + "': choose table, csv or json");
+    throw UsageError(parameter("bench_format") + " '" + format + "': choose table, csv or json");
   std::vector<size_t> width(t.columns.size());
   for (size_t c = 0; c < t.columns.size(); ++c) {
     width[c] = t.columns[c].size();

@@ -27,10 +27,6 @@ namespace blurtool {
 
 namespace {
 
-std::string errno_text(int err) {
-  return std::strerror(err);
-}
-
 // --- Temporary-file registry ----------------------------------------------------------------
 //
 // Each write_file_atomic in flight owns one slot holding its temporary file's path. A slot's

@@ -23,4 +23,22 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The C library's text for an errno value ("No such file or directory"), for messages.
+std::string errno_text(int err);
+
+/// Spells a parameter's key for a message; see set_parameter_spelling.
+using ParameterSpelling = std::string (*)(const std::string& key);
+
+/// Installs how messages spell parameters. The layers below the front end name a parameter a
+/// caller chose (a radius, a work-group size, a device) by its own key, the field's name in the
+/// parameter structures (radius, wg, segment, per_item, max_pixels, device, ...), and never by
+/// a command line's syntax; the front end that owns the syntax installs its spelling once, at
+/// start and before any thread (cli/: "--" and the key with '-' for '_'). Without one a key is
+/// spelled as it is.
+void set_parameter_spelling(ParameterSpelling spelling);
+
+/// The key of a parameter as the installed spelling writes it, for messages ("segment" ->
+/// "--segment" under the command line's spelling).
+std::string parameter(const std::string& key);
+
 }  // namespace blurtool

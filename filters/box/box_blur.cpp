@@ -1,10 +1,10 @@
-// Host side of the box filter schedules (see box_blur.h and kernels/box.cl).
+// Host side of the box filter schedules (see box_blur.h and kernels/box_*.cl).
 #include "filters/box/box_blur.h"
 
 #include <algorithm>
 
-#include "util/error.h"
 #include "filters/schedule_table.h"
+#include "util/error.h"
 
 namespace blurtool {
 
@@ -17,20 +17,43 @@ const std::vector<Named<BoxVariant>>& box_variant_table() {
       {BoxVariant::double_pass, "double", "horizontal then vertical pass via an intermediate"},
       {BoxVariant::double_linear, "double-linear", "two passes, 2 pixels per bilinear fetch"},
       {BoxVariant::accumulated, "accumulated", "running sums, one work-item per row, then column"},
-      {BoxVariant::unrolled, "unrolled", "accumulated, --unroll N pixels per loop iteration"},
+      {BoxVariant::unrolled, "unrolled", "accumulated, N pixels per loop iteration (unroll)"},
       {BoxVariant::scan, "scan", "running-sum rows, prefix-sum columns in local memory (MPS)"},
       {BoxVariant::segmented, "segmented",
-       "running sums, one work-item per --segment N pixels of a row; columns in work-groups "
+       "running sums, one work-item per N pixels of a row (segment); columns in work-groups "
        "that keep their window in local memory"},
       {BoxVariant::segmented_local, "segmented-local",
        "segmented, each row read once into local memory as a prefix sum"},
       {BoxVariant::tiled, "tiled",
-       "one pass over buffers, each work-item a tile of --segment N rows (CPUs)"},
+       "one pass over buffers, each work-item a tile of N rows (segment; CPUs)"},
       {BoxVariant::fused, "fused",
-       "one pass over buffers, each work-group a tile of --segment N rows, row windows in local "
+       "one pass over buffers, each work-group a tile of N rows (segment), row windows in local "
        "memory (GPUs)"},
   };
   return table;
+}
+
+// A new variant adds its row above and its family here (a new family: kernels/box_<name>.cl).
+std::string box_kernel_family(BoxVariant variant) {
+  switch (variant) {
+    case BoxVariant::single:
+    case BoxVariant::single_linear:
+    case BoxVariant::double_pass:
+    case BoxVariant::double_linear:
+      return "box_window";
+    case BoxVariant::accumulated:
+    case BoxVariant::unrolled:
+    case BoxVariant::scan:
+    case BoxVariant::segmented:
+    case BoxVariant::segmented_local:
+      return "box_running";
+    case BoxVariant::tiled:
+    case BoxVariant::fused:
+      return "box_buffer";
+    case BoxVariant::automatic:
+      break;
+  }
+  throw Error("box_kernel_family: variant auto has no kernels (resolve it first)");
 }
 
 const std::vector<int>& box_unroll_choices() {
@@ -63,18 +86,18 @@ bool box_is_two_pass(BoxVariant variant) {
 
 void validate(const BoxParams& params) {
   if (params.radius < 0 || params.radius > kMaxBoxRadius) {
-    throw UsageError("--box " + std::to_string(params.radius) +
+    throw UsageError(parameter("box") + " " + std::to_string(params.radius) +
                      ": the radius must be an integer from 0 to " + std::to_string(kMaxBoxRadius) +
                      " pixels");
   }
   const auto& choices = box_unroll_choices();
   if (params.unroll != 0 &&
       std::find(choices.begin(), choices.end(), params.unroll) == choices.end()) {
-    throw UsageError("--unroll " + std::to_string(params.unroll) +
+    throw UsageError(parameter("unroll") + " " + std::to_string(params.unroll) +
                      ": must be one of 1, 2, 4, 8, 12, 16, 24, 32");
   }
   if (params.segment < 0 || params.segment > kMaxBoxSegment) {
-    throw UsageError("--segment " + std::to_string(params.segment) +
+    throw UsageError(parameter("segment") + " " + std::to_string(params.segment) +
                      ": the segment must be from 1 to " + std::to_string(kMaxBoxSegment) +
                      " pixels");
   }
@@ -82,7 +105,7 @@ void validate(const BoxParams& params) {
 
 namespace {
 
-// Whether the window sums need 64 bits (kernels/box.cl WIDE_SUM): 32-bit sums and
+// Whether the window sums need 64 bits (kernels/box_common.cl WIDE_SUM): 32-bit sums and
 // exact_mean() need (M + 1) D < 2^32 for every divisor D, which is at most the larger of
 // (2R+1)^2 and 256 (2R+1): up to R = 2047 at 8 bits, R = 127 at 16.
 bool box_wide_sum(int radius, PixelDepth depth) {
@@ -90,7 +113,7 @@ bool box_wide_sum(int radius, PixelDepth depth) {
   return (depth == PixelDepth::u8 ? 256ULL : 65536ULL) * std::max(n * n, 256 * n) >= (1ULL << 32);
 }
 
-// Whether box_cols_ring's ring can hold 16-bit values (kernels/box.cl RING_NARROW): the
+// Whether box_cols_ring's ring can hold 16-bit values (kernels/box_running.cl RING_NARROW): the
 // integer q it reads back from the intermediate is at most M with rgba8, 256 M with rgba16f
 // and M (2R+1) with rgba32f (M = 255 or 65535).
 bool ring_narrow(int radius, Intermediate intermediate, PixelDepth depth) {
@@ -111,21 +134,21 @@ std::pair<size_t, size_t> ring_local_parts(int radius, Intermediate intermediate
   return {kBoxRingColumns * rows * entry, kBoxRingColumns * kBoxRingLanes * sum};
 }
 
-// Output columns of a `fused` tile with work-group wg (kernels/box.cl FUSED_W).
+// Output columns of a `fused` tile with work-group wg (kernels/box_buffer.cl FUSED_W).
 size_t fused_tile_width(WorkGroup wg) {
   return static_cast<size_t>(wg.x) * kBoxFusedOutputs;
 }
 
-// Whether `fused` keeps 32 bits a channel for its column sums (kernels/box.cl FUSED_WIDE):
+// Whether `fused` keeps 32 bits a channel for its column sums (kernels/box_buffer.cl FUSED_WIDE):
 // above R = 128 (255 (2R+1) > 65535) and for 16-bit pixels.
 bool fused_wide(int radius, PixelDepth depth) {
   return radius > 128 || depth == PixelDepth::u16;
 }
 
 // The most chunk sums of other work-items that a `fused` work-item's first row window can use
-// (kernels/box.cl FUSED_NC): with Q = (2R+1) / K whole chunks of K columns in the window and F
-// = (2R+1) % K columns past them, Q - 1, or Q where the window is Q + 1 chunks less their last
-// K - F columns (F > K / 2); 0 where Q is 0.
+// (kernels/box_buffer.cl FUSED_NC): with Q = (2R+1) / K whole chunks of K columns in the window
+// and F = (2R+1) % K columns past them, Q - 1, or Q where the window is Q + 1 chunks less their
+// last K - F columns (F > K / 2); 0 where Q is 0.
 int fused_chunk_exchange_max(int radius) {
   const int q = (2 * radius + 1) / kBoxFusedOutputs, f = (2 * radius + 1) % kBoxFusedOutputs;
   if (q == 0) return 0;
@@ -137,15 +160,21 @@ int fused_chunk_exchange_max(int radius) {
 struct FusedLocal {
   size_t cols, out, chunk_sums;
 };
+// Row stride, in pixels, of `fused`'s output tile in local memory (kernels/box_buffer.cl
+// FUSED_OUT_STRIDE, passed as a -D option): at least the tile width, a multiple of 4 (16-byte
+// rows), and congruent to FUSED_CHUNKS (wg.x, rounded up to 4) modulo 32, so that the rows that
+// share a sub-group write different banks (16x8 with 19 outputs: 304, no padding).
+size_t fused_out_stride(WorkGroup wg) {
+  const size_t w4 = (fused_tile_width(wg) + 3) / 4 * 4, bank = ((wg.x % 32) + 3) / 4 * 4;
+  return w4 + (bank + 32 - w4 % 32) % 32;
+}
+
 FusedLocal fused_local_parts(int radius, WorkGroup wg, PixelDepth depth, int exchange) {
   if (wg.is_default()) wg = kBoxFusedWorkGroup;
   const size_t tile_w = fused_tile_width(wg);
   const size_t n = tile_w + 2 * static_cast<size_t>(radius);
   const size_t entry = fused_wide(radius, depth) ? sizeof(cl_uint4) : sizeof(cl_uint2);
-  // kernels/box.cl FUSED_OUT_STRIDE: at least the tile width, a multiple of 4, and congruent
-  // to FUSED_CHUNKS (rounded up to 4) modulo 32.
-  const size_t w4 = (tile_w + 3) / 4 * 4, bank = ((wg.x % 32) + 3) / 4 * 4;
-  const size_t out_stride = w4 + (bank + 32 - w4 % 32) % 32;
+  const size_t out_stride = fused_out_stride(wg);
   const size_t sum = box_wide_sum(radius, depth) ? 32 : 16;
   return {wg.y * n * entry, wg.y * out_stride * pixel_bytes(depth),
           exchange == 0 ? 0 : wg.y * (wg.x + static_cast<size_t>(exchange)) * sum};
@@ -213,26 +242,26 @@ WorkGroup box_fused_default_group(int radius, size_t local_mem, PixelDepth depth
   return candidates.back();
 }
 
+bool box_variant_runs(BoxVariant variant, int radius, const DeviceInfo& device, PixelDepth depth) {
+  if (variant != BoxVariant::fused) return true;
+  const WorkGroup wg = box_fused_default_group(radius, device.local_mem, depth);
+  return box_fused_local_bytes(radius, wg, depth) <= device.local_mem;
+}
+
 BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo& device,
                                PixelDepth depth) {
   if (variant != BoxVariant::automatic) return variant;
-  // Without a tuning table, at r=30 on 3024x4032: on an NVIDIA H100 fused (0.082 ms) against
-  // segmented-local (0.194, rgba8) and segmented (0.223 rgba8, 0.277 rgba32f), the others 1.1 ms
-  // and up; fused is exact with any intermediate. Where neither of its default work-groups
-  // fits local memory (R above 128 with 48 KiB), segmented, which needs none. On CPUs (PoCL, 2
-  // cores) tiled: 23-28 ms against 252 for unrolled, the best image schedule, as it reads buffers
-  // and keeps its sums in the cache; since it slides four rows at a time, 18-21 ms on a Zen 4
-  // VM (fused 93, segmented-local 311-365 there).
-  if (!(device.type & CL_DEVICE_TYPE_GPU)) return BoxVariant::tiled;
-  const WorkGroup wg = box_fused_default_group(radius, device.local_mem, depth);
-  return box_fused_local_bytes(radius, wg, depth) <= device.local_mem ? BoxVariant::fused
-                                                                      : BoxVariant::segmented;
+  for (const TunedSchedule& d : default_schedules(device, "box", radius)) {
+    const BoxVariant v = parse_named(box_variant_table(), d.variant, "the default box variant");
+    if (box_variant_runs(v, radius, device, depth)) return v;
+  }
+  throw Error("no default box schedule for device '" + device.name + "'");
 }
 
 namespace {
 
 // How the intermediate image stores the row sums, and how the vertical pass turns them back
-// into exact integers (see the header of kernels/box.cl).
+// into exact integers (see the header of kernels/box_common.cl).
 struct Scaling {
   float hscale;          // intermediate value = row sum * hscale
   float qscale;          // integer read back = rint(intermediate value * qscale)
@@ -269,7 +298,7 @@ cl::NDRange local_size_1d(const cl::Kernel& kernel, const cl::Device& device) {
   return cl::NDRange(std::min<size_t>(32, limit));
 }
 
-constexpr int kScanCols = 16, kScanLanes = 16;  // kernels/box.cl SCAN_COLS, SCAN_LANES
+constexpr int kScanCols = 16, kScanLanes = 16;  // kernels/box_running.cl SCAN_COLS, SCAN_LANES
 
 }  // namespace
 
@@ -283,25 +312,27 @@ size_t BoxFilter::row_group_size() const {
   if (!params_.wg.is_default()) {
     const size_t items = params_.wg.x;
     if (params_.wg.y != 1)
-      throw UsageError("--wg " + params_.wg.text() +
+      throw UsageError(parameter("wg") + " " + params_.wg.text() +
                        ": segmented-local takes Lx1 (L work-items share one row)");
     if (items > limit || local_bytes(items) > d.local_mem) {
-      throw UsageError(
-          "--wg " + params_.wg.text() + " with --segment " + std::to_string(seg) + " and radius " +
-          std::to_string(params_.radius) + " needs " + std::to_string(items) + " work-items and " +
-          std::to_string(local_bytes(items)) + " bytes of local memory; device '" + d.name +
-          "' runs " + std::to_string(limit) + " (CL_KERNEL_WORK_GROUP_SIZE) and has " +
-          std::to_string(d.local_mem) + " (CL_DEVICE_LOCAL_MEM_SIZE)");
+      throw UsageError(parameter("wg") + " " + params_.wg.text() + " with " + parameter("segment") +
+                       " " + std::to_string(seg) + " and radius " + std::to_string(params_.radius) +
+                       " needs " + std::to_string(items) + " work-items and " +
+                       std::to_string(local_bytes(items)) + " bytes of local memory; device '" +
+                       d.name + "' runs " + std::to_string(limit) +
+                       " (CL_KERNEL_WORK_GROUP_SIZE) and has " + std::to_string(d.local_mem) +
+                       " (CL_DEVICE_LOCAL_MEM_SIZE)");
     }
     return items;
   }
   size_t items = std::min<size_t>(128, limit);
   while (items > 1 && local_bytes(items) > d.local_mem) items /= 2;
   if (local_bytes(items) > d.local_mem) {
-    throw UsageError("segmented-local with --segment " + std::to_string(seg) + " and radius " +
-                     std::to_string(params_.radius) + " needs " + std::to_string(local_bytes(1)) +
-                     " bytes of local memory; device '" + d.name + "' has " +
-                     std::to_string(d.local_mem) + " (CL_DEVICE_LOCAL_MEM_SIZE); use segmented");
+    throw UsageError("segmented-local with " + parameter("segment") + " " + std::to_string(seg) +
+                     " and radius " + std::to_string(params_.radius) + " needs " +
+                     std::to_string(local_bytes(1)) + " bytes of local memory; device '" + d.name +
+                     "' has " + std::to_string(d.local_mem) +
+                     " (CL_DEVICE_LOCAL_MEM_SIZE); use segmented");
   }
   return items;
 }
@@ -312,18 +343,19 @@ void BoxFilter::check_fused_fits(size_t items, size_t limit) const {
   const size_t bytes = box_fused_local_bytes(params_.radius, wg, depth_);
   // Each limit in its own words: one message that gave both counts read "needs 1048576
   // work-items and ... bytes; device has 1048576 (CL_DEVICE_LOCAL_MEM_SIZE)".
-  const std::string what =
-      "fused with --wg " + wg.text() + " and radius " + std::to_string(params_.radius) + " needs ";
+  const std::string what = "fused with " + parameter("wg") + " " + wg.text() + " and radius " +
+                           std::to_string(params_.radius) + " needs ";
   if (bytes > d.local_mem) {
     throw UsageError(what + std::to_string(bytes) + " bytes of local memory; device '" + d.name +
                      "' has " + std::to_string(d.local_mem) +
-                     " (CL_DEVICE_LOCAL_MEM_SIZE); use a smaller --wg or segmented");
+                     " (CL_DEVICE_LOCAL_MEM_SIZE); use a smaller " + parameter("wg") +
+                     " or segmented");
   }
   if (items > limit) {
-    throw UsageError(
-        what + std::to_string(items) + " work-items a work-group; device '" + d.name +
-        "' runs at most " + std::to_string(limit) +
-        " of this kernel (CL_KERNEL_WORK_GROUP_SIZE); use a smaller --wg or segmented");
+    throw UsageError(what + std::to_string(items) + " work-items a work-group; device '" + d.name +
+                     "' runs at most " + std::to_string(limit) +
+                     " of this kernel (CL_KERNEL_WORK_GROUP_SIZE); use a smaller " +
+                     parameter("wg") + " or segmented");
   }
 }
 
@@ -334,7 +366,7 @@ cl::NDRange BoxFilter::segmented_work_group(const cl::Kernel& kernel, WorkGroup 
   const size_t items = static_cast<size_t>(wg.x) * wg.y;
   if (items > limit) {
     if (!params_.wg.is_default()) {
-      throw UsageError("--wg " + wg.text() + ": " + std::to_string(items) +
+      throw UsageError(parameter("wg") + " " + wg.text() + ": " + std::to_string(items) +
                        " work-items exceed the " + std::to_string(limit) + " that device '" +
                        runtime_.device().name + "' runs for the " + pass +
                        " pass (CL_KERNEL_WORK_GROUP_SIZE)");
@@ -435,7 +467,8 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
       options += " -DFUSED_CHUNKS=" + std::to_string(wg.x) +
                  " -DFUSED_ROWS=" + std::to_string(wg.y) +
                  " -DFUSED_K=" + std::to_string(kBoxFusedOutputs) +
-                 " -DFUSED_RADIUS=" + std::to_string(params_.radius);
+                 " -DFUSED_RADIUS=" + std::to_string(params_.radius) +
+                 " -DFUSED_OUT_STRIDE=" + std::to_string(fused_out_stride(wg));
       const size_t local_mem = runtime.device().local_mem;
       fused_exchange_ = fused_chunk_exchange(
           params_.radius, wg, depth,
@@ -473,7 +506,8 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
   const std::uint64_t inter = pixels * intermediate_bytes(params_.intermediate);
   const std::uint64_t io = pixels * pixel_bytes(depth);  // the input, or the output
   // The schedule's passes from one program (each program costs a compiler front end).
-  kernels_ = runtime.kernels("box", names, options);
+  const std::string family = box_kernel_family(v);
+  kernels_ = runtime.kernels(family, names, options);
   for (size_t i = 0; i < names.size(); ++i) {
     // A device that cannot run box_cols_ring's 16x8 work-groups gets the per-work-item pass.
     if (names[i] == "box_cols_ring" &&
@@ -481,7 +515,7 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
             static_cast<size_t>(kBoxRingColumns) * kBoxRingLanes) {
       col_ring_ = false;
       names[i] = "box_cols_segmented";
-      kernels_[i] = runtime.kernel("box", names[i], options);
+      kernels_[i] = runtime.kernel(family, names[i], options);
     }
     std::uint64_t bytes = !two_pass ? 2 * io : io + inter;
     passes_.push_back({names[i], bytes});
@@ -493,7 +527,7 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
     const size_t tiles = static_cast<size_t>((width + kBoxTileWidth - 1) / kBoxTileWidth) *
                          ((height + params_.segment - 1) / params_.segment);
     tile_items_ = tile_work_items(tiles, runtime.device());
-    // Per work-item (box_tiled in kernels/box.cl lays it out): V, TILE_W sums of 16 or 32
+    // Per work-item (box_tiled in kernels/box_buffer.cl lays it out): V, TILE_W sums of 16 or 32
     // bytes; four staged rows, TILE_W + 2R + 8 uint4 each; and the row sums: a ring of 2R+5
     // rows where all fit params.tiled_ring_bytes, else 8 (the leaving rows computed again),
     // of TILE_W + 4 uint4.

@@ -6,15 +6,16 @@
 #include <string>
 #include <vector>
 
-#include "runtime/cl_runtime.h"
 #include "filters/edge_mode.h"
 #include "filters/filter.h"
 #include "filters/intermediate.h"
+#include "runtime/cl_runtime.h"
 #include "util/named.h"
 
 namespace blurtool {
 
-/// Schedules of the box filter (--variant). See kernels/box.cl for what each costs.
+/// Schedules of the box filter (--variant). See their kernel files for what each costs
+/// (box_kernel_family: kernels/box_window.cl, box_running.cl, box_buffer.cl).
 enum class BoxVariant {
   automatic,        ///< chosen per device class
   single,           ///< one pass, (2R+1)^2 reads per pixel
@@ -41,35 +42,34 @@ const std::vector<int>& box_unroll_choices();
 /// Largest radius accepted: sums stay exact (the rgba32f intermediate holds 255 (2R+1) exactly).
 constexpr int kMaxBoxRadius = 16383;
 
-/// Columns of a `tiled` tile (kernels/box.cl TILE_W).
+/// Columns of a `tiled` tile (kernels/box_buffer.cl TILE_W).
 constexpr int kBoxTileWidth = 256;
 
 /// Work-group of `fused` (--wg CxB): C work-items along a row, B rows per batch; the tile is
-/// C * kBoxFusedOutputs columns wide. With 128-row tiles and 17 outputs a work-item 16x8 was the
-/// fastest on an NVIDIA H100 (0.090 ms at r = 30 on 3024x4032, against 0.094 for 32x4 and 0.117
-/// for 16x4; NOTES: fused, 17 outputs a work-item). Where its local memory does not fit the device,
+/// C * kBoxFusedOutputs columns wide. 16x8 was the fastest measured (docs/notes/box.md, "Box
+/// `fused`: first row windows from chunk sums, 17 outputs a work-item"). Where its local memory
+/// does not fit the device,
 /// box_fused_default_group() takes kBoxFusedWideGroup.
 constexpr WorkGroup kBoxFusedWorkGroup = {16, 8};
 /// The default for radii whose 16x8 tile does not fit local memory (with 48 KiB, 16x8 fits every
 /// radius up to 128 at 8 bits, where `fused` is the default).
 constexpr WorkGroup kBoxFusedWideGroup = {32, 4};
 
-/// Outputs per work-item along a row in `fused` (kernels/box.cl FUSED_K): odd (see there). On
-/// an NVIDIA H100 (16x8, 3024x4032, tile heights from box_fused_default_segment()) 19 took
-/// 0.080 ms at r = 30 against 0.087 for 17 and 21 and 0.091 for 23, and is the fastest
-/// at r = 1 and 63 and on 1920x1080 too (NOTES: fused, 19 outputs a work-item). Its 304-column
-/// tiles cover 3024 columns in 10 (17: 12 tiles of 272, the last one mostly idle).
+/// Outputs per work-item along a row in `fused` (kernels/box_buffer.cl FUSED_K): odd (see
+/// there); 19 was the fastest measured at every radius and size tried (docs/notes/box.md, "Box
+/// `fused`: 19 outputs a work-item and tiles fitted to one wave").
 constexpr int kBoxFusedOutputs = 19;
-/// `fused` work-groups of 16x8 a compute unit that the default tile height plans for: on the
-/// H100 the kernel takes up to 168 registers a work-item, so 3 groups of 128 fill the 65536
-/// registers of a compute unit, and the tiles are made as short as one wave of them allows.
+/// `fused` work-groups of 16x8 a compute unit that the default tile height plans for: as many
+/// as the registers of an NVIDIA compute unit hold at the kernel's register count (docs/notes/
+/// box.md, "Box `fused`: 19 outputs a work-item and tiles fitted to one wave"), and the tiles
+/// are made as short as one wave of them allows.
 constexpr int kBoxFusedGroupsPerUnit = 3;
-/// From this radius on, `fused` tiles of odd tile rows walk up (kernels/box.cl FUSED_FLIP).
+/// From this radius on, `fused` tiles of odd tile rows walk up (kernels/box_buffer.cl FUSED_FLIP).
 constexpr int kBoxFusedAlternateRadius = 40;
 /// Most input columns a `fused` work-item reads at once (registers: twice this times its rows).
 constexpr size_t kBoxFusedMaxColumns = 8;
 
-/// segmented-local's column pass (kernels/box.cl box_cols_ring): columns and lanes of its
+/// segmented-local's column pass (kernels/box_running.cl box_cols_ring): columns and lanes of its
 /// work-group, and consecutive rows a lane takes in each batch.
 constexpr int kBoxRingColumns = 16, kBoxRingLanes = 8, kBoxRingRows = 8;
 
@@ -109,31 +109,43 @@ struct BoxParams {
   size_t fused_local_limit = 0;
 };
 
-/// The segment `variant` uses when BoxParams::segment is 0: 128 pixels for segmented (its row
-/// pass: flatter in R than 64 and faster from r = 8 up on an H100, kernels/NOTES.md), 8 for
+/// The segment `variant` uses when BoxParams::segment is 0: 128 pixels for segmented, 8 for
 /// segmented-local (its first windows are summed in local memory, so short segments cost
-/// little), as measured best at r = 30 on 3024x4032 on an NVIDIA H100; tile rows 256 for
+/// little), as measured best (docs/notes/box.md, "Box `segmented` and `segmented-local`:
+/// longer segments against the radius band"); tile rows 256 for
 /// tiled and 128 for fused (their filters pick by radius, image size and device:
 /// box_tiled_default_segment, box_fused_default_segment).
 int box_default_segment(BoxVariant variant);
 
 /// The unroll factor `variant` uses when BoxParams::unroll is 0: 2 for segmented's row pass
-/// and the per-work-item column pass (more fetches in flight per work-item slowed it on an H100:
-/// x8 0.160 ms against x2 0.101 ms at r = 30 on 3024x4032), 8 for unrolled and scan (the
-/// write-up's best).
+/// and the per-work-item column pass (more fetches in flight per work-item slowed it; docs/notes/
+/// box.md, "Box blur: unrolled segmented loops"), 8 for unrolled and scan (the write-up's
+/// best).
 int box_default_unroll(BoxVariant variant);
 
 /// Whether a variant has two passes and so an intermediate image (`tiled` and `fused` have
 /// one).
 bool box_is_two_pass(BoxVariant variant);
 
+/// The kernel family (kernels/<family>.cl, built after kernels/box_common.cl) that holds a
+/// variant's kernels: box_window (single, single-linear, double, double-linear), box_running
+/// (accumulated, unrolled, scan, segmented, segmented-local) or box_buffer (tiled, fused).
+/// Throws blurtool::Error for automatic (resolve it first).
+std::string box_kernel_family(BoxVariant variant);
+
 /// Checks ranges. Throws blurtool::UsageError naming the option at fault (--box, --unroll,
 /// --segment).
 void validate(const BoxParams& params);
 
-/// The variant `auto` stands for on `device` at `radius` without a tuning table (see
-/// tools/tune.h): `fused` on GPUs where its local memory fits (else `segmented`), `tiled` on
-/// other devices. Other variants are returned unchanged.
+/// Whether `variant` runs on `device` at `radius` with its default work-group: `fused` where its
+/// local memory fits (box_fused_local_bytes); every other variant everywhere.
+bool box_variant_runs(BoxVariant variant, int radius, const DeviceInfo& device,
+                      PixelDepth depth = PixelDepth::u8);
+
+/// The variant `auto` stands for on `device` at `radius` without a tuning table: the first of
+/// the default table's box entries for the device (filters/schedule_table.h,
+/// default_schedule_table: `fused`, else `segmented` on GPUs; `tiled` elsewhere) that runs
+/// there (box_variant_runs). Other variants are returned unchanged.
 /// `depth`: the pixels' (16-bit ones make fused's output tile and column sums larger).
 BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo& device,
                                PixelDepth depth = PixelDepth::u8);
@@ -149,9 +161,7 @@ WorkGroup box_fused_default_group(int radius, size_t local_mem, PixelDepth depth
 /// device of `compute_units` compute units: 16 (2R+1) rows, at least 256 and at most
 /// kMaxBoxSegment, halved (down to 256) while the image would have fewer tiles than the
 /// work-items (4 a compute unit). Each tile starts with 2R+1 rows of row sums, so the tile rows
-/// make that start 1/16 of the tile at any radius. PoCL on 2 Zen 4 cores, 3024x4032, ms: R 30
-/// 256 rows 20.2-25.2, 1008 rows 17.2-18.1; R 63 256 rows 24.6-32.2, 2016 rows 18.3-18.7; R 1
-/// level (14-15).
+/// make that start 1/16 of the tile at any radius (measured: docs/notes/cpu.md).
 int box_tiled_default_segment(int radius, int width, int height, unsigned compute_units);
 
 /// The default tile rows (--segment) of `fused` with work-group `wg` on a `width` x `height`
@@ -160,8 +170,8 @@ int box_tiled_default_segment(int radius, int width, int height, unsigned comput
 /// work-group walks its tile a batch of rows at a time, so shorter tiles finish sooner while
 /// they do not queue for a second wave); 128 where no height fits one wave. 104 on 3024x4032
 /// with 16x8 on 132 compute units (10 x 39 tiles of 304 x 104 for 396 places), 32 on 1920x1080
-/// (32 rows gave 0.027 ms at r = 30 on the H100, 24 rows 0.029: each tile's first window is
-/// 2R+1 rows).
+/// (not shorter: each tile's first window is 2R+1 rows; docs/notes/box.md, "Box `fused`: 19
+/// outputs a work-item and tiles fitted to one wave").
 int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned compute_units);
 
 /// Bytes of local memory a `fused` work-group needs at least at `radius` with work-group `wg`
@@ -232,7 +242,7 @@ class BoxFilter : public Filter {
   // Throws blurtool::UsageError when fused's local memory exceeds the device's, or `items`
   // work-items exceed `limit` (the kernel's CL_KERNEL_WORK_GROUP_SIZE; 0: not yet known).
   void check_fused_fits(size_t items, size_t limit) const;
-  // Whether fused's odd tile rows walk up (kernels/box.cl FUSED_FLIP).
+  // Whether fused's odd tile rows walk up (kernels/box_buffer.cl FUSED_FLIP).
   bool fused_alternate() const { return params_.radius >= kBoxFusedAlternateRadius; }
 
   Runtime& runtime_;
@@ -242,10 +252,10 @@ class BoxFilter : public Filter {
   std::vector<PassInfo> passes_;
   std::vector<cl::Kernel> kernels_;
   cl::Image2D intermediate_;
-  cl::Buffer scratch_;    // tiled: the running sums of each work-item
-  size_t tile_items_ = 0;  // tiled: work-items
-  bool ring_ = false;      // tiled: row sums kept in a ring (else recomputed)
-  bool col_ring_ = false;  // segmented-local: the column pass is box_cols_ring
+  cl::Buffer scratch_;      // tiled: the running sums of each work-item
+  size_t tile_items_ = 0;   // tiled: work-items
+  bool ring_ = false;       // tiled: row sums kept in a ring (else recomputed)
+  bool col_ring_ = false;   // segmented-local: the column pass is box_cols_ring
   int fused_exchange_ = 0;  // fused: chunk sums exchanged for the first row windows
 };
 

@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "util/error.h"
 #include "filters/schedule_table.h"
 #include "filters/working_space.h"
+#include "util/error.h"
 
 namespace blurtool {
 
@@ -19,7 +19,7 @@ const std::vector<Named<BrightVariant>>& bright_variant_table() {
       {BrightVariant::serial, "serial", "one pixel per work-item, one work-item scans the block"},
       {BrightVariant::per_thread, "per-thread", "each work-item scans a whole block"},
       {BrightVariant::tree, "tree", "one pixel per work-item, tree reduction in local memory"},
-      {BrightVariant::hybrid, "hybrid", "KxK pixels per work-item (--per-item), then a tree"},
+      {BrightVariant::hybrid, "hybrid", "KxK pixels per work-item (per_item), then a tree"},
       {BrightVariant::subgroup, "subgroup", "sub-group reductions (cl_khr_subgroups)"},
       {BrightVariant::buffer, "buffer",
        "per-thread over a plain buffer, built per block side, 16-byte loads"},
@@ -29,13 +29,14 @@ const std::vector<Named<BrightVariant>>& bright_variant_table() {
 
 void validate(const BrightParams& p) {
   if (!(p.threshold >= 0 && p.threshold <= 1))
-    throw UsageError("--bright " + std::to_string(p.threshold) +
+    throw UsageError(parameter("bright") + " " + std::to_string(p.threshold) +
                      ": the threshold is a luminance from 0 to 1");
   if (p.block < 1 || p.block > kMaxBrightBlock)
-    throw UsageError("--block " + std::to_string(p.block) + ": the block side must be from 1 to " +
-                     std::to_string(kMaxBrightBlock) + " pixels");
+    throw UsageError(parameter("block") + " " + std::to_string(p.block) +
+                     ": the block side must be from 1 to " + std::to_string(kMaxBrightBlock) +
+                     " pixels");
   if (p.per_item < 1 || p.per_item > p.block)
-    throw UsageError("--per-item " + std::to_string(p.per_item) +
+    throw UsageError(parameter("per_item") + " " + std::to_string(p.per_item) +
                      ": must be from 1 to the block side (" + std::to_string(p.block) + ")");
 }
 
@@ -52,17 +53,19 @@ BrightFinder::BrightFinder(Runtime& runtime, const BrightParams& params, int wid
     : runtime_(runtime), params_(params), width_(width), height_(height) {
   depth_ = depth;
   validate(params_);
-  // auto without a tuning table: buffer, the fastest measured on GPU and CPU at T 0.5, B 8 on
-  // 1920x1080: an NVIDIA H100 8.2 us (per-thread 16.8, serial 27.5, tree 27.4, hybrid 28.4);
-  // PoCL with 2 cores 0.83 ms (per-thread 12.7: its image reads are software). On the
-  // write-up's GPU per-thread was the slowest (900 us against 110 us for hybrid).
-  // A tuning table (tools/tune.h) overrides this for its device.
+  // auto: the device's tuning table (tools/tune.h), else the default table's first entry for
+  // the device (filters/schedule_table.h; every bright variant runs everywhere).
   if (params_.variant == BrightVariant::automatic) {
-    const auto tuned = tuned_schedule(runtime.device(), "bright", "", params_.block,
-                                      static_cast<std::uint64_t>(width) * height);
-    params_.variant = tuned ? parse_named(bright_variant_table(), tuned->variant,
-                                          "the tuning table's bright-point variant")
-                            : BrightVariant::buffer;
+    auto chosen = tuned_schedule(runtime.device(), "bright", "", params_.block,
+                                 static_cast<std::uint64_t>(width) * height);
+    if (!chosen) {
+      const auto defaults = default_schedules(runtime.device(), "bright", params_.block);
+      if (defaults.empty())
+        throw Error("no default bright-point schedule for device '" + runtime.device().name + "'");
+      chosen = defaults.front();
+    }
+    params_.variant =
+        parse_named(bright_variant_table(), chosen->variant, "the schedule table's bright variant");
   }
   const BrightVariant v = params_.variant;
   const DeviceInfo& device = runtime.device();
@@ -70,7 +73,7 @@ BrightFinder::BrightFinder(Runtime& runtime, const BrightParams& params, int wid
   blocks_x_ = (width + b - 1) / b;
   blocks_y_ = (height + b - 1) / b;
   if (v == BrightVariant::subgroup && !has_subgroups(device)) {
-    throw UsageError("--variant subgroup: device '" + device.name +
+    throw UsageError(parameter("variant") + " subgroup: device '" + device.name +
                      "' lacks the OpenCL extension cl_khr_subgroups (sub-groups); use tree or "
                      "hybrid");
   }
@@ -102,11 +105,12 @@ BrightFinder::BrightFinder(Runtime& runtime, const BrightParams& params, int wid
     const size_t side =
         v == BrightVariant::hybrid ? (b + params_.per_item - 1) / params_.per_item : b;
     if (side * side > limit) {
-      throw UsageError("--block " + std::to_string(b) + ": variant " +
+      throw UsageError(parameter("block") + " " + std::to_string(b) + ": variant " +
                        name_of(bright_variant_table(), v) + " needs " +
                        std::to_string(side * side) + " work-items per work-group; '" + device.name +
                        "' runs at most " + std::to_string(limit) +
-                       " (CL_KERNEL_WORK_GROUP_SIZE); use hybrid with a larger --per-item");
+                       " (CL_KERNEL_WORK_GROUP_SIZE); use hybrid with a larger " +
+                       parameter("per_item"));
     }
     local_ = cl::NDRange(side, side);
     global_ = cl::NDRange(blocks_x_ * side, blocks_y_ * side);

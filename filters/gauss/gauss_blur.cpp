@@ -1,4 +1,4 @@
-// Host side of the Gaussian schedules (see gauss_blur.h and kernels/gauss.cl).
+// Host side of the Gaussian schedules (see gauss_blur.h and kernels/gauss_*.cl).
 #include "filters/gauss/gauss_blur.h"
 
 #include <algorithm>
@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <functional>
 
-#include "util/error.h"
 #include "filters/gauss/gauss_weights.h"
 #include "filters/schedule_table.h"
+#include "util/error.h"
 
 namespace blurtool {
 
@@ -43,6 +43,29 @@ const std::vector<Named<GaussVariant>>& gauss_variant_table() {
   return table;
 }
 
+// A new variant adds its row above and its family here (a new family: kernels/gauss_<name>.cl).
+std::string gauss_kernel_family(GaussVariant variant) {
+  switch (variant) {
+    case GaussVariant::naive:
+    case GaussVariant::naive_local:
+    case GaussVariant::separable:
+    case GaussVariant::separable_linear:
+    case GaussVariant::separable_local:
+    case GaussVariant::fused_local:
+      return "gauss_window";
+    case GaussVariant::tiled:
+    case GaussVariant::fused:
+    case GaussVariant::separable_buffer:
+      return "gauss_buffer";
+    case GaussVariant::separable_mma:
+    case GaussVariant::fused_mma:
+      return "gauss_mma";
+    case GaussVariant::automatic:
+      break;
+  }
+  throw Error("gauss_kernel_family: variant auto has no kernels (resolve it first)");
+}
+
 bool gauss_is_two_pass(GaussVariant v) {
   return v == GaussVariant::separable || v == GaussVariant::separable_linear ||
          v == GaussVariant::separable_local;
@@ -63,41 +86,43 @@ void validate(const GaussParams& p) {
   if (p.radius < 0 && r > kMaxGaussRadius) {
     char sigma[32];
     std::snprintf(sigma, sizeof sigma, "%g", p.sigma);
-    throw UsageError(std::string("--gauss ") + sigma +
+    throw UsageError(parameter("gauss") + " " + sigma +
                      ": the default radius ceil(3 SIGMA) is over " +
-                     std::to_string(kMaxGaussRadius) + " pixels; give --radius R (0.." +
-                     std::to_string(kMaxGaussRadius) + ") or a smaller SIGMA");
+                     std::to_string(kMaxGaussRadius) + " pixels; give " + parameter("radius") +
+                     " R (0.." + std::to_string(kMaxGaussRadius) + ") or a smaller SIGMA");
   }
   if (r < 0 || r > kMaxGaussRadius) {
-    throw UsageError("--radius " + std::to_string(r) + ": the radius must be from 0 to " +
-                     std::to_string(kMaxGaussRadius) + " pixels");
+    throw UsageError(parameter("radius") + " " + std::to_string(r) +
+                     ": the radius must be from 0 to " + std::to_string(kMaxGaussRadius) +
+                     " pixels");
   }
   if (!p.wg.is_default() && (p.wg.x < 1 || p.wg.y < 1))
-    throw UsageError("--wg " + p.wg.text() + ": both sizes must be 1 or more");
+    throw UsageError(parameter("wg") + " " + p.wg.text() + ": both sizes must be 1 or more");
   if (p.segment != 0 && p.variant != GaussVariant::fused &&
       p.variant != GaussVariant::separable_buffer && p.variant != GaussVariant::fused_mma &&
       p.variant != GaussVariant::tiled)
-    throw UsageError("--segment " + std::to_string(p.segment) +
-                     ": goes with --gauss only for --variant fused (its tile rows), "
+    throw UsageError(parameter("segment") + " " + std::to_string(p.segment) + ": goes with " +
+                     parameter("gauss") + " only for " + parameter("variant") +
+                     " fused (its tile rows), "
                      "separable-buffer (its column-pass outputs a work-item), fused-mma (the "
                      "rows a work-group walks down) or tiled (its tile columns)");
   if (p.variant == GaussVariant::tiled) {
     if (p.segment < 0 || p.segment % 16 || p.segment > kMaxGaussTileColumns)
-      throw UsageError("--segment " + std::to_string(p.segment) +
+      throw UsageError(parameter("segment") + " " + std::to_string(p.segment) +
                        ": tiled's tile columns must be a multiple of 16 from 16 to " +
                        std::to_string(kMaxGaussTileColumns));
   } else if (p.variant == GaussVariant::separable_buffer) {
     if (p.segment < 0 || p.segment > kMaxGaussSepColumnOutputs)
-      throw UsageError("--segment " + std::to_string(p.segment) +
+      throw UsageError(parameter("segment") + " " + std::to_string(p.segment) +
                        ": the column-pass outputs a work-item must be from 1 to " +
                        std::to_string(kMaxGaussSepColumnOutputs));
   } else if (p.variant == GaussVariant::fused_mma) {
     if (p.segment < 0 || p.segment % 16 || p.segment > kMaxGaussMmaFusedRows)
-      throw UsageError("--segment " + std::to_string(p.segment) +
+      throw UsageError(parameter("segment") + " " + std::to_string(p.segment) +
                        ": fused-mma's rows a work-group must be a multiple of 16 from 16 to " +
                        std::to_string(kMaxGaussMmaFusedRows));
   } else if (p.segment < 0 || p.segment > kMaxGaussFusedRows) {
-    throw UsageError("--segment " + std::to_string(p.segment) +
+    throw UsageError(parameter("segment") + " " + std::to_string(p.segment) +
                      ": the tile rows must be from 1 to " + std::to_string(kMaxGaussFusedRows));
   }
 }
@@ -109,7 +134,7 @@ MmaStrips gauss_mma_strips(int radius) {
 namespace {
 
 // The groups of 8 columns a fused-mma tile `width` columns wide reads at `radius`
-// (kernels/gauss.cl MMA_NG, with KS blocks of 16 inputs).
+// (kernels/gauss_mma.cl MMA_NG, with KS blocks of 16 inputs).
 int mma_column_groups(int radius, int width) {
   const int blocks = (16 + 2 * radius + 15) / 16;  // KS
   return 2 * (width / 16 + blocks - 1);
@@ -144,7 +169,7 @@ namespace {
 // Refuses a radius over kMaxGaussUnrolledRadius for `variant` (fused or separable-buffer).
 void check_unrolled_radius(int radius, const char* variant) {
   if (radius > kMaxGaussUnrolledRadius)
-    throw UsageError("--radius " + std::to_string(radius) + ": variant " + variant +
+    throw UsageError(parameter("radius") + " " + std::to_string(radius) + ": variant " + variant +
                      " is built with its loops unrolled for the radius and takes radii up to " +
                      std::to_string(kMaxGaussUnrolledRadius) +
                      "; use tiled on CPUs, separable-local on GPUs");
@@ -160,37 +185,35 @@ bool gauss_variant_runs(GaussVariant v, const DeviceInfo& device, PixelDepth dep
           gauss_mma_fused_local_bytes(radius, gauss_mma_tile(radius)) <= device.local_mem);
 }
 
+bool gauss_variant_fits(GaussVariant v, const DeviceInfo& device, PixelDepth depth, int radius) {
+  switch (v) {
+    case GaussVariant::fused:
+      return radius <= kMaxGaussUnrolledRadius &&
+             gauss_fused_local_bytes(radius, gauss_fused_default_group(radius), kGaussFusedRows) <=
+                 device.local_mem;
+    case GaussVariant::separable_buffer:
+      return radius <= kMaxGaussUnrolledRadius &&
+             gauss_sep_local_bytes(radius, kGaussSepGroup) <= device.local_mem;
+    default:
+      return gauss_variant_runs(v, device, depth, radius);
+  }
+}
+
 GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const DeviceInfo& device,
                                    PixelDepth depth) {
   if (variant != GaussVariant::automatic) return variant;
-  // Until `blurtool tune` measures the device: on CPUs tiled, which reads buffers instead of
-  // images and keeps its ring in the cache (PoCL, 2 cores, sigma 10, R 16, 1920x1080:
-  // 8.1-9.2 ms; fused 18.8, separable-buffer 19.9, separable-local 90, fused-local 313,
-  // separable 732, measured on a Zen 4 VM). On GPUs fused up to R 32
-  // (an NVIDIA H100: 0.052 ms at R 16, separable-buffer 0.063, separable-local 0.106,
-  // separable-linear 0.115), separable-buffer beyond (see kGaussFusedAutoRadius), each where
-  // its local memory fits; separable-local where neither does.
-  if (!(device.type & CL_DEVICE_TYPE_GPU)) return GaussVariant::tiled;
-  // With tensor cores fused-mma up to R 32, separable-mma beyond (H100, 1920x1080, ms:
-  // fused-mma 0.020 / 0.020 / 0.027 / 0.036 at R 4 / 8 / 16 / 32, separable-mma 0.033 / 0.033
-  // / 0.035 / 0.041, fused 0.026 / 0.041 / 0.053 / 0.100; at R 63 separable-mma 0.050 against
-  // separable-buffer's 0.187).
-  for (GaussVariant mma : {GaussVariant::fused_mma, GaussVariant::separable_mma})
-    if (gauss_variant_runs(mma, device, depth, radius)) return mma;
-  if (radius <= kGaussFusedAutoRadius &&
-      gauss_fused_local_bytes(radius, gauss_fused_default_group(radius), kGaussFusedRows) <=
-          device.local_mem)
-    return GaussVariant::fused;
-  if (radius <= kMaxGaussUnrolledRadius &&
-      gauss_sep_local_bytes(radius, kGaussSepGroup) <= device.local_mem)
-    return GaussVariant::separable_buffer;
-  return GaussVariant::separable_local;
+  for (const TunedSchedule& d : default_schedules(device, "gauss", radius)) {
+    const GaussVariant v =
+        parse_named(gauss_variant_table(), d.variant, "the default Gaussian variant");
+    if (gauss_variant_fits(v, device, depth, radius)) return v;
+  }
+  throw Error("no default Gaussian schedule for device '" + device.name + "'");
 }
 
 namespace {
 
 // Rows of gauss_tiled's ring at `radius`: 4 ceil(R/2) + 4, whole groups of four input rows
-// covering the 2R + 4 rows a group of four outputs needs (kernels/gauss.cl, `slots`).
+// covering the 2R + 4 rows a group of four outputs needs (kernels/gauss_buffer.cl, `slots`).
 size_t gauss_tiled_ring_rows(int radius) {
   return 4 * ((static_cast<size_t>(radius) + 1) / 2) + 4;
 }
@@ -250,23 +273,23 @@ void check_work_group(const cl::Kernel& kernel, const DeviceInfo& device, size_t
   const std::string wg = std::to_string(x) + "x" + std::to_string(y);
   const size_t limit = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device);
   if (x * y > limit) {
-    throw UsageError("--wg " + wg + ": " + std::to_string(x * y) + " work-items; variant " +
-                     variant + " runs at most " + std::to_string(limit) + " per work-group on " +
-                     device.name + " (CL_KERNEL_WORK_GROUP_SIZE)");
+    throw UsageError(parameter("wg") + " " + wg + ": " + std::to_string(x * y) +
+                     " work-items; variant " + variant + " runs at most " + std::to_string(limit) +
+                     " per work-group on " + device.name + " (CL_KERNEL_WORK_GROUP_SIZE)");
   }
   const auto sizes = device.device.getInfo<CL_DEVICE_MAX_WORK_ITEM_SIZES>();
   if (x > sizes[0] || y > sizes[1]) {
-    throw UsageError("--wg " + wg + ": " + device.name + " allows at most " +
+    throw UsageError(parameter("wg") + " " + wg + ": " + device.name + " allows at most " +
                      std::to_string(sizes[0]) + "x" + std::to_string(sizes[1]) +
                      " (CL_DEVICE_MAX_WORK_ITEM_SIZES)");
   }
   const size_t fixed = kernel.getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(device.device);
   if (fixed + local_bytes > device.local_mem) {
-    throw UsageError("--wg " + wg + ": variant " + variant + " with radius " +
+    throw UsageError(parameter("wg") + " " + wg + ": variant " + variant + " with radius " +
                      std::to_string(radius) + " needs " + std::to_string(fixed + local_bytes) +
                      " bytes of local memory; " + device.name + " has " +
                      std::to_string(device.local_mem) +
-                     " (CL_DEVICE_LOCAL_MEM_SIZE); try a smaller --wg");
+                     " (CL_DEVICE_LOCAL_MEM_SIZE); try a smaller " + parameter("wg"));
   }
 }
 
@@ -307,39 +330,40 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
   const GaussVariant v = params_.variant;
   const bool row = gauss_row_work_group(v);
   if (v == GaussVariant::tiled && !params_.wg.is_default()) {
-    throw UsageError("--wg " + params_.wg.text() +
+    throw UsageError(parameter("wg") + " " + params_.wg.text() +
                      ": variant tiled runs one work-item per tile and takes no work-group size");
   }
   if (gauss_is_mma(v)) {
     const DeviceInfo& d = runtime.device();
     const std::string name = name_of(gauss_variant_table(), v);
     if (!gauss_has_tensor_cores(d))
-      throw UsageError("--variant " + name +
+      throw UsageError(parameter("variant") + " " + name +
                        ": needs an NVIDIA GPU with tensor cores (compute capability 8.0 or "
                        "later); '" +
                        d.name + "' has none; use separable-buffer or fused");
     if (depth != PixelDepth::u8)
-      throw UsageError("--variant " + name +
+      throw UsageError(parameter("variant") + " " + name +
                        ": takes 8-bit samples only (f16 holds 11 bits of a 16-bit sample), and "
-                       "16-bit images, images with transparency (blurred premultiplied) and "
-                       "--linear-light blur at 16 bits; use separable-buffer or fused");
+                       "16-bit images, images with transparency (blurred premultiplied) and " +
+                       parameter("linear_light") +
+                       " blur at 16 bits; use separable-buffer or fused");
     const bool fused = v == GaussVariant::fused_mma;
     const int max_radius = fused ? kMaxGaussMmaFusedRadius : kMaxGaussMmaRadius;
     if (radius_ > max_radius)
-      throw UsageError("--radius " + std::to_string(radius_) + ": variant " + name +
+      throw UsageError(parameter("radius") + " " + std::to_string(radius_) + ": variant " + name +
                        " takes radii up to " + std::to_string(max_radius) + "; use " +
                        (fused ? "separable-mma" : "separable-buffer"));
     if (!params_.wg.is_default())
-      throw UsageError("--wg " + params_.wg.text() + ": variant " + name +
+      throw UsageError(parameter("wg") + " " + params_.wg.text() + ": variant " + name +
                        " sets its own work-group and takes no work-group size");
     if (fused) {
       const MmaTile tile = gauss_mma_tile(radius_);
       const size_t bytes = gauss_mma_fused_local_bytes(radius_, tile);
       if (bytes > d.local_mem)
-        throw UsageError("--radius " + std::to_string(radius_) + ": variant fused-mma needs " +
-                         std::to_string(bytes) + " bytes of local memory; " + d.name + " has " +
-                         std::to_string(d.local_mem) +
-                         " (CL_DEVICE_LOCAL_MEM_SIZE); use separable-mma");
+        throw UsageError(
+            parameter("radius") + " " + std::to_string(radius_) + ": variant fused-mma needs " +
+            std::to_string(bytes) + " bytes of local memory; " + d.name + " has " +
+            std::to_string(d.local_mem) + " (CL_DEVICE_LOCAL_MEM_SIZE); use separable-mma");
       params_.wg = {32 * tile.warps, 1};
     } else {
       params_.wg = {128, 1};
@@ -355,14 +379,15 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
   } else if (params_.wg.is_default()) {
     params_.wg = row ? WorkGroup{64, 1} : WorkGroup{16, 16};
   } else if (v == GaussVariant::fused && params_.wg.y != 1) {
-    throw UsageError("--wg " + params_.wg.text() +
+    throw UsageError(parameter("wg") + " " + params_.wg.text() +
                      ": variant fused takes Gx1 (G work-items share a tile of output rows)");
   } else if (v == GaussVariant::separable_buffer && (params_.wg.y != 1 || params_.wg.x % 8)) {
-    throw UsageError("--wg " + params_.wg.text() +
+    throw UsageError(parameter("wg") + " " + params_.wg.text() +
                      ": variant separable-buffer takes Gx1 with G a multiple of 8 (the row "
                      "pass's tile is G columns of 8 rows, 8 outputs a work-item)");
   } else if (row && params_.wg.y != 1) {
-    throw UsageError("--wg " + params_.wg.text() + ": variant separable-local takes Gx1 (rows in " +
+    throw UsageError(parameter("wg") + " " + params_.wg.text() +
+                     ": variant separable-local takes Gx1 (rows in " +
                      "Gx1 work-groups, columns in 1xG)");
   }
   const std::vector<double> weights = gauss_weights(params_.sigma, radius_);
@@ -418,11 +443,14 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
       const int g = static_cast<int>(wx);
       local_bytes_ = {gauss_fused_local_bytes(radius_, g, fused_rows())};
       if (local_bytes_[0] > runtime.device().local_mem) {
-        throw UsageError("--radius " + std::to_string(radius_) + ": variant fused with --wg " +
-                         params_.wg.text() + " needs " + std::to_string(local_bytes_[0]) +
-                         " bytes of local memory; " + runtime.device().name + " has " +
+        throw UsageError(parameter("radius") + " " + std::to_string(radius_) +
+                         ": variant fused with " + parameter("wg") + " " + params_.wg.text() +
+                         " needs " + std::to_string(local_bytes_[0]) + " bytes of local memory; " +
+                         runtime.device().name + " has " +
                          std::to_string(runtime.device().local_mem) +
-                         " (CL_DEVICE_LOCAL_MEM_SIZE); use a smaller --wg or --segment, or "
+                         " (CL_DEVICE_LOCAL_MEM_SIZE); use a smaller " + parameter("wg") + " or " +
+                         parameter("segment") +
+                         ", or "
                          "separable-local or tiled");
       }
       names = {"gauss_fused"};
@@ -435,12 +463,13 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
       check_unrolled_radius(radius_, "separable-buffer");
       local_bytes_ = {gauss_sep_local_bytes(radius_, static_cast<int>(wx))};
       if (local_bytes_[0] > runtime.device().local_mem) {
-        throw UsageError("--radius " + std::to_string(radius_) +
-                         ": variant separable-buffer with --wg " + params_.wg.text() + " needs " +
-                         std::to_string(local_bytes_[0]) + " bytes of local memory; " +
-                         runtime.device().name + " has " +
+        throw UsageError(parameter("radius") + " " + std::to_string(radius_) +
+                         ": variant separable-buffer with " + parameter("wg") + " " +
+                         params_.wg.text() + " needs " + std::to_string(local_bytes_[0]) +
+                         " bytes of local memory; " + runtime.device().name + " has " +
                          std::to_string(runtime.device().local_mem) +
-                         " (CL_DEVICE_LOCAL_MEM_SIZE); use a smaller --wg, or separable-local");
+                         " (CL_DEVICE_LOCAL_MEM_SIZE); use a smaller " + parameter("wg") +
+                         ", or separable-local");
       }
       names = {"gauss_sep_cols", "gauss_sep_rows"};
       options =
@@ -475,7 +504,7 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
                                                     : intermediate_bytes(params_.intermediate));
   const std::string variant = name_of(gauss_variant_table(), v);
   // The schedule's passes from one program (each program costs a compiler front end).
-  kernels_ = runtime.kernels("gauss", names, options);
+  kernels_ = runtime.kernels(gauss_kernel_family(v), names, options);
   for (size_t i = 0; i < names.size(); ++i) {
     const bool tiled = v == GaussVariant::tiled;
     // One pass reads the input and writes the output; of two, each moves one of them and the
@@ -495,7 +524,7 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
     const size_t tiles = static_cast<size_t>((width + tile_w - 1) / tile_w) *
                          ((height + kGaussTileRows - 1) / kGaussTileRows);
     // Four staged rows of tile_w + 2R + 8 float4 each, and the ring: 4 ceil(R/2) + 4 rows of
-    // tile_w + 4 float4 (gauss_tiled in kernels/gauss.cl lays them out).
+    // tile_w + 4 float4 (gauss_tiled in kernels/gauss_buffer.cl lays them out).
     const size_t per_item =
         sizeof(cl_float4) * (4 * (tile_w + r2 + 8) + gauss_tiled_ring_rows(radius_) * (tile_w + 4));
     constexpr size_t kMaxScratchBytes = 256 << 20;

@@ -7,15 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "runtime/cl_runtime.h"
 #include "filters/edge_mode.h"
 #include "filters/filter.h"
 #include "filters/intermediate.h"
+#include "runtime/cl_runtime.h"
 #include "util/named.h"
 
 namespace blurtool {
 
-/// Schedules of the Gaussian blur (--variant). See kernels/gauss.cl for what each costs.
+/// Schedules of the Gaussian blur (--variant). See their kernel files for what each costs
+/// (gauss_kernel_family: kernels/gauss_window.cl, gauss_buffer.cl, gauss_mma.cl).
 enum class GaussVariant {
   /// The tuning table's pick, else fused-mma or separable-mma (tensor cores), fused or
   /// separable-buffer (other GPUs), tiled (CPUs): resolve_gauss_variant.
@@ -40,6 +41,12 @@ const std::vector<Named<GaussVariant>>& gauss_variant_table();
 /// Whether a variant has two passes and so an intermediate image.
 bool gauss_is_two_pass(GaussVariant variant);
 
+/// The kernel family (kernels/<family>.cl, built after kernels/gauss_common.cl) that holds a
+/// variant's kernels: gauss_window (naive, naive-local, separable, separable-linear,
+/// separable-local, fused-local), gauss_buffer (tiled, fused, separable-buffer) or gauss_mma
+/// (separable-mma, fused-mma). Throws blurtool::Error for automatic (resolve it first).
+std::string gauss_kernel_family(GaussVariant variant);
+
 /// Whether a variant's work-group is a row segment (--wg Gx1: Gx1 rows, 1xG columns) rather
 /// than a 2-D tile (--wg WxH).
 bool gauss_row_work_group(GaussVariant variant);
@@ -49,10 +56,9 @@ constexpr int kGaussTileRows = 256;
 
 /// Columns of a `tiled` tile for `radius` by default: 256, or the multiple of 16 (at least 16)
 /// whose ring (4 ceil(R/2) + 4 rows of tile_w + 4 float4) stays within 256 KiB, a CPU's L2 or
-/// a quarter of it (240 at R 30, 112 at R 63). The ring used to be sized for a 32 KiB L1 (64
-/// columns at R 16), when each multiply-add loaded two vectors from it; with four outputs in
-/// registers it loads half a vector, and on PoCL (2 Zen 4 cores, R 16, 1920x1080) 256 columns
-/// took 8.1-9.2 ms against 10.0-17.0 with 64 (kernels/NOTES.md). --segment sets the width;
+/// a quarter of it (240 at R 30, 112 at R 63); with four outputs in registers a multiply-add
+/// loads half a vector from the ring, so the L2 is what it must fit (measured: docs/notes/cpu.md,
+/// "Gaussian `tiled`: four rows at a time, four outputs in registers"). --segment sets the width;
 /// `blurtool tune` tries 64, 128 and 256.
 int gauss_tile_width(int radius);
 
@@ -60,9 +66,8 @@ int gauss_tile_width(int radius);
 constexpr int kMaxGaussTileColumns = 1024;
 
 /// Work-items of a `fused` work-group (--wg Gx1) by default at `radius`: 256 up to R 32, 128
-/// beyond. Measured on an NVIDIA H100 (sigma 10, 1920x1080), 256 against 128: 0.025 against
-/// 0.026 ms at R 4, 0.052/0.059 at R 16, 0.093/0.119 at R 30; at R 63 0.594 against 0.353 (a
-/// 128-column tile leaves half of 256 work-items idle in the row pass).
+/// beyond, where a 128-column tile would leave half of 256 work-items idle in the row pass
+/// (measured: docs/notes/gauss.md).
 int gauss_fused_default_group(int radius);
 
 /// Input columns of a `fused` tile at most (TW + 2R): 8 rows of them in float4 are 32 KiB of
@@ -78,13 +83,12 @@ int gauss_fused_tile_width(int radius, int group);
 size_t gauss_fused_local_bytes(int radius, int group, int rows);
 
 /// `separable-buffer`: outputs a work-item of the column pass (--segment) by default, and the
-/// most accepted. Measured on an NVIDIA H100 (sigma 10, 1920x1080, 128x1), column pass at R 16:
-/// 8 outputs 0.036 ms, 4: 0.041, 16: 0.040, 24: 0.056, 32: 0.123 (190 registers).
+/// most accepted; more outputs hold more registers (measured: docs/notes/gauss.md).
 constexpr int kGaussSepColumnOutputs = 8;
 constexpr int kMaxGaussSepColumnOutputs = 32;
 
 /// `separable-buffer`: work-items of both passes' work-groups (--wg Gx1) by default; G is also
-/// the width of the row pass's tile. H100, R 16: 128 0.063 ms, 64 0.064, 256 0.068.
+/// the width of the row pass's tile (measured: docs/notes/gauss.md).
 constexpr int kGaussSepGroup = 128;
 
 /// Local memory of a `separable-buffer` row-pass work-group of `group` work-items, in bytes: 8
@@ -96,13 +100,12 @@ size_t gauss_sep_local_bytes(int radius, int group);
 size_t gauss_sep_intermediate_bytes(PixelDepth depth);
 
 /// `separable-mma`: the largest radius (its band matrix's fragments, 2 + R/4 blocks of 16
-/// inputs, live in registers: 142 a work-item at R 63 on an H100).
+/// inputs, live in registers, which grow with R).
 constexpr int kMaxGaussMmaRadius = 64;
 
 /// `separable-mma`'s strips: rows a warp of the column pass walks down, pixels a warp of the
-/// row pass walks along. Measured on an NVIDIA H100 (1920x1080): R 16 best with 128 and 64
-/// (0.034 ms; 0.035-0.039 with 32-256 either way), R 63 with 256 and 256 (0.050; 0.058 with
-/// 128 and 64).
+/// row pass walks along: longer strips at larger radii (measured: docs/notes/gauss.md,
+/// "Gaussian `separable-mma`: both passes on the tensor cores").
 struct MmaStrips {
   int rows, pixels;
 };
@@ -114,14 +117,11 @@ constexpr int kMaxGaussMmaFusedRadius = 32;
 /// `fused-mma`'s most rows a work-group walks down (--segment, a multiple of 16).
 constexpr int kMaxGaussMmaFusedRows = 1024;
 
-/// `fused-mma`'s tile (kernels/gauss.cl gauss_mma_fused): output columns (MMA_TX, a multiple of
+/// `fused-mma`'s tile (kernels/gauss_mma.cl gauss_mma_fused): output columns (MMA_TX, a multiple of
 /// 16), rows a work-group walks down by default (a multiple of 16; --segment sets them) and
-/// warps of a work-group (MMA_WARPS: two of the column groups its rows read each). Measured on
-/// an NVIDIA H100 (1920x1080, sigma 10, ms), R 16: 64 columns and 6 warps 0.027 (32 or 48
-/// columns 0.027-0.029, 80 or 96 0.029-0.030; 4 warps 0.028, 3 0.034, 2 0.041). Rows 64 / 128
-/// / 256: R 4 0.020 / 0.023 / 0.032, R 8 0.020 / 0.026 / 0.034, R 16 0.027 / 0.027 / 0.040,
-/// R 24 0.034 / 0.032 / 0.039, R 32 0.051 / 0.044 / 0.036 (192 rows: 0.030-0.053, as 1080
-/// rows leave its last strip 120 rows).
+/// warps of a work-group (MMA_WARPS: two of the column groups its rows read each); measured:
+/// docs/notes/gauss.md, "Gaussian `fused-mma`: separable-mma in one pass, through local
+/// memory".
 struct MmaTile {
   int width, rows, warps;
 };
@@ -143,20 +143,13 @@ bool gauss_has_tensor_cores(const DeviceInfo& device);
 /// the same up to kMaxGaussMmaFusedRadius where its local memory (default tile) fits.
 bool gauss_variant_runs(GaussVariant v, const DeviceInfo& device, PixelDepth depth, int radius);
 
-/// Largest radius at which `auto` picks `fused` on a GPU without a tuning table; above it
-/// separable-buffer. H100, 1920x1080, ms, fused against separable-buffer: R 8 0.040 / 0.046,
-/// R 16 0.053 / 0.063, R 32 0.100 / 0.107, R 40 0.191 / 0.127, R 63 0.357 / 0.187, R 100
-/// 0.761 / 0.265 (separable-local 0.071 ... 0.534, never the fastest).
-constexpr int kGaussFusedAutoRadius = 32;
-
 /// Largest radius of `fused` and `separable-buffer`: they are built for the radius with their
-/// loops unrolled, so the build grows with it (PoCL on 2 cores, cache off, with another build
-/// running: 67 s for fused at R 128, 133 s at R 256, over 15 minutes at R 4000, where its
-/// 1 MiB of local memory held the tile). A GPU with 48 KiB of local memory holds
+/// loops unrolled, so the build time grows with it (minutes on a CPU past R 128; measured:
+/// docs/notes/gauss.md). A GPU with 48 KiB of local memory holds
 /// separable-buffer's default row tile up to R 127, fused's less.
 constexpr int kMaxGaussUnrolledRadius = 128;
 
-/// Output rows of a `fused` tile (FUSED_ROWS in kernels/gauss.cl, --segment) by default, and
+/// Output rows of a `fused` tile (FUSED_ROWS in kernels/gauss_buffer.cl, --segment) by default, and
 /// the most accepted.
 constexpr int kGaussFusedRows = 8;
 constexpr int kMaxGaussFusedRows = 64;
@@ -186,12 +179,16 @@ int gauss_radius(const GaussParams& params);
 /// Checks ranges. Throws blurtool::UsageError naming the option (--gauss, --radius, --wg).
 void validate(const GaussParams& params);
 
+/// Whether `v` runs on `device` at `radius` for `depth` with its default work-group and tile:
+/// gauss_variant_runs, and for `fused` and `separable-buffer` their local memory and
+/// kMaxGaussUnrolledRadius.
+bool gauss_variant_fits(GaussVariant v, const DeviceInfo& device, PixelDepth depth, int radius);
+
 /// The variant `auto` stands for on `device` at `radius` for `depth` when no tuning table
-/// answers: tiled on CPUs; on GPUs fused-mma where it runs (gauss_variant_runs: tensor cores,
-/// 8 bits, R up to 32), else separable-mma where it runs (R up to 64), else fused up to
-/// kGaussFusedAutoRadius, separable-buffer beyond (and where fused's local memory does
-/// not fit), separable-local where neither's local memory fits. Other variants are returned
-/// unchanged.
+/// answers: the first of the default table's Gaussian entries for the device
+/// (filters/schedule_table.h, default_schedule_table: on NVIDIA GPUs fused-mma, then
+/// separable-mma; on GPUs fused up to R 32, then separable-buffer, then separable-local; tiled
+/// elsewhere) that fits there (gauss_variant_fits). Other variants are returned unchanged.
 GaussVariant resolve_gauss_variant(GaussVariant variant, int radius, const DeviceInfo& device,
                                    PixelDepth depth = PixelDepth::u8);
 /// One fetch of separable-linear: (1 - t) px(x + lo) + t px(x + lo + 1), times `weight`.

@@ -15,8 +15,10 @@ int gauss_default_radius(double sigma) {
 
 std::vector<double> gauss_weights(double sigma, int radius) {
   if (!(sigma > 0) || !std::isfinite(sigma))
-    throw UsageError("--gauss " + std::to_string(sigma) + ": sigma must be a number above 0");
-  if (radius < 0) throw UsageError("--radius " + std::to_string(radius) + ": must be 0 or more");
+    throw UsageError(parameter("gauss") + " " + std::to_string(sigma) +
+                     ": sigma must be a number above 0");
+  if (radius < 0)
+    throw UsageError(parameter("radius") + " " + std::to_string(radius) + ": must be 0 or more");
   std::vector<double> w(2 * static_cast<size_t>(radius) + 1);
   double total = 0;
   for (int i = -radius; i <= radius; ++i) {

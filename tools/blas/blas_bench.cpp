@@ -129,9 +129,11 @@ namespace {
 // The operands x and y of a strided vector routine, named with the options that size them.
 std::vector<std::pair<std::string, size_t>> vector_operands(long long n, long long incx,
                                                             long long incy) {
-  const std::string count = "--n " + std::to_string(n);
-  return {{"x (" + count + ", --incx " + std::to_string(incx) + ")", vector_length(n, incx) * 4},
-          {"y (" + count + ", --incy " + std::to_string(incy) + ")", vector_length(n, incy) * 4}};
+  const std::string count = parameter("n") + " " + std::to_string(n);
+  return {{"x (" + count + ", " + parameter("incx") + " " + std::to_string(incx) + ")",
+           vector_length(n, incx) * 4},
+          {"y (" + count + ", " + parameter("incy") + " " + std::to_string(incy) + ")",
+           vector_length(n, incy) * 4}};
 }
 
 // One size of the benchmark for `impls`; cell names get `suffix` (" tuned" for the second,
@@ -233,22 +235,27 @@ BlasRow run_size(Runtime& rt, const BlasBenchOptions& o, long long size,
       // Which option gave each leading dimension: its own, or where it was left tight, the
       // option of the rows it takes.
       const SgemmArgs& given = o.square ? SgemmArgs{} : o.sgemm;
-      auto ld_of = [](long long own, const char* own_option, const char* rows_option) {
-        return std::string(own ? own_option : rows_option);
-      };
+      auto ld_of = [](long long own, const std::string& own_option,
+                      const std::string& rows_option) { return own ? own_option : rows_option; };
       auto label = [](const char* matrix, const std::string& ld_option, long long ld,
-                      const char* cols_option, long long cols) {
+                      const std::string& cols_option, long long cols) {
         return std::string(matrix) + " (" + ld_option + " " + std::to_string(ld) + " x " +
                cols_option + " " + std::to_string(cols) + ")";
       };
-      if (does_not_fit({{label("A", ld_of(given.lda, "--lda", a.trans_a ? "--k" : "--m"), a.lda,
-                               a.trans_a ? "--m" : "--k", a.trans_a ? a.m : a.k),
-                         matrix_a_length(a) * 4},
-                        {label("B", ld_of(given.ldb, "--ldb", a.trans_b ? "--n" : "--k"), a.ldb,
-                               a.trans_b ? "--k" : "--n", a.trans_b ? a.k : a.n),
-                         matrix_b_length(a) * 4},
-                        {label("C", ld_of(given.ldc, "--ldc", "--m"), a.ldc, "--n", a.n),
-                         matrix_c_length(a) * 4}}))
+      if (does_not_fit(
+              {{label(
+                    "A",
+                    ld_of(given.lda, parameter("lda"), a.trans_a ? parameter("k") : parameter("m")),
+                    a.lda, a.trans_a ? parameter("m") : parameter("k"), a.trans_a ? a.m : a.k),
+                matrix_a_length(a) * 4},
+               {label(
+                    "B",
+                    ld_of(given.ldb, parameter("ldb"), a.trans_b ? parameter("n") : parameter("k")),
+                    a.ldb, a.trans_b ? parameter("k") : parameter("n"), a.trans_b ? a.k : a.n),
+                matrix_b_length(a) * 4},
+               {label("C", ld_of(given.ldc, parameter("ldc"), parameter("m")), a.ldc,
+                      parameter("n"), a.n),
+                matrix_c_length(a) * 4}}))
         return row;
       const std::vector<float> A = random_floats(matrix_a_length(a), rng);
       const std::vector<float> B = random_floats(matrix_b_length(a), rng);
@@ -290,7 +297,8 @@ std::vector<BlasRow> run_blas_bench(Runtime& rt, const BlasBenchOptions& o) {
       rows[i].cells.insert(rows[i].cells.begin() + 1, tuned.cells.begin(), tuned.cells.end());
     }
   } else if (tuning.refused.count(kernel)) {  // a tuned column would only repeat the defaults
-    std::cerr << "blurtool: no 'clblast tuned' column: blurtool blas --tune refused the tuned "
+    std::cerr << "blurtool: no 'clblast tuned' column: blurtool blas " + parameter("tune") +
+                     " refused the tuned "
               << kernel << " (" << tuning.refused.at(kernel) << "), see " << tuning.path << "\n";
   }
   return rows;
@@ -369,7 +377,7 @@ void print_blas(const std::vector<BlasRow>& rows, BlasRoutine routine, const std
     return;
   }
   if (format != "table")
-    throw UsageError("--bench-format '" + format + "': choose table, csv or json");
+    throw UsageError(parameter("bench_format") + " '" + format + "': choose table, csv or json");
   out << "device:  " << device << "\n";
   out << routine_name << ": median of " << runs
       << " runs after a warm-up; each cell: kernel ms / end-to-end ms (upload, compute, "

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <climits>
 
+#include "filters/filter.h"
 #include "tools/blas/blas_impl.h"
 #include "util/error.h"
-#include "filters/filter.h"
 
 namespace blurtool {
 
@@ -26,7 +26,8 @@ struct Layout {
 Layout layout(Runtime& rt, size_t count, const std::string& what) {
   const DeviceInfo& d = rt.device();
   if (!d.image_support)
-    throw Error("device '" + d.name + "' has no image support; choose another with --device");
+    throw Error("device '" + d.name + "' has no image support; choose another with " +
+                parameter("device"));
   Layout l;
   l.count = count;
   l.texels = std::max<size_t>(1, (count + 3) / 4);

@@ -13,12 +13,12 @@
 namespace blurtool {
 namespace {
 
-void check_size(const char* option, long long value) {
+void check_size(const std::string& option, long long value) {
   if (value < 0)
     throw UsageError(std::string(option) + " " + std::to_string(value) + ": must be 0 or more");
 }
 
-void check_inc(const char* option, long long value) {
+void check_inc(const std::string& option, long long value) {
   if (value == 0) throw UsageError(std::string(option) + " 0: must not be 0");
 }
 
@@ -30,7 +30,8 @@ void fill_tight(long long& ld, long long rows) {
 
 // One check per leading dimension, on its own: ld >= max(1, rows). (Joining these checks with
 // || accepted bad values in one of the projects this tool re-implements.)
-void check_ld(const char* option, long long ld, long long rows, const char* rows_are) {
+void check_ld(const std::string& option, long long ld, long long rows,
+              const std::string& rows_are) {
   const long long least = std::max(1LL, rows);
   if (ld < least) {
     throw UsageError(std::string(option) + " " + std::to_string(ld) + ": must be at least " +
@@ -47,7 +48,8 @@ unsigned long long magnitude(long long v) {
 }
 
 // Refuses a strided vector of n elements that spans more than kMaxFloats, naming its options.
-void check_vector_span(const char* vector, long long n, const char* inc_option, long long inc) {
+void check_vector_span(const char* vector, long long n, const std::string& inc_option,
+                       long long inc) {
   unsigned long long span = 0;
   if (magnitude(inc) >= kMaxFloats)
     throw UsageError(std::string(inc_option) + " " + std::to_string(inc) +
@@ -58,14 +60,14 @@ void check_vector_span(const char* vector, long long n, const char* inc_option, 
     throw UsageError((magnitude(inc) == 1
                           ? std::string()
                           : std::string(inc_option) + " " + std::to_string(inc) + " with ") +
-                     "--n " + std::to_string(n) + ": " + vector +
+                     parameter("n") + " " + std::to_string(n) + ": " + vector +
                      " would span more than 2^60 floats, more than any device holds");
 }
 
 // The same for a matrix of `cols` columns of leading dimension ld; `ld_option` and
 // `cols_option` name where they came from.
 void check_matrix_span(const char* matrix, const std::string& ld_option, long long ld,
-                       const char* cols_option, long long cols) {
+                       const std::string& cols_option, long long cols) {
   unsigned long long floats = 0;
   if (__builtin_mul_overflow(static_cast<unsigned long long>(ld),
                              static_cast<unsigned long long>(cols), &floats) ||
@@ -84,42 +86,48 @@ size_t at(long long i, long long n, long long inc) {
 }  // namespace
 
 void validate(SaxpyArgs& args) {
-  check_size("--n", args.n);
-  check_inc("--incx", args.incx);
-  check_inc("--incy", args.incy);
-  check_vector_span("x", args.n, "--incx", args.incx);
-  check_vector_span("y", args.n, "--incy", args.incy);
+  check_size(parameter("n"), args.n);
+  check_inc(parameter("incx"), args.incx);
+  check_inc(parameter("incy"), args.incy);
+  check_vector_span("x", args.n, parameter("incx"), args.incx);
+  check_vector_span("y", args.n, parameter("incy"), args.incy);
 }
 
 void validate(SdotArgs& args) {
-  check_size("--n", args.n);
-  check_inc("--incx", args.incx);
-  check_inc("--incy", args.incy);
-  check_vector_span("x", args.n, "--incx", args.incx);
-  check_vector_span("y", args.n, "--incy", args.incy);
+  check_size(parameter("n"), args.n);
+  check_inc(parameter("incx"), args.incx);
+  check_inc(parameter("incy"), args.incy);
+  check_vector_span("x", args.n, parameter("incx"), args.incx);
+  check_vector_span("y", args.n, parameter("incy"), args.incy);
 }
 
 void validate(SgemmArgs& args) {
-  check_size("--m", args.m);
-  check_size("--n", args.n);
-  check_size("--k", args.k);
+  check_size(parameter("m"), args.m);
+  check_size(parameter("n"), args.n);
+  check_size(parameter("k"), args.k);
   const long long a_rows = args.trans_a ? args.k : args.m;
   const long long b_rows = args.trans_b ? args.n : args.k;
   // Where a leading dimension is left tight, the matrix's size comes from its rows' option.
-  const std::string lda = args.lda ? "--lda" : args.trans_a ? "--k" : "--m";
-  const std::string ldb = args.ldb ? "--ldb" : args.trans_b ? "--n" : "--k";
-  const std::string ldc = args.ldc ? "--ldc" : "--m";
+  const std::string lda = args.lda       ? parameter("lda")
+                          : args.trans_a ? parameter("k")
+                                         : parameter("m");
+  const std::string ldb = args.ldb       ? parameter("ldb")
+                          : args.trans_b ? parameter("n")
+                                         : parameter("k");
+  const std::string ldc = args.ldc ? parameter("ldc") : parameter("m");
   fill_tight(args.lda, a_rows);
   fill_tight(args.ldb, b_rows);
   fill_tight(args.ldc, args.m);
-  check_ld("--lda", args.lda, a_rows, "the rows of A, m without --trans-a, k with it");
-  check_ld("--ldb", args.ldb, b_rows, "the rows of B, k without --trans-b, n with it");
-  check_ld("--ldc", args.ldc, args.m, "the rows of C, m");
-  check_matrix_span("A", lda, args.lda, args.trans_a ? "--m" : "--k",
+  check_ld(parameter("lda"), args.lda, a_rows,
+           "the rows of A, m without " + parameter("trans_a") + ", k with it");
+  check_ld(parameter("ldb"), args.ldb, b_rows,
+           "the rows of B, k without " + parameter("trans_b") + ", n with it");
+  check_ld(parameter("ldc"), args.ldc, args.m, "the rows of C, m");
+  check_matrix_span("A", lda, args.lda, args.trans_a ? parameter("m") : parameter("k"),
                     args.trans_a ? args.m : args.k);
-  check_matrix_span("B", ldb, args.ldb, args.trans_b ? "--k" : "--n",
+  check_matrix_span("B", ldb, args.ldb, args.trans_b ? parameter("k") : parameter("n"),
                     args.trans_b ? args.k : args.n);
-  check_matrix_span("C", ldc, args.ldc, "--n", args.n);
+  check_matrix_span("C", ldc, args.ldc, parameter("n"), args.n);
 }
 
 size_t vector_length(long long n, long long inc) {

@@ -19,9 +19,9 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "image/image_io.h"
 #include "tools/blas/blas_impl.h"
 #include "util/error.h"
-#include "image/image_io.h"
 
 namespace blurtool {
 
@@ -200,7 +200,7 @@ ClblastTuning apply_clblast_tuning(Runtime& rt) {
         t.refused[kernel] = entry.at("why").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     throw Error(t.path + ": not a CLBlast tuning cache (" + e.what() +
-                "); delete it or rerun blurtool blas --tune");
+                "); delete it or rerun blurtool blas " + parameter("tune"));
   }
   return t;
 }

@@ -1,0 +1,133 @@
+// End-to-end tests of `blurtool blas`: tables and JSON, usage errors, and the cached CLBlast
+// tuning. Each test runs the real binary (fork + execve, no shell, so paths with spaces need no
+// quoting) in its own temporary directory, whose name holds spaces on purpose, with stdout and
+// stderr captured to files (support/cli_fixture.h). Successful runs are decoded and compared with
+// the exact CPU reference; failures must give the documented exit status (1 file or device, 2
+// usage), a stderr line naming the file or option at fault, and leave the output directory exactly
+// as it was (no output, no hidden .NAME.XXXXXX temporary file).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/cl_runtime.h"
+#include "tests/support/cli_fixture.h"
+#include "tools/blas/blas.h"
+#include "tools/blas/blas_tune.h"
+
+namespace blurtool {
+namespace {
+
+namespace fs = std::filesystem;
+
+// `blurtool blas`: the table names every implementation and is within tolerance (exit 0); the
+// JSON has a row per size with every implementation; bad BLAS arguments are usage errors that
+// name the argument, as CLBlast would refuse them.
+TEST_F(Cli, BlasTablesAndJson) {
+  Result r = run({"blas", "sgemm", "--n", "33", "--m", "17", "--k", "9", "--trans-b", "--ldb", "40",
+                  "--beta", "0.5", "--runs", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const auto& impl : blas_impl_table())
+    EXPECT_NE(r.out.find(impl.name), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("image 4x4"), std::string::npos) << r.out;
+  r = run({"blas", "sdot", "--n=1000", "--incx", "-2", "--incy", "3", "--runs", "1",
+           "--bench-format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 1u);
+  EXPECT_EQ(j["rows"][0]["size"], "1000");
+  ASSERT_EQ(j["rows"][0]["impls"].size(), blas_impl_table().size());
+  for (const auto& cell : j["rows"][0]["impls"]) EXPECT_TRUE(cell["ok"].get<bool>()) << cell.dump();
+  // An empty product compares nothing: no "+100.0%" for own kernels that never ran.
+  for (const std::vector<std::string>& empty :
+       {std::vector<std::string>{"blas", "saxpy", "--n", "0", "--runs", "1"},
+        std::vector<std::string>{"blas", "sgemm", "--m", "0", "--n", "4", "--k", "4", "--runs",
+                                 "1"}}) {
+    r = run(empty);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.find('%'), std::string::npos) << r.out;
+  }
+}
+
+TEST_F(Cli, BlasUsageErrorsNameTheArgument) {
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
+      {{"blas"}, {"saxpy, sdot or sgemm"}},
+      {{"blas", "sgemv"}, {"sgemv", "sgemm"}},
+      {{"blas", "saxpy", "--n", "-1"}, {"--n -1"}},
+      {{"blas", "saxpy", "--n", "10", "--incx", "0"}, {"--incx 0"}},
+      {{"blas", "sdot", "--n", "10", "--incy", "0"}, {"--incy 0"}},
+      {{"blas", "sgemm", "--n", "10", "--lda", "3"}, {"--lda 3", "at least 10"}},
+      {{"blas", "sgemm", "--n", "10", "--k", "4", "--trans-b", "--ldb", "5"}, {"--ldb 5"}},
+      {{"blas", "sgemm", "--n", "10", "--m", "12", "--ldc", "11"}, {"--ldc 11"}},
+      {{"blas", "saxpy", "--n", "10", "--impl", "cublas"},
+       {"--impl 'cublas'", "clblast", "or all", "(see blurtool blas --help)"}},
+      {{"blas", "saxpy", "--n", "10", "--lda", "4"}, {"--lda", "sgemm"}},
+      // 2^40 floats (4 TiB) fit no device.
+      {{"blas", "saxpy", "--n", "1099511627776", "--runs", "1"}, {"--n 1099511627776", "MiB"}},
+      // Sizes whose products overflow 64 bits (they crashed the program), named by option.
+      {{"blas", "saxpy", "--n", "9", "--incx", "2305843009213693953"},
+       {"--incx 2305843009213693953"}},
+      {{"blas", "sdot", "--n", "3", "--incy", "-9223372036854775808"},
+       {"--incy -9223372036854775808"}},
+      {{"blas", "saxpy", "--n", "2000", "--incx", "1152921504606847"},
+       {"--incx 1152921504606847 with --n 2000", "2^60"}},
+      {{"blas", "sgemm", "--n", "4", "--ldc", "4611686018427387905"},
+       {"--ldc 4611686018427387905 with --n 4", "C"}},
+      {{"blas", "sgemm", "--n", "4", "--m", "4611686018427387905", "--k", "4", "--impl", "buffer"},
+       {"--m 4611686018427387905 with --k 4", "A"}},
+      // Too large for the device, not for 64 bits: the operand and its options are named.
+      {{"blas", "sgemm", "--n", "4", "--lda", "4294967297", "--runs", "1"},
+       {"A (--lda 4294967297 x --k 4)", "MiB"}},
+      {{"blas", "saxpy", "--n", "3", "--incx", "4611686018427", "--runs", "1"},
+       {"x (--n 3, --incx 4611686018427)", "MiB"}},
+      // Finite as a float: 1e39 is not.
+      {{"blas", "saxpy", "--n", "4", "--alpha", "1e39"}, {"--alpha '1e39'", "finite"}},
+      {{"blas", "saxpy", "--n", "10", "extra"}, {"unexpected argument 'extra'"}},
+      {{"blas", "sdot", "--n", "2305843009213693952"},
+       {"--n 2305843009213693952: x would span more than 2^60"}},
+      {{"blas", "sgemm", "--n", "10", "--trans-a=yes"}, {"'--trans-a=yes'", "switch"}},
+      // --tune takes --device only (it ignored the others and tuned for minutes); a device that
+      // does not exist keeps a regression from starting the tuners.
+      {{"blas", "--tune", "--n", "4", "--device", "no such device"}, {"--n", "--tune"}}};
+  for (const auto& [args, parts] : cases) {
+    SCOPED_TRACE(::testing::PrintToString(args));
+    expect_failure(run(args), 2, parts, Files{});
+  }
+}
+
+// Parameters cached by `blurtool blas --tune` are applied on later runs as a "clblast tuned"
+// column; a damaged cache is an error naming the file. (The tuners themselves take over ten
+// minutes on this CPU device, so the cache here is written by hand, with parameters any
+// device accepts.)
+TEST_F(Cli, BlasAppliesCachedClblastTuning) {
+  const fs::path cache_dir = out_ / "cache";
+  fs::create_directories(cache_dir);
+  ::setenv("BLURTOOL_CACHE_DIR", cache_dir.c_str(), 1);
+  const std::string cache = clblast_tuning_path(select_device(""));
+  write_file(cache, R"({"kernels": {"Xaxpy": {"VW": 1, "WGS": 64, "WPT": 1}}})");
+  Result r = run({"blas", "saxpy", "--n", "5000", "--runs", "1"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("clblast tuned"), std::string::npos) << r.out;
+  // A kernel that --tune refused gives no tuned column (it would repeat the defaults), and
+  // says why on stderr.
+  write_file(cache, R"({"kernels": {"Xaxpy": {"VW": 1, "WGS": 64, "WPT": 1}},
+      "refused": {"Xgemm": {"parameters": {}, "why": "wrong results at 2048x2048x2048"}}})");
+  r = run({"blas", "sgemm", "--n", "40", "--runs", "1", "--impl", "clblast"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("clblast tuned"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("refused the tuned Xgemm (wrong results at 2048"), std::string::npos)
+      << r.err;
+  write_file(cache, "not json");
+  r = run({"blas", "saxpy", "--n", "5000", "--runs", "1"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(cache), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--tune"), std::string::npos) << r.err;
+  ::unsetenv("BLURTOOL_CACHE_DIR");
+}
+
+}  // namespace
+}  // namespace blurtool

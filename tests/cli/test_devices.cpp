@@ -1,0 +1,110 @@
+// End-to-end tests of device choice: --list-devices, with and without an OpenCL platform installed,
+// --device by index and BLURTOOL_DEVICE, and a device out of memory. Each test runs the real binary
+// (fork + execve, no shell, so paths with spaces need no quoting) in its own temporary directory,
+// whose name holds spaces on purpose, with stdout and stderr captured to files
+// (support/cli_fixture.h). Successful runs are decoded and compared with the exact CPU reference;
+// failures must give the documented exit status (1 file or device, 2 usage), a stderr line naming
+// the file or option at fault, and leave the output directory exactly as it was (no output, no
+// hidden .NAME.XXXXXX temporary file).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "runtime/cl_runtime.h"
+#include "tests/support/cli_fixture.h"
+
+namespace blurtool {
+namespace {
+
+namespace fs = std::filesystem;
+
+// With the ICD loader pointed at an empty vendor directory there is no platform (-1001): the
+// message must say what to install, and the exit status is 1.
+TEST(ClRuntime, NoPlatformSaysWhatToInstall) {
+  namespace fs = std::filesystem;
+  const fs::path empty = fs::temp_directory_path() / "blurtool-no-icd";
+  fs::create_directories(empty);
+  const fs::path log = empty / "stderr.txt";
+  const std::string command = "OCL_ICD_VENDORS='" + empty.string() +
+                              "' '" BLURTOOL_BINARY "' --list-devices 2>'" + log.string() +
+                              "' >/dev/null";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::FILE* f = std::fopen(log.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  char buffer[1024] = {};
+  size_t n = std::fread(buffer, 1, sizeof buffer - 1, f);
+  std::fclose(f);
+  const std::string text(buffer, n);
+  EXPECT_NE(text.find("no OpenCL platform"), std::string::npos) << text;
+  EXPECT_NE(text.find("pocl-opencl-icd"), std::string::npos) << text;
+  fs::remove_all(empty);
+}
+
+// A device that runs out of memory (simulated: BLURTOOL_FAIL_ALLOCATION=WxH fails every
+// allocation for a WxH image) is named with the sizes and what to try; a batch goes on, and
+// the suggested --max-tile gets the image done.
+TEST_F(Cli, DeviceOutOfMemoryIsNamedAndTheBatchGoesOn) {
+  ::setenv("BLURTOOL_FAIL_ALLOCATION", "600x400", 1);
+  const Result single = run({"--box", "3", kCoffee, out_ / "o.png"});
+  const Result batch = run({"--box", "3", kCoffee, kDune, "-o", out_ / "batch"});
+  const Result tiled = run({"--box", "3", "--max-tile", "300x200", kCoffee, out_ / "t.png"});
+  ::unsetenv("BLURTOOL_FAIL_ALLOCATION");
+  for (const Result* r : {&single, &batch}) {
+    EXPECT_EQ(r->status, 1) << r->err;
+    for (const std::string part :
+         {"device '", "600x400 image", "MiB in", "MiB an allocation",
+          "CL_MEM_OBJECT_ALLOCATION_FAILURE", "--max-tile 300x200", "--device"})
+      EXPECT_NE(r->err.find(part), std::string::npos) << "no '" << part << "' in: " << r->err;
+  }
+  EXPECT_FALSE(fs::exists(out_ / "o.png"));
+  EXPECT_NE(batch.err.find(kCoffee + ": device"), std::string::npos) << batch.err;
+  EXPECT_NE(batch.err.find("1 done, 0 skipped, 1 failed"), std::string::npos) << batch.err;
+  EXPECT_TRUE(fs::exists(out_ / "batch" / "dune_1680x1050.jpg"));
+  EXPECT_FALSE(fs::exists(out_ / "batch" / "coffee_600x400.png"));
+  EXPECT_EQ(tiled.status, 0) << tiled.err;
+  EXPECT_TRUE(fs::exists(out_ / "t.png"));
+}
+
+TEST_F(Cli, ListDevicesPrintsHeaderAndADevice) {
+  const Result r = run({"--list-devices"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string header, device;
+  std::getline(lines, header);
+  EXPECT_NE(header.find("platform"), std::string::npos) << r.out;
+  ASSERT_TRUE(std::getline(lines, device)) << r.out;
+  EXPECT_EQ(device.rfind("0 ", 0), 0u) << device;  // rows start with the device index
+}
+
+TEST_F(Cli, AnUnknownDeviceIndexPointsToListDevicesOnce) {
+  save_image(random_image(8, 8, 3, 6), in_ / "in.png");
+  const Result r = run({"--box", "1", "--device", "99", in_ / "in.png", out_ / "o.png"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("blurtool: --device 99: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("see --list-devices)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("--help"), std::string::npos) << r.err;  // one pointer, not two
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(out_ / "o.png"));
+}
+
+TEST_F(Cli, DeviceChoiceByIndexAndEnvironment) {
+  const Image input = random_image(23, 17, 3, 5);
+  const std::string in = in_ / "in.png", out = out_ / "o.png";
+  save_image(input, in);
+  expect_failure(run({"--box", "1", in, out}, "nosuch"), 2, {"BLURTOOL_DEVICE", "nosuch"}, Files{});
+  // --device wins over the environment.
+  const Result r = run({"--device", "0", "--box", "1", in, out}, "nosuch");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(max_diff(load_image(out), expected_box(input, 1, EdgeMode::clamp)), 0);
+}
+
+}  // namespace
+}  // namespace blurtool

@@ -1,0 +1,239 @@
+// End-to-end tests of the files blurtool reads and writes: unreadable inputs, unwritable and
+// read-only output folders, signals while the output is written, named pipes, an output equal to
+// the input, and the input limits. Each test runs the real binary (fork + execve, no shell, so
+// paths with spaces need no quoting) in its own temporary directory, whose name holds spaces on
+// purpose, with stdout and stderr captured to files (support/cli_fixture.h). Successful runs are
+// decoded and compared with the exact CPU reference; failures must give the documented exit status
+// (1 file or device, 2 usage), a stderr line naming the file or option at fault, and leave the
+// output directory exactly as it was (no output, no hidden .NAME.XXXXXX temporary file).
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "image/image_io.h"
+#include "tests/support/cli_fixture.h"
+
+namespace blurtool {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST_F(Cli, UnreadableInputsFailWithTheirPath) {
+  const fs::path missing = in_ / "no such.png", empty = in_ / "empty.png", text = in_ / "notes.png",
+                 truncated = in_ / "half.jpg";
+  write_file(empty, "");
+  write_file(text, "this is plain text, not an image\n");
+  const std::string dune = read_file(kDune);
+  ASSERT_GT(dune.size(), 1000u);
+  write_file(truncated, dune.substr(0, dune.size() / 2));
+  const std::vector<std::pair<fs::path, std::string>> cases = {{missing, "cannot open"},
+                                                               {empty, "empty"},
+                                                               {text, "not a PNG or JPEG"},
+                                                               {truncated, "truncated"}};
+  for (const auto& [input, reason] : cases) {
+    SCOPED_TRACE(input.string());
+    expect_failure(run({"--box", "3", input, out_ / "o.png"}), 1, {input, reason}, Files{});
+  }
+}
+
+TEST_F(Cli, UnwritableOutputDirectoryFailsWithoutLeftovers) {
+  write_file(out_ / "plain file", "x");
+  const Files before = listing(out_);
+  for (const fs::path& out : {out_ / "missing dir" / "o.png", out_ / "plain file" / "o.png"}) {
+    SCOPED_TRACE(out.string());
+    expect_failure(run({"--box", "3", kCoffee, out}), 1, {out}, before);
+  }
+}
+
+TEST_F(Cli, ReadOnlyOutputDirectoryFailsWithoutLeftovers) {
+  const fs::path ro = out_ / "read only", in = in_ / "coffee.png";
+  fs::copy_file(kCoffee, in);  // where an unprivileged child can read it
+  fs::create_directory(ro);
+  fs::permissions(ro, fs::perms(0555));
+  fs::permissions(root_, fs::perms::all);  // the child's HOME and caches go here
+  Spawn as_user;
+  as_user.unprivileged_id = 65534;  // root writes into a 0555 folder: run as nobody there
+  const Result r =
+      run_blurtool({"--box", "3", in.string(), (ro / "o.png").string()}, root_, root_, as_user);
+  if (unprivileged_run_unavailable(r)) {
+    fs::permissions(ro, fs::perms(0755));
+    GTEST_SKIP() << "cannot run blurtool as uid 65534 here: " << r.err;
+  }
+  fs::permissions(ro, fs::perms(0755));
+  expect_failure(r, 1, {ro / "o.png"}, Files{"read only"});
+  EXPECT_EQ(listing(ro), Files{});
+}
+
+// What blur_signalled_while_writing gave: the run, its input, whether the signal was sent.
+struct SignalledRun {
+  Result result;
+  Image input;
+  bool sent = false;
+};
+
+// Blurs a 2400x2400 noise PNG (17 MB: a long write) from `in_dir` to `out_dir`/out.png and sends
+// `signal` as soon as the temporary output (".out.png.XXXXXX") is created (inotify, so without
+// polling delays). `ignored`: the child starts with that signal ignored, as under nohup. Tries up
+// to 5 runs for one in which the signal was sent while the file existed.
+SignalledRun blur_signalled_while_writing(const fs::path& in_dir, const fs::path& out_dir,
+                                          const fs::path& scratch, int signal, bool ignored) {
+  SignalledRun run;
+  run.input = random_image(2400, 2400, 3, 7);
+  const fs::path in = in_dir / "noise.png";
+  save_image(run.input, in);
+  const std::vector<std::string> args = {"--box", "1", in.string(), (out_dir / "out.png").string()};
+  const std::string prefix = ".out.png.";
+  for (int attempt = 0; attempt < 5 && !run.sent; ++attempt) {
+    const int watch = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (watch < 0 || ::inotify_add_watch(watch, out_dir.c_str(), IN_CREATE) < 0) {
+      ADD_FAILURE() << "inotify: " << std::strerror(errno);
+      return run;
+    }
+    Spawn spawn;
+    if (ignored) spawn.ignored_signal = signal;
+    spawn.while_running = [&](pid_t pid) {
+      alignas(inotify_event) char buffer[4096];
+      for (;;) {
+        pollfd ready = {watch, POLLIN, 0};
+        if (::poll(&ready, 1, 20) > 0) {
+          const ssize_t n = ::read(watch, buffer, sizeof buffer);
+          for (ssize_t at = 0; at < n;) {
+            const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+            if (event->len && std::string(event->name).rfind(prefix, 0) == 0) {
+              ::kill(pid, signal);
+              run.sent = true;
+              return;
+            }
+            at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+          }
+        }
+        siginfo_t info = {};
+        if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+            info.si_pid == pid)
+          return;  // it ended without our seeing the file
+      }
+    };
+    run.result = run_blurtool(args, scratch, scratch, spawn);
+    ::close(watch);
+  }
+  return run;
+}
+
+// Under nohup SIGHUP is ignored, and must stay ignored while the output is written: PoCL's LLVM
+// replaces an ignored signal's SIG_IGN with its own handler when OpenCL starts, so blurtool reads
+// the dispositions before that. A hang-up sent while the temporary output file exists once
+// removed that file and lost the output ("cannot rename the temporary file into place").
+TEST_F(Cli, AnIgnoredHangupWhileWritingKeepsTheOutput) {
+  const SignalledRun run = blur_signalled_while_writing(in_, out_, root_, SIGHUP, true);
+  const Result& r = run.result;
+  ASSERT_TRUE(run.sent) << "no temporary file seen; status " << r.status << ": " << r.err;
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(listing(out_), Files{"out.png"});
+  EXPECT_EQ(max_diff(load_image(out_ / "out.png"), expected_box(run.input, 1, EdgeMode::clamp)), 0);
+}
+
+// SIGTERM while the output is written (the cleanup handlers now sit below LLVM's): the process
+// dies by the signal and leaves no temporary file and no output. On a loaded machine the signal
+// can arrive only after the rename (the test sends it when the temporary file appears): then the
+// output must be whole, and the run is tried again, up to 5 times, for one that was cut short.
+TEST_F(Cli, TerminatedWhileWritingLeavesNoFile) {
+  bool cut_short = false;
+  for (int attempt = 0; attempt < 5 && !cut_short; ++attempt) {
+    const SignalledRun run = blur_signalled_while_writing(in_, out_, root_, SIGTERM, false);
+    const Result& r = run.result;
+    ASSERT_TRUE(run.sent) << "no temporary file seen; status " << r.status << ": " << r.err;
+    // 0: it finished before the signal came (the output must then be whole, as below).
+    if (r.status != 0) {
+      EXPECT_EQ(r.status, 128 + SIGTERM) << r.err;
+    }
+    const Files left = listing(out_);
+    if (left.empty()) {
+      cut_short = true;
+      continue;
+    }
+    ASSERT_EQ(left, Files{"out.png"}) << "a temporary file was left";
+    EXPECT_EQ(max_diff(load_image(out_ / "out.png"), expected_box(run.input, 1, EdgeMode::clamp)),
+              0)
+        << "a partial output";
+    fs::remove(out_ / "out.png");
+  }
+  EXPECT_TRUE(cut_short) << "the signal never arrived while the output was being written";
+}
+
+// A named pipe as INPUT is read once: the check of its name against its format does not open it
+// again (a FIFO's second open waits for a new writer: blurtool hung).
+TEST_F(Cli, NamedPipeInputIsReadOnce) {
+  const fs::path fifo = in_ / "pipe.png";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  std::thread writer([&] { write_file(fifo, read_file(kCoffee)); });
+  Spawn spawn;
+  spawn.while_running = [](pid_t pid) {
+    for (int waited_ms = 0; waited_ms < 60000; waited_ms += 10) {
+      siginfo_t info = {};
+      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+          info.si_pid == pid)
+        return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ::kill(pid, SIGKILL);  // hung
+  };
+  const Result r =
+      run_blurtool({"--box", "2", fifo.string(), (out_ / "o.png").string()}, root_, root_, spawn);
+  writer.join();
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(
+      max_diff(load_image(out_ / "o.png"), expected_box(load_image(kCoffee), 2, EdgeMode::clamp)),
+      0);
+}
+
+TEST_F(Cli, OutputEqualToInputIsRefused) {
+  const fs::path in = out_ / "in.png";
+  fs::copy_file(kCoffee, in);
+  const std::string original = read_file(in);
+  const std::string other_spelling = (out_ / "." / "in.png").string();
+  for (const std::string& out : {in.string(), other_spelling}) {
+    SCOPED_TRACE(out);
+    expect_failure(run({"--box", "3", in, out}), 2, {out, "input"}, Files{"in.png"});
+    EXPECT_TRUE(read_file(in) == original) << "input file modified";
+  }
+}
+
+// --max-pixels and --max-file-size: refused before decoding, the file and the limit named,
+// exit status 1, no output; their own bad values are usage errors.
+TEST_F(Cli, InputLimitsRefuseLargeImagesAndFiles) {
+  const std::string out = out_ / "o.png";
+  const std::string size = std::to_string(fs::file_size(kCoffee));
+  expect_failure(run({"--box", "3", "--max-pixels", "239999", kCoffee, out}), 1,
+                 {kCoffee, "600x400", "239999 pixels", "--max-pixels"}, Files{});
+  expect_failure(run({"--box", "3", "--max-file-size", "1K", kCoffee, out}), 1,
+                 {kCoffee, size + " bytes", "limit of 1024 bytes", "--max-file-size"}, Files{});
+  EXPECT_EQ(
+      run({"--box", "3", "--max-pixels", "240000", "--max-file-size", size, kCoffee, out}).status,
+      0);
+  for (const auto& [option, value] :
+       std::vector<std::pair<std::string, std::string>>{{"--max-pixels", "0"},
+                                                        {"--max-pixels", "1e6"},
+                                                        {"--max-pixels", "1099511627777"},
+                                                        {"--max-file-size", "2G"},
+                                                        {"--max-file-size", "0"},
+                                                        {"--max-file-size", "12Q"}}) {
+    SCOPED_TRACE(option + " " + value);
+    expect_failure(run({"--box", "3", option, value, kCoffee, out_ / "x.png"}), 2, {option, value},
+                   Files{"o.png"});
+  }
+}
+
+}  // namespace
+}  // namespace blurtool

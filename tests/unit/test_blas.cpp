@@ -1,0 +1,232 @@
+// The BLAS comparison on the host: validate() refuses what CLBlast refuses and fills the tight
+// leading dimensions, and the CPU references give hand-computed answers. Every implementation
+// against these references on the device: tests/device/test_blas.cpp.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tests/support/test_support.h"
+#include "tools/blas/blas.h"
+#include "util/error.h"
+
+namespace blurtool {
+namespace {
+
+// The message of the UsageError that validate() throws for `args` ("" if none).
+template <class Args>
+std::string refusal(Args args) {
+  try {
+    validate(args);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// ---------------------------------------------------------------------------------------------
+// validate()
+
+TEST(BlasValidate, VectorArgumentsRefusedNamingTheOption) {
+  SaxpyArgs s;
+  s.n = -1;
+  EXPECT_EQ(refusal(s), "n -1: must be 0 or more");
+  s = SaxpyArgs{};
+  s.n = 4;
+  s.incx = 0;
+  EXPECT_EQ(refusal(s), "incx 0: must not be 0");
+  s.incx = -2;
+  s.incy = 0;
+  EXPECT_TRUE(has(refusal(s), "incy 0")) << refusal(s);
+  s.incy = -1;
+  EXPECT_EQ(refusal(s), "");
+  s.n = 0;  // an empty vector is fine
+  EXPECT_EQ(refusal(s), "");
+
+  SdotArgs d;
+  d.n = -5;
+  EXPECT_TRUE(has(refusal(d), "n -5")) << refusal(d);
+  d.n = 3;
+  d.incx = 0;
+  EXPECT_TRUE(has(refusal(d), "incx 0")) << refusal(d);
+  d.incx = 3;
+  d.incy = 0;
+  EXPECT_TRUE(has(refusal(d), "incy 0")) << refusal(d);
+  d.incy = -7;
+  EXPECT_EQ(refusal(d), "");
+}
+
+TEST(BlasValidate, NegativeSizesRefused) {
+  for (const char* which : {"m", "n", "k"}) {
+    SgemmArgs g;
+    g.m = g.n = g.k = 4;
+    (which[0] == 'm' ? g.m : which[0] == 'n' ? g.n : g.k) = -2;
+    EXPECT_EQ(refusal(g), std::string(which) + " -2: must be 0 or more");
+  }
+}
+
+// Every leading dimension, for every transposition: one short of its rows is refused (naming
+// the option), exactly its rows is accepted. m, n, k differ so that the wrong rows would show.
+TEST(BlasValidate, LeadingDimensionsRefusedBelowTheirRows) {
+  const long long m = 5, n = 7, k = 3;
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      SgemmArgs g;
+      g.m = m, g.n = n, g.k = k, g.trans_a = ta, g.trans_b = tb;
+      const long long a_rows = ta ? k : m, b_rows = tb ? n : k;
+      const std::string where = std::string(ta ? "T" : "N") + (tb ? "T" : "N");
+
+      SgemmArgs bad = g;
+      bad.lda = a_rows - 1;
+      EXPECT_TRUE(has(refusal(bad), "lda " + std::to_string(a_rows - 1) + ": must be at least " +
+                                        std::to_string(a_rows)))
+          << where << ": " << refusal(bad);
+      bad = g;
+      bad.ldb = b_rows - 1;
+      EXPECT_TRUE(has(refusal(bad), "ldb " + std::to_string(b_rows - 1) + ": must be at least " +
+                                        std::to_string(b_rows)))
+          << where << ": " << refusal(bad);
+      bad = g;
+      bad.ldc = m - 1;
+      EXPECT_TRUE(has(refusal(bad), "ldc " + std::to_string(m - 1) + ": must be at least 5"))
+          << where << ": " << refusal(bad);
+      // The other operand's rows are not enough (a check joined with || would accept these).
+      bad = g;
+      bad.lda = ta ? m : k;
+      if (bad.lda < a_rows) {
+        EXPECT_TRUE(has(refusal(bad), "lda")) << where;
+      }
+      bad = g;
+      bad.ldb = tb ? k : n;
+      if (bad.ldb < b_rows) {
+        EXPECT_TRUE(has(refusal(bad), "ldb")) << where;
+      }
+      bad = g;
+      bad.lda = -1;
+      EXPECT_TRUE(has(refusal(bad), "lda -1")) << where;
+
+      SgemmArgs ok = g;
+      ok.lda = a_rows, ok.ldb = b_rows, ok.ldc = m;
+      EXPECT_EQ(refusal(ok), "") << where;
+    }
+  }
+  SgemmArgs g;
+  g.m = 5, g.n = 2, g.k = 5, g.lda = 3;
+  EXPECT_EQ(refusal(g), "lda 3: must be at least 5 (the rows of A, m without trans_a, k with it)");
+}
+
+TEST(BlasValidate, FillsTightLeadingDimensions) {
+  SgemmArgs g;
+  g.m = 5, g.n = 7, g.k = 3;
+  validate(g);
+  EXPECT_EQ(g.lda, 5);
+  EXPECT_EQ(g.ldb, 3);
+  EXPECT_EQ(g.ldc, 5);
+
+  g = SgemmArgs{};
+  g.m = 5, g.n = 7, g.k = 3, g.trans_a = g.trans_b = true;
+  validate(g);
+  EXPECT_EQ(g.lda, 3);
+  EXPECT_EQ(g.ldb, 7);
+  EXPECT_EQ(g.ldc, 5);
+
+  // Empty matrices still get leading dimensions of at least 1.
+  g = SgemmArgs{};
+  validate(g);
+  EXPECT_EQ(g.lda, 1);
+  EXPECT_EQ(g.ldb, 1);
+  EXPECT_EQ(g.ldc, 1);
+
+  // Explicit ones are kept.
+  g = SgemmArgs{};
+  g.m = 2, g.n = 2, g.k = 2, g.lda = 9, g.ldb = 8, g.ldc = 7;
+  validate(g);
+  EXPECT_EQ(g.lda, 9);
+  EXPECT_EQ(g.ldb, 8);
+  EXPECT_EQ(g.ldc, 7);
+}
+
+TEST(BlasReference, OperandLengths) {
+  EXPECT_EQ(vector_length(0, 3), 0u);
+  EXPECT_EQ(vector_length(1, -3), 1u);
+  EXPECT_EQ(vector_length(4, -3), 10u);
+  EXPECT_EQ(vector_length(4, 1), 4u);
+  SgemmArgs g;
+  g.m = 2, g.n = 3, g.k = 4, g.lda = 5, g.ldb = 6, g.ldc = 7;
+  EXPECT_EQ(matrix_a_length(g), 5u * 4);
+  EXPECT_EQ(matrix_b_length(g), 6u * 3);
+  EXPECT_EQ(matrix_c_length(g), 7u * 3);
+  g.trans_a = g.trans_b = true;
+  EXPECT_EQ(matrix_a_length(g), 5u * 2);
+  EXPECT_EQ(matrix_b_length(g), 6u * 4);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The references against hand-computed answers.
+
+TEST(BlasReference, SaxpyWithStrides) {
+  SaxpyArgs a;
+  a.n = 3, a.alpha = 2, a.incx = 2, a.incy = -1;
+  const std::vector<float> x = {1, 100, 2, 100, 3};  // elements 1, 2, 3
+  std::vector<float> y = {10, 20, 30};               // elements 30, 20, 10 (walked from the end)
+  saxpy_reference(a, x, y);
+  EXPECT_EQ(y, (std::vector<float>{16, 24, 32}));
+
+  // Gaps between strided elements stay as they were.
+  a.incx = 1, a.incy = 2;
+  std::vector<float> y2 = {1, -7, 1, -7, 1};
+  saxpy_reference(a, {1, 2, 3}, y2);
+  EXPECT_EQ(y2, (std::vector<float>{3, -7, 5, -7, 7}));
+}
+
+TEST(BlasReference, Sdot) {
+  SdotArgs a;
+  a.n = 3;
+  EXPECT_EQ(sdot_reference(a, {1, 2, 3}, {4, 5, 6}), 32);
+  a.incx = -2;
+  EXPECT_EQ(sdot_reference(a, {1, 9, 2, 9, 3}, {4, 5, 6}), 3 * 4 + 2 * 5 + 1 * 6);
+  a.n = 0;
+  EXPECT_EQ(sdot_reference(a, {}, {}), 0);
+}
+
+// op(A) = [1 2 3; 4 5 6], op(B) = [7 8; 9 10; 11 12], op(A) op(B) = [58 64; 139 154], stored
+// every way. Padding holds NaN, so reading it shows; C's third row (ldc = 3) must stay NaN.
+TEST(BlasReference, SgemmEveryTransposition) {
+  const float p = kNaN;
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      SgemmArgs a;
+      a.m = 2, a.n = 2, a.k = 3, a.trans_a = ta, a.trans_b = tb;
+      a.lda = 4;  // padded either way (rows: 2 or 3)
+      a.ldb = tb ? 2 : 4;
+      a.ldc = 3;
+      const std::vector<float> A = ta ? std::vector<float>{1, 2, 3, p, 4, 5, 6, p}
+                                      : std::vector<float>{1, 4, p, p, 2, 5, p, p, 3, 6, p, p};
+      const std::vector<float> B = tb ? std::vector<float>{7, 8, 9, 10, 11, 12}
+                                      : std::vector<float>{7, 9, 11, p, 8, 10, 12, p};
+      std::vector<float> C(6, kNaN);
+      sgemm_reference(a, A, B, C);  // beta = 0: the NaN in C must not matter
+      const std::string where = std::string(ta ? "T" : "N") + (tb ? "T" : "N");
+      EXPECT_EQ(C[0], 58) << where;
+      EXPECT_EQ(C[1], 139) << where;
+      EXPECT_EQ(C[3], 64) << where;
+      EXPECT_EQ(C[4], 154) << where;
+      EXPECT_TRUE(same_bits(C[2], kNaN) && same_bits(C[5], kNaN)) << where;
+
+      a.alpha = 2, a.beta = -1;
+      std::vector<float> C2 = {1, 2, -9, 3, 4, -9};
+      sgemm_reference(a, A, B, C2);
+      EXPECT_EQ(C2, (std::vector<float>{115, 276, -9, 125, 304, -9})) << where;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace blurtool

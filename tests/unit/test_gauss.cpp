@@ -1,0 +1,87 @@
+// The Gaussian's host code: the weights and the linear-sampling taps, the tile widths and local
+// memory of tiled and fused, and the CPU reference on flat images. Every variant on the device
+// against the reference: tests/device/test_gauss.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+
+#include "filters/gauss/gauss_blur.h"
+#include "filters/gauss/gauss_reference.h"
+
+namespace blurtool {
+namespace {
+
+TEST(GaussFused, TileWidthAndLocalMemory) {
+  EXPECT_EQ(gauss_fused_tile_width(16, 128), 224);  // TW + 2R = 2G
+  EXPECT_EQ(gauss_fused_tile_width(3, 128), 248);   // a multiple of 8
+  EXPECT_EQ(gauss_fused_tile_width(63, 128), 128);
+  EXPECT_EQ(gauss_fused_tile_width(200, 128), 8);   // at least 8
+  EXPECT_EQ(gauss_fused_tile_width(16, 256), 224);  // TW + 2R <= 256 however large G is
+  EXPECT_EQ(gauss_fused_tile_width(16, 64), 96);
+  EXPECT_EQ(gauss_fused_default_group(32), 256);
+  EXPECT_EQ(gauss_fused_default_group(33), 128);
+  EXPECT_EQ(gauss_fused_local_bytes(16, 128, 8), 8u * 257 * 16);
+  EXPECT_EQ(gauss_fused_local_bytes(16, 64, 16), 16u * 129 * 16);
+}
+
+TEST(GaussTiled, TileWidthKeepsTheRingWithin256KiB) {
+  EXPECT_EQ(gauss_tile_width(16), 256);   // 36 rows: 262144 / 576 - 4 = 451, at most 256
+  EXPECT_EQ(gauss_tile_width(30), 240);   // 64 rows: 256 - 4 = 252 columns
+  EXPECT_EQ(gauss_tile_width(63), 112);   // 132 rows: 124 - 4 = 120 columns
+  EXPECT_EQ(gauss_tile_width(0), 256);    // 4 rows
+  EXPECT_EQ(gauss_tile_width(4000), 16);  // at least 16
+}
+
+TEST(GaussWeights, NormalisedSymmetricAndGaussian) {
+  const std::vector<double> w = gauss_weights(10.0, 16);
+  ASSERT_EQ(w.size(), 33u);
+  double total = 0;
+  for (double v : w) total += v;
+  EXPECT_NEAR(total, 1.0, 1e-12);
+  for (int i = 1; i <= 16; ++i) {
+    EXPECT_DOUBLE_EQ(w[16 + i], w[16 - i]);
+    EXPECT_NEAR(w[16 + i] / w[16], std::exp(-i * i / 200.0), 1e-12);
+  }
+  EXPECT_EQ(gauss_default_radius(10.0), 30);
+  EXPECT_EQ(gauss_default_radius(0.5), 2);
+  // sigma^2 underflows below 1e-154; the weights must still be the identity, not NaN.
+  EXPECT_EQ(gauss_weights(1e-300, 2), (std::vector<double>{0, 0, 1, 0, 0}));
+  EXPECT_THROW(gauss_weights(0.0, 3), UsageError);
+  EXPECT_THROW(gauss_weights(-1.0, 3), UsageError);
+}
+
+// The taps of separable-linear reproduce every weight: 1 + 2 ceil(R/2) fetches whose split
+// weights (1 - t) W and t W land on the right pixels.
+TEST(GaussLinearTaps, ReproduceTheWeights) {
+  for (int r : {0, 1, 2, 5, 16}) {
+    const std::vector<double> w = gauss_weights(r ? r / 1.6 : 1.0, r);
+    const std::vector<LinearTap> taps = gauss_linear_taps(w);
+    EXPECT_EQ(taps.size(), 1u + 2 * ((r + 1) / 2)) << "r=" << r;
+    std::vector<double> rebuilt(w.size(), 0.0);
+    for (const LinearTap& t : taps) {
+      rebuilt[r + t.lo] += (1.0 - t.t) * t.weight;
+      if (t.t != 0) rebuilt[r + t.lo + 1] += t.t * t.weight;
+    }
+    for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(rebuilt[i], w[i], 1e-6) << "r=" << r;
+  }
+}
+
+// A flat image of samples `level` stays flat but for the zero edge mode, which darkens it.
+template <typename T>
+void expect_flat_stays_flat(T level) {
+  const BasicImage<T> flat{9, 7, 1, PixelVector<T>(63, level)};
+  EXPECT_EQ(gauss_blur_reference(flat, 2.0, 6, EdgeMode::clamp).pixels, flat.pixels);
+  EXPECT_EQ(gauss_blur_reference(flat, 2.0, 6, EdgeMode::mirror).pixels, flat.pixels);
+  const BasicImage<T> zero = gauss_blur_reference(flat, 2.0, 6, EdgeMode::zero);
+  EXPECT_LT(zero.pixels[0], level);           // the corner sees zeros on two sides
+  EXPECT_LT(zero.pixels[0], zero.pixels[4]);  // more than the middle of the top row
+}
+
+TEST(GaussReference, FlatImageStaysFlatAndZeroEdgeDarkens) {
+  expect_flat_stays_flat<std::uint8_t>(200);
+  expect_flat_stays_flat<std::uint16_t>(51234);  // between 8-bit levels (199.4 * 257)
+}
+
+}  // namespace
+}  // namespace blurtool

@@ -1,0 +1,81 @@
+// The built-in default schedule table (filters/schedule_table.h): every entry names a variant
+// its filter knows and a reason whose note exists, and auto falls back from vendor to device
+// type to any device as the table says.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "filters/box/box_blur.h"
+#include "filters/bright/bright_points.h"
+#include "filters/gauss/gauss_blur.h"
+#include "filters/schedule_table.h"
+
+namespace blurtool {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(ScheduleDefaults, EveryEntryNamesAKnownVariantAndAnExistingNote) {
+  ASSERT_FALSE(default_schedule_table().empty());
+  for (const DefaultSchedule& d : default_schedule_table()) {
+    const std::string& op = d.schedule.op;
+    const std::string& v = d.schedule.variant;
+    if (op == "box")
+      EXPECT_NO_THROW(parse_named(box_variant_table(), v, "box")) << v;
+    else if (op == "gauss")
+      EXPECT_NO_THROW(parse_named(gauss_variant_table(), v, "gauss")) << v;
+    else if (op == "bright")
+      EXPECT_NO_THROW(parse_named(bright_variant_table(), v, "bright")) << v;
+    else
+      ADD_FAILURE() << "unknown op " << op;
+    EXPECT_NE(v, "auto") << op;
+    ASSERT_FALSE(d.reason.empty()) << op << " " << v;
+    // A reason citing a note names its file and its title: "docs/notes/F.md, 'TITLE': ...".
+    if (d.reason.rfind("docs/notes/", 0) == 0) {
+      const std::string file = d.reason.substr(0, d.reason.find(','));
+      const std::string text = read_text(std::string(BLURTOOL_SOURCE_DIR) + "/" + file);
+      ASSERT_FALSE(text.empty()) << file << " (cited by " << op << " " << v << ") is missing";
+      const size_t open = d.reason.find('\'');
+      const size_t close = d.reason.find('\'', open + 1);
+      ASSERT_NE(close, std::string::npos) << d.reason;
+      std::string title = d.reason.substr(open + 1, close - open - 1);
+      // Notes quote variant names in backticks; the reasons do not.
+      std::string plain;
+      for (char c : text)
+        if (c != '`') plain += c;
+      EXPECT_NE(plain.find("## " + title), std::string::npos)
+          << file << " has no note titled '" << title << "'";
+    }
+  }
+}
+
+TEST(ScheduleDefaults, EveryOpHasADefaultForAnyDevice) {
+  DeviceInfo other;
+  other.type = CL_DEVICE_TYPE_ACCELERATOR;
+  for (const char* op : {"box", "gauss", "bright"})
+    EXPECT_FALSE(default_schedules(other, op, 30).empty()) << op;
+}
+
+TEST(ScheduleDefaults, VendorEntriesOnlyForTheirVendor) {
+  DeviceInfo nvidia;
+  nvidia.type = CL_DEVICE_TYPE_GPU;
+  nvidia.platform = "NVIDIA CUDA";
+  DeviceInfo amd = nvidia;
+  amd.platform = "AMD Accelerated Parallel Processing";
+  EXPECT_EQ(device_vendor(nvidia), "NVIDIA");
+  EXPECT_EQ(device_vendor(amd), "AMD");
+  EXPECT_EQ(default_schedules(nvidia, "gauss", 16).front().variant, "fused-mma");
+  EXPECT_EQ(default_schedules(amd, "gauss", 16).front().variant, "fused");
+  // fused is the default up to R 32 only.
+  EXPECT_EQ(default_schedules(amd, "gauss", 33).front().variant, "separable-buffer");
+}
+
+}  // namespace
+}  // namespace blurtool
