@@ -220,6 +220,9 @@ kernel void box_tiled(global const pixel_t* src, global pixel_t* dst, int w, int
 #define FUSED_STEP (FUSED_COLS * FUSED_CHUNKS * FUSED_ROWS)
 // Pixels in a 16-byte store: 4 RGBA8 or 2 RGBA16.
 #define FUSED_VEC (16 / (int)sizeof(pixel_t))
+#if defined(FUSED_RADIUS) && !defined(FUSED_OUT_STRIDE)
+#error "FUSED_OUT_STRIDE is given by the host (filters/box/box_blur.cpp, fused_out_stride)"
+#endif
 // FUSED_OUT_STRIDE: row stride of the output tile in local memory, in pixels, given by the host
 // (filters/box/box_blur.cpp, fused_out_stride, which also sizes the local memory): a multiple
 // of 4 pixels (16-byte rows for phase 3) at least FUSED_W, and FUSED_CHUNKS banks past a

@@ -53,19 +53,26 @@ BrightFinder::BrightFinder(Runtime& runtime, const BrightParams& params, int wid
     : runtime_(runtime), params_(params), width_(width), height_(height) {
   depth_ = depth;
   validate(params_);
-  // auto: the device's tuning table (tools/tune.h), else the default table's first entry for
-  // the device (filters/schedule_table.h; every bright variant runs everywhere).
+  // auto: the device's tuning table (tools/tune.h), else the first entry of the default table
+  // (filters/schedule_table.h) for the device that runs there (subgroup needs sub-groups).
   if (params_.variant == BrightVariant::automatic) {
-    auto chosen = tuned_schedule(runtime.device(), "bright", "", params_.block,
-                                 static_cast<std::uint64_t>(width) * height);
-    if (!chosen) {
-      const auto defaults = default_schedules(runtime.device(), "bright", params_.block);
-      if (defaults.empty())
-        throw Error("no default bright-point schedule for device '" + runtime.device().name + "'");
-      chosen = defaults.front();
+    const DeviceInfo& d = runtime.device();
+    if (const auto tuned = tuned_schedule(d, "bright", "", params_.block,
+                                          static_cast<std::uint64_t>(width) * height)) {
+      params_.variant = parse_named(bright_variant_table(), tuned->variant,
+                                    "the tuning table's bright-point variant");
+    } else {
+      for (const TunedSchedule& entry : default_schedules(d, "bright", params_.block)) {
+        const BrightVariant v =
+            parse_named(bright_variant_table(), entry.variant, "the default bright-point variant");
+        if (v != BrightVariant::subgroup || has_subgroups(d)) {
+          params_.variant = v;
+          break;
+        }
+      }
+      if (params_.variant == BrightVariant::automatic)
+        throw Error("no default bright-point schedule for device '" + d.name + "'");
     }
-    params_.variant =
-        parse_named(bright_variant_table(), chosen->variant, "the schedule table's bright variant");
   }
   const BrightVariant v = params_.variant;
   const DeviceInfo& device = runtime.device();
