@@ -99,8 +99,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
       "blurtool bench --help)\n"
       "  blurtool tune [options]    (measure the fastest schedules of a device for --variant "
       "auto; blurtool tune --help)\n"
-      "  blurtool probe cache|divergence|stride [options]    (the GPU performance model: cache "
-      "locality, branch divergence, strided access; blurtool probe --help)\n\n"
+      "  blurtool probe cache|divergence|stride|transfer [options]    (the GPU performance model: "
+      "cache locality, branch divergence, strided access, host-device transfers; blurtool probe "
+      "--help)\n\n"
       " INPUT or OUTPUT '-' reads stdin or writes stdout.");
   spec.positional_help("");
   // clang-format off
@@ -210,7 +211,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
                 "kernel time and GB/s, the device's bandwidth floor, host times; with a batch, "
                 "each stage's CPU and wall time per image (N unused)",
        cxxopts::value<std::string>()->implicit_value("10"), "N")
-      ("sweep-wg", "with --bench and --gauss: one row per work-group size the device "
+      ("sweep-wg", "with --gauss, one image: one row per work-group size the device "
                    "accepts (4x4..32x32, or 4x1..256x1 for separable-local)")
       ("bench-format", "benchmark output: table, csv or json",
        cxxopts::value<std::string>()->default_value("table"), "FMT");

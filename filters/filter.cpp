@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -156,6 +157,16 @@ bool runs_in_place(const DeviceInfo& device) {
 
 namespace {
 
+// Whether host pixels at `p` may back a device buffer (CL_MEM_USE_HOST_PTR) for the kernels to
+// read and write where they lie: aligned for the widest vector the kernels move to and from
+// the pixel buffers, 16 samples (4 pixels; `sample_bytes` each), which PoCL loads with aligned
+// instructions. Pixels from allocate_pixels are (kPixelAlignment); pixels on a 16-byte boundary
+// only, as malloc gives them, once crashed a 16-bit blur, so any such pixels take the copying
+// way.
+bool aligned_for_kernels(const void* p, std::size_t sample_bytes) {
+  return reinterpret_cast<std::uintptr_t>(p) % (16 * sample_bytes) == 0;
+}
+
 // A device buffer of at least `bytes` in `buffer` (kept while large enough).
 void ensure_buffer(Runtime& runtime, cl::Buffer& buffer, std::size_t& size, std::size_t bytes,
                    cl_mem_flags flags) {
@@ -194,8 +205,11 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
   // they are in the pixel pool's memory, which is a mapped buffer already.
   const bool in_place =
       buffers && runs == 0 && filter.io_in_place && runs_in_place(runtime.device());
-  const bool in_place_src = in_place && !planes_in && !in_pixel_pool(rgba.pixels.data());
-  const bool in_place_dst = in_place && !planes.output && !in_pixel_pool(run.output.pixels.data());
+  const bool in_place_src = in_place && !planes_in && !in_pixel_pool(rgba.pixels.data()) &&
+                            aligned_for_kernels(rgba.pixels.data(), sizeof(T));
+  const bool in_place_dst = in_place && !planes.output &&
+                            !in_pixel_pool(run.output.pixels.data()) &&
+                            aligned_for_kernels(run.output.pixels.data(), sizeof(T));
   if (filter.io_width != w || filter.io_height != h) {
     filter.io_src_buffer = filter.io_dst_buffer = cl::Buffer();
     filter.io_src = filter.io_dst = cl::Image2D();

@@ -55,7 +55,10 @@ void* allocate_pixels(std::size_t bytes) {
     if (PixelPool* pool = installed_pool.load(std::memory_order_acquire))
       if (void* p = pool->take(bytes)) return p;
   }
-  void* p = std::malloc(bytes ? bytes : 1);
+  // aligned_alloc takes a multiple of the alignment; std::free releases it.
+  const std::size_t rounded =
+      (std::max<std::size_t>(bytes, 1) + kPixelAlignment - 1) / kPixelAlignment * kPixelAlignment;
+  void* p = std::aligned_alloc(kPixelAlignment, rounded);
   if (!p) throw std::bad_alloc();
   advise_huge_pages(p, bytes);  // before the first touch, which is the caller's
   return p;

@@ -59,8 +59,14 @@ class UsePixelPool {
   bool was_;
 };
 
-/// `bytes` of memory for pixels (PixelAllocator): see UsePixelPool; memory from malloc is advised
-/// to huge pages (advise_huge_pages). Throws std::bad_alloc.
+/// Alignment of pixel memory from allocate_pixels, in bytes: a cache line, and more than the
+/// widest vector (16 samples of 16 bits, 32 bytes) that a CPU device's kernels load from pixels
+/// they read where they lie (CL_MEM_USE_HOST_PTR), which PoCL loads with aligned instructions.
+constexpr std::size_t kPixelAlignment = 64;
+
+/// `bytes` of memory for pixels (PixelAllocator), aligned to kPixelAlignment: see UsePixelPool;
+/// memory from the C library is advised to huge pages (advise_huge_pages). Throws
+/// std::bad_alloc.
 void* allocate_pixels(std::size_t bytes);
 /// Frees what allocate_pixels gave for `bytes`: back to the pool, or to malloc.
 void free_pixels(void* data, std::size_t bytes) noexcept;
