@@ -103,7 +103,7 @@ inline void ring_slots(int* slot, int j, int slots, int ring, int first) {
 // scratch, per work-item (uint4 units): V, TILE_W sum4 (as many uint4, twice as many with
 // WIDE_SUM); the staged rows, TILE_W + 2R + 8 uint16; the ring, 2R + 5 rows (ring != 0) or 8
 // (four entering and four leaving rows) of TILE_STRIDE uint4. The host computes the same size
-// (per_item in BoxFilter's constructor, filters/box/box_blur.cpp); with the buffer's base aligned
+// (per_item in BoxTiled::prepare, filters/box/box_buffer.cpp); with the buffer's base aligned
 // (CL_DEVICE_MEM_BASE_ADDR_ALIGN is at least 1024 bits) every uint16 and every ring row starts
 // on 64 bytes.
 kernel void box_tiled(global const pixel_t* src, global pixel_t* dst, int w, int h, int radius,
@@ -221,10 +221,10 @@ kernel void box_tiled(global const pixel_t* src, global pixel_t* dst, int w, int
 // Pixels in a 16-byte store: 4 RGBA8 or 2 RGBA16.
 #define FUSED_VEC (16 / (int)sizeof(pixel_t))
 #if defined(FUSED_RADIUS) && !defined(FUSED_OUT_STRIDE)
-#error "FUSED_OUT_STRIDE is given by the host (filters/box/box_blur.cpp, fused_out_stride)"
+#error "FUSED_OUT_STRIDE is given by the host (filters/box/box_buffer.cpp, fused_out_stride)"
 #endif
 // FUSED_OUT_STRIDE: row stride of the output tile in local memory, in pixels, given by the host
-// (filters/box/box_blur.cpp, fused_out_stride, which also sizes the local memory): a multiple
+// (filters/box/box_buffer.cpp, fused_out_stride, which also sizes the local memory): a multiple
 // of 4 pixels (16-byte rows for phase 3) at least FUSED_W, and FUSED_CHUNKS banks past a
 // multiple of 32 (rounded up to 4), so that the rows that share a sub-group in phase 2 write
 // different banks.

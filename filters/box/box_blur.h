@@ -3,6 +3,7 @@
 // computing the meaning defined by box_blur_reference() in filters/box/box_reference.h.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,10 @@
 
 namespace blurtool {
 
-/// Schedules of the box filter (--variant). See their kernel files for what each costs
-/// (box_kernel_family: kernels/box_window.cl, box_running.cl, box_buffer.cl).
+/// Schedules of the box filter (--variant). Each has one row in the table of schedules
+/// (filters/box/box_schedule.h) and its host side in the host file of its kernel family:
+/// box_window.cpp, box_running.cpp, box_buffer.cpp beside kernels/box_window.cl,
+/// box_running.cl, box_buffer.cl.
 enum class BoxVariant {
   automatic,        ///< chosen per device class
   single,           ///< one pass, (2R+1)^2 reads per pixel
@@ -112,9 +115,9 @@ struct BoxParams {
 /// The segment `variant` uses when BoxParams::segment is 0: 128 pixels for segmented, 8 for
 /// segmented-local (its first windows are summed in local memory, so short segments cost
 /// little), as measured best (docs/notes/box.md, "Box `segmented` and `segmented-local`:
-/// longer segments against the radius band"); tile rows 256 for
-/// tiled and 128 for fused (their filters pick by radius, image size and device:
-/// box_tiled_default_segment, box_fused_default_segment).
+/// longer segments against the radius band"); 0 for tiled and fused, whose tile rows their
+/// schedules pick by radius, image size and device (box_tiled_default_segment,
+/// box_fused_default_segment). The table of schedules (box_schedule.h) holds these.
 int box_default_segment(BoxVariant variant);
 
 /// The unroll factor `variant` uses when BoxParams::unroll is 0: 2 for segmented's row pass
@@ -128,9 +131,9 @@ int box_default_unroll(BoxVariant variant);
 bool box_is_two_pass(BoxVariant variant);
 
 /// The kernel family (kernels/<family>.cl, built after kernels/box_common.cl) that holds a
-/// variant's kernels: box_window (single, single-linear, double, double-linear), box_running
-/// (accumulated, unrolled, scan, segmented, segmented-local) or box_buffer (tiled, fused).
-/// Throws blurtool::Error for automatic (resolve it first).
+/// variant's kernels, from the table of schedules: box_window (single, single-linear, double,
+/// double-linear), box_running (accumulated, unrolled, scan, segmented, segmented-local) or
+/// box_buffer (tiled, fused). Throws blurtool::Error for automatic (resolve it first).
 std::string box_kernel_family(BoxVariant variant);
 
 /// Checks ranges. Throws blurtool::UsageError naming the option at fault (--box, --unroll,
@@ -211,11 +214,14 @@ BoxParams resolve_box_schedule(const BoxParams& params, const DeviceInfo& device
 /// from the cache) its program and allocates its intermediate image.
 /// Throws blurtool::UsageError for invalid parameters, blurtool::Error for device limits or a
 /// failed kernel build, cl::Error for other OpenCL failures.
+class BoxSchedule;
+
 class BoxFilter : public Filter {
  public:
   /// `depth`: of the input and output (RGBA8 or RGBA16); every schedule runs at both.
   BoxFilter(Runtime& runtime, const BoxParams& params, int width, int height,
             PixelDepth depth = PixelDepth::u8);
+  ~BoxFilter() override;
 
   std::string describe() const override;
   const std::vector<PassInfo>& passes() const override { return passes_; }
@@ -223,40 +229,17 @@ class BoxFilter : public Filter {
     return 2ULL * pixel_bytes(depth_) * width_ * height_;
   }
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
-  bool takes_buffers() const override {
-    return params_.variant == BoxVariant::tiled || params_.variant == BoxVariant::fused;
-  }
+  bool takes_buffers() const override;
   std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) override;
 
-  /// The parameters with `auto` resolved.
-  const BoxParams& params() const { return params_; }
+  /// The parameters with `auto` and every default resolved.
+  const BoxParams& params() const;
 
  private:
-  // The local size of one `segmented` pass: `wg`, else `fallback` halved to fit the kernel's
-  // limit. Throws blurtool::UsageError when a --wg given by the user does not fit.
-  cl::NDRange segmented_work_group(const cl::Kernel& kernel, WorkGroup wg, WorkGroup fallback,
-                                   const char* pass) const;
-  // Work-items per row of segmented-local: --wg L, else 128, halved until its local memory
-  // fits the device. Throws blurtool::UsageError when it cannot fit.
-  size_t row_group_size() const;
-  // Throws blurtool::UsageError when fused's local memory exceeds the device's, or `items`
-  // work-items exceed `limit` (the kernel's CL_KERNEL_WORK_GROUP_SIZE; 0: not yet known).
-  void check_fused_fits(size_t items, size_t limit) const;
-  // Whether fused's odd tile rows walk up (kernels/box_buffer.cl FUSED_FLIP).
-  bool fused_alternate() const { return params_.radius >= kBoxFusedAlternateRadius; }
-
-  Runtime& runtime_;
-  BoxParams params_;
   int width_, height_;
-  bool wide_sum_ = false;
   std::vector<PassInfo> passes_;
-  std::vector<cl::Kernel> kernels_;
-  cl::Image2D intermediate_;
-  cl::Buffer scratch_;      // tiled: the running sums of each work-item
-  size_t tile_items_ = 0;   // tiled: work-items
-  bool ring_ = false;       // tiled: row sums kept in a ring (else recomputed)
-  bool col_ring_ = false;   // segmented-local: the column pass is box_cols_ring
-  int fused_exchange_ = 0;  // fused: chunk sums exchanged for the first row windows
+  // The schedule's own host side: its kernels, options, memory and launch (box_schedule.h).
+  std::unique_ptr<BoxSchedule> schedule_;
 };
 
 /// Box-filters RGBA8 host image `rgba` on the runtime's device; returns RGBA8.

@@ -3,7 +3,7 @@
 // computing the meaning defined by gauss_blur_reference() in filters/gauss/gauss_reference.h.
 #pragma once
 
-#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,8 +15,10 @@
 
 namespace blurtool {
 
-/// Schedules of the Gaussian blur (--variant). See their kernel files for what each costs
-/// (gauss_kernel_family: kernels/gauss_window.cl, gauss_buffer.cl, gauss_mma.cl).
+/// Schedules of the Gaussian blur (--variant). Each has one row in the table of schedules
+/// (filters/gauss/gauss_schedule.h) and its host side in the host file of its kernel family:
+/// gauss_window.cpp, gauss_buffer.cpp, gauss_mma.cpp beside kernels/gauss_window.cl,
+/// gauss_buffer.cl, gauss_mma.cl.
 enum class GaussVariant {
   /// The tuning table's pick, else fused-mma or separable-mma (tensor cores), fused or
   /// separable-buffer (other GPUs), tiled (CPUs): resolve_gauss_variant.
@@ -216,10 +218,13 @@ GaussParams resolve_gauss_schedule(const GaussParams& params, const DeviceInfo& 
 /// invalid parameters or a work-group size the device or kernel cannot run (naming the limit:
 /// CL_KERNEL_WORK_GROUP_SIZE or the local memory), blurtool::Error for device limits or a failed
 /// build, cl::Error for other OpenCL failures.
+class GaussSchedule;
+
 class GaussFilter : public Filter {
  public:
   GaussFilter(Runtime& runtime, const GaussParams& params, int width, int height,
               PixelDepth depth = PixelDepth::u8);
+  ~GaussFilter() override;
 
   std::string describe() const override;
   const std::vector<PassInfo>& passes() const override { return passes_; }
@@ -227,48 +232,18 @@ class GaussFilter : public Filter {
     return 2ULL * pixel_bytes(depth_) * width_ * height_;  // the input read, the output written
   }
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
-  bool takes_buffers() const override {
-    return params_.variant == GaussVariant::tiled || params_.variant == GaussVariant::fused ||
-           params_.variant == GaussVariant::separable_buffer || gauss_is_mma(params_.variant);
-  }
+  bool takes_buffers() const override;
   std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) override;
 
   /// The parameters with `auto`, the radius and the work-group size resolved.
-  const GaussParams& params() const { return params_; }
+  const GaussParams& params() const;
 
  private:
-  int fused_rows() const { return params_.segment ? params_.segment : kGaussFusedRows; }
-  int tile_columns() const { return params_.segment ? params_.segment : gauss_tile_width(radius_); }
-  int sep_outputs() const { return params_.segment ? params_.segment : kGaussSepColumnOutputs; }
-  int mma_rows() const { return params_.segment ? params_.segment : gauss_mma_tile(radius_).rows; }
-  std::vector<cl::Event> enqueue_fused(const cl::Buffer& src, const cl::Buffer& dst);
-  std::vector<cl::Event> enqueue_separable_buffer(const cl::Buffer& src, const cl::Buffer& dst);
-  std::vector<cl::Event> enqueue_separable_mma(const cl::Buffer& src, const cl::Buffer& dst);
-  std::vector<cl::Event> enqueue_fused_mma(const cl::Buffer& src, const cl::Buffer& dst);
-  // kernels_[0] (src -> dst) with (in, out, width, height, edge, weights), last_arg(kernel) for
-  // argument 6, one Gx1 work-group a tile of tile_w columns by `rows` rows.
-  std::vector<cl::Event> enqueue_tile_pass(const cl::Buffer& src, const cl::Buffer& dst,
-                                           size_t tile_w, size_t rows,
-                                           const std::function<void(cl::Kernel&)>& last_arg);
-  // kernels_[0] (src -> mid_), then kernels_[1] (mid_ -> dst), each with (in, out, width,
-  // height, edge, weights), more_args(pass, kernel) for the rest, over global[pass] in Gx1.
-  std::vector<cl::Event> enqueue_buffer_passes(
-      const cl::Buffer& src, const cl::Buffer& dst, const cl::NDRange (&global)[2],
-      const std::function<void(size_t, cl::Kernel&)>& more_args);
-
-  Runtime& runtime_;
-  GaussParams params_;
-  int width_, height_, radius_;
+  int width_, height_;
   std::vector<PassInfo> passes_;
-  std::vector<cl::Kernel> kernels_;
-  std::vector<size_t> local_bytes_;  // per local array argument, in order
-  cl::Buffer weights_;
-  cl_int taps_ = 0;
-  cl::Image2D intermediate_;
-  cl::Buffer mid_;         // separable-buffer and -mma: the column pass's results
-  float weight_sum_ = 0;   // separable-buffer: the sum of the float weights
-  cl::Buffer scratch_;     // tiled: each work-item's staged row and ring
-  size_t tile_items_ = 0;  // tiled: work-items
+  // The schedule's own host side: its work-group, kernels, memory and launch
+  // (gauss_schedule.h).
+  std::unique_ptr<GaussSchedule> schedule_;
 };
 
 /// Gaussian-blurs RGBA8 host image `rgba` on the runtime's device; returns RGBA8.
