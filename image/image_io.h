@@ -20,6 +20,9 @@
 // Outputs are written to a temporary file in the output's directory and renamed into place, so
 // an interrupted or failed run never leaves a partial file; the temporary files in flight are
 // also removed when the process is killed by SIGINT, SIGTERM or SIGHUP (install_cleanup_handlers).
+// The image in memory (Image, Image16) and the conversions between pixel layouts (to_rgba,
+// from_rgba, widen, narrow, apply_orientation) are declared in image/pixel_layout.h, included
+// here.
 #pragma once
 
 #include <cstdint>
@@ -29,31 +32,13 @@
 #include <string>
 #include <vector>
 
+#include "image/pixel_layout.h"
+#include "image/png_encode.h"
 #include "util/atomic_file.h"
 #include "util/host_memory.h"
 #include "util/named.h"
-#include "image/png_encode.h"
 
 namespace blurtool {
-
-/// An image in host memory: `width` x `height` pixels of `channels` (1 grey, 2 grey+alpha,
-/// 3 RGB, 4 RGBA) interleaved samples of type T, rows top to bottom, row pitch = width *
-/// channels samples. Image holds 8-bit samples (0..255), Image16 16-bit ones (0..65535, native
-/// byte order), as decoded from a 16-bit PNG.
-template <typename T>
-struct BasicImage {
-  int width = 0;
-  int height = 0;
-  int channels = 0;
-  PixelVector<T> pixels;
-
-  /// Sample offset of pixel (x, y), channel c.
-  std::size_t index(int x, int y, int c = 0) const {
-    return (static_cast<std::size_t>(y) * width + x) * channels + c;
-  }
-};
-using Image = BasicImage<std::uint8_t>;
-using Image16 = BasicImage<std::uint16_t>;
 
 /// Container formats blurtool reads and writes.
 enum class ImageFormat { png, jpeg };
@@ -170,11 +155,6 @@ bool decode_image_planes(const std::vector<std::uint8_t>& bytes, const std::stri
 /// is out of range, the file is not a JPEG, or its markers are damaged (the decoder reports
 /// that). Never throws.
 int exif_orientation(const std::vector<std::uint8_t>& bytes);
-
-/// `image` as a viewer shows it with EXIF orientation `orientation` (see exif_orientation):
-/// mirrored and/or turned; for 5 to 8 width and height swap. 1, or a value outside 1..8, returns
-/// it unchanged.
-Image apply_orientation(const Image& image, int orientation);
 
 /// The output format implied by `path`'s extension (.png, .jpg, .jpeg; case-insensitive).
 /// Throws blurtool::UsageError naming `path` for any other extension.
@@ -349,29 +329,5 @@ void save_image(const Image16& image, const std::string& path, int jpeg_quality 
 
 /// The extension of `path` in lower case, with its dot (".png", ".jpeg"); "" where it has none.
 std::string lower_extension(const std::string& path);
-
-/// Expands 1-4 channels to RGBA (grey -> R=G=B, missing alpha -> 255), the layout the device
-/// kernels work on. Throws blurtool::Error if the pixel buffer does not hold width * height *
-/// channels samples (as every function below).
-Image to_rgba(const Image& image);
-
-/// Reduces an RGBA image back to `channels` (1: R, 2: R and A, 3: RGB, 4: all), the inverse of
-/// to_rgba for images that came from it. Throws blurtool::Error unless `rgba` has 4 channels and
-/// `channels` is 1..4.
-Image from_rgba(const Image& rgba, int channels);
-
-/// The 16-bit to_rgba: missing alpha -> 65535.
-Image16 to_rgba(const Image16& image);
-
-/// The 16-bit from_rgba.
-Image16 from_rgba(const Image16& rgba, int channels);
-
-/// `image` with 16-bit samples: each 8-bit sample v becomes v * 257 (0 -> 0, 255 -> 65535), the
-/// same fraction of full scale; narrow() undoes it exactly. Same size and channels.
-Image16 widen(const Image& image);
-
-/// `image` with 8-bit samples: each 16-bit sample v becomes the nearest 8-bit level,
-/// (v * 255 + 32767) / 65535 (rounded to nearest, not the high byte). Same size and channels.
-Image narrow(const Image16& image);
 
 }  // namespace blurtool

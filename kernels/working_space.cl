@@ -54,7 +54,8 @@ kernel void working_space_finish(global const ushort4* src, global ushort4* dst,
 
 // The same for an 8-bit stored form: widened on the way in (v * 257, exact) and reduced on the
 // way out ((v * 255 + 32767) / 65535, rounded to nearest), as the host's widen() and narrow()
-// (image/image_io.cpp) would, so that 8-bit pixels go to and from the device as they are stored.
+// (image/pixel_layout.cpp) would, so that 8-bit pixels go to and from the device as they are
+// stored.
 kernel void working_space_prepare8(global const uchar4* src, global ushort4* dst, uint n,
                                    global const ushort* to_linear, int flags) {
   const uint i = get_global_id(0);

@@ -1,0 +1,64 @@
+// JPEG for image_io's front door: the top-level marker segments walked before any decoder runs
+// (completeness, the EXIF orientation), TurboJPEG's decode, and the encode by TurboJPEG, in
+// strips joined by restart markers where the image is large (compress_jpeg_strips and
+// jpeg_strip_layout, declared in image_io.h, are defined in jpeg_codec.cpp, as is
+// exif_orientation). Internal to image/; stb_image, the fallback decoder, is image/stb_codec.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "image/codec_common.h"
+#include "image/image_io.h"
+
+namespace blurtool {
+
+/// Throws blurtool::Error "NAME: truncated JPEG (WHERE)".
+[[noreturn]] void throw_truncated(const std::string& name, const std::string& where);
+
+/// Walks the JPEG's top-level marker segments in the `size` bytes at `b` from SOI to the first
+/// SOS (skipping each segment whole by its big-endian length, so that markers inside an APP1
+/// EXIF thumbnail are never read as the image's own). Returns them, and where the entropy-coded
+/// data starts in *scan. Throws blurtool::Error naming `name` where the bytes end inside a
+/// segment or before the SOS (truncated), or hold no marker or an unexpected one (corrupt).
+std::vector<JpegSegment> jpeg_segments(const std::uint8_t* b, std::size_t size,
+                                       const std::string& name, std::size_t* scan);
+
+/// Requires the marker segments to be whole (jpeg_segments) and an EOI marker somewhere in the
+/// scan data after them, and returns the segments. In entropy-coded data a 0xFF byte is stuffed
+/// as FF 00, so FF D9 there can only be the EOI. Throws as jpeg_segments, and blurtool::Error
+/// naming `name` as a truncated JPEG where there is no EOI.
+std::vector<JpegSegment> check_jpeg_complete(const std::vector<std::uint8_t>& b,
+                                             const std::string& name);
+
+/// The orientation tag, 1 to 8, of the first APP1 "Exif" segment among `segments` of the JPEG
+/// `bytes` (see exif_orientation); 1 where there is none or it is invalid. Never throws.
+int orientation_in(const std::vector<std::uint8_t>& bytes,
+                   const std::vector<JpegSegment>& segments);
+
+/// Why TurboJPEG cannot read a JPEG's header, for a header stb_image refused ("a frame header
+/// that stb_image cannot read" where TurboJPEG reads it). Never throws for a bad file.
+std::string tj_header_reason(const std::vector<std::uint8_t>& bytes);
+
+/// Decodes with TurboJPEG a greyscale, YCbCr or RGB JPEG whose header stb_image read as `width`
+/// x `height` x `channels` (1 or 3) into *image (interleaved, 1 or 3 channels), into RGBA with
+/// `rgba` (TurboJPEG's RGBX output sets X to 255, and turns grey into R=G=B itself). False for
+/// anything else (CMYK and YCCK, which stb_image converts with its own formula; a file libjpeg
+/// refuses). Corrupt-data warnings are accepted, as stb_image accepts the same data without
+/// complaint, and libjpeg's words are left in `damage` (if not null) for a warning; a truncated
+/// file never gets here. Never throws for a bad file.
+bool decode_jpeg_turbojpeg(const std::vector<std::uint8_t>& bytes, int width, int height,
+                           int channels, bool rgba, Image* image, std::string* damage);
+
+/// The JPEG of the `channels` samples of `image`'s pixels that encode_image writes (all of them,
+/// or from an RGBA image those from_rgba keeps; alpha never): greyscale for 1 or 2 channels,
+/// YCbCr with options.jpeg_subsampling for 3 or 4, at options.jpeg_quality, in the strips of
+/// jpeg_strip_layout on options.threads threads (compress_jpeg_strips). Throws
+/// blurtool::UsageError for a jpeg_quality outside 1..100, blurtool::Error where a side exceeds
+/// 65535 or TurboJPEG fails.
+std::vector<std::uint8_t> encode_jpeg(const Image& image, int channels,
+                                      const EncodeOptions& options);
+
+}  // namespace blurtool
