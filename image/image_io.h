@@ -176,7 +176,7 @@ inline const std::vector<Named<ChromaSubsampling>>& chroma_subsampling_table() {
 /// The zlib level PNGs are written with unless told otherwise: the fastest level whose files
 /// are within 10% of level 6's on the sample photos, blurred and not, all together (level 1,
 /// zlib's run-length strategy: the same total size, at a tenth of the time;
-/// docs/performance/png-level.md).
+/// docs/performance/history/png-level-2026-11-24-epyc-2c.md).
 constexpr int kDefaultPngLevel = 1;
 
 /// How encode_image writes an image. JPEG settings are ignored for PNG and the reverse.

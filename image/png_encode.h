@@ -43,7 +43,8 @@ struct PngSettings {
   std::size_t strip_bytes = 0;
 };
 
-/// blurtool's settings for zlib level `level` (0..9), measured in docs/performance/png-level.md:
+/// blurtool's settings for zlib level `level` (0..9), measured in
+/// docs/performance/history/png-level-2026-11-24-epyc-2c.md:
 /// the Paeth filter on every row; at level 1 zlib's run-length strategy (Z_RLE: matches of the
 /// previous byte only, which zlib.h describes as made for PNG image data), faster than zlib's
 /// level 1 and on photos 20% smaller; at levels 2 to 9 Z_FILTERED (short matches given up for

@@ -12,10 +12,18 @@
 #   hardware threads, against the libpng encoder it replaced (filter Up, Z_RLE), and with
 #   strips of 256 KiB to 16 MiB against one deflate stream (bytes and time).
 # The photos are made by scripts/make-bench-image.sh (ImageMagick) and blurred by blurtool.
-# Usage: scripts/bench-encode.sh [RUNS]   (default 21)
+# Usage: scripts/bench-encode.sh [--record DEVICE] [RUNS]   (default 21)
+#   --record DEVICE  also record the output as the encode section of docs/performance/DEVICE.md
+#                    (scripts/perf-record), e.g. pocl-2c on the project's 2-core VM
 # Needs the build in build/ (cmake -S . -B build) and an OpenCL device for the blur.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
+command="scripts/bench-encode.sh${*:+ $*}"
+record=
+if [ "${1:-}" = "--record" ]; then
+  record=$2
+  shift 2
+fi
 runs=${1:-21}
 cmake --build "$root/build" --target blurtool encode_bench -j2 >/dev/null
 work=$root/build/bench-encode
@@ -24,10 +32,17 @@ for size in 1920x1080 3024x4032; do
   [ -f "$work/bench-$size.jpg" ] || "$root/scripts/make-bench-image.sh" "$work/bench-$size.jpg" "$size"
   "$root/build/blurtool" --box 30 --quiet "$work/bench-$size.jpg" "$work/bench-$size-box30.png"
 done
-echo "bench-encode: $(nproc) cores of $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)," \
-  "$runs runs, $(date +%F)"
+cpu="$(nproc) cores of $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)"
 bench=$root/build/encode_bench
-"$bench" jpeg --runs "$runs" "$work/bench-1920x1080-box30.png" "$work/bench-3024x4032-box30.png"
-"$bench" jpeg-strips --runs "$runs" "$work/bench-1920x1080-box30.png" "$work/bench-3024x4032-box30.png"
-"$bench" png --runs "$runs" "$work/bench-3024x4032-box30.png" "$work/bench-3024x4032.jpg"
-"$bench" png-strips --runs "$runs" "$work/bench-3024x4032-box30.png" "$work/bench-3024x4032.jpg"
+{
+  echo "bench-encode: $cpu, $runs runs, $(date +%F)"
+  "$bench" jpeg --runs "$runs" "$work/bench-1920x1080-box30.png" "$work/bench-3024x4032-box30.png"
+  "$bench" jpeg-strips --runs "$runs" "$work/bench-1920x1080-box30.png" "$work/bench-3024x4032-box30.png"
+  "$bench" png --runs "$runs" "$work/bench-3024x4032-box30.png" "$work/bench-3024x4032.jpg"
+  "$bench" png-strips --runs "$runs" "$work/bench-3024x4032-box30.png" "$work/bench-3024x4032.jpg"
+} >"$work/report.txt"
+cat "$work/report.txt"
+if [ -n "$record" ]; then
+  python3 "$root/scripts/perf-record" "$record" encode "$work/report.txt" --text \
+    --date "$(date +%F)" --command "$command" --device "host only: $cpu"
+fi

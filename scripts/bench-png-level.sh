@@ -1,21 +1,29 @@
 #!/bin/sh
 # Measures PNG file size and encode time at every --png-level and for every row filter on the
 # sample photos, as they are and blurred with --box 30, and writes the tables to
-# docs/performance/png-level.md (dated), with the fastest level whose files are within 10% of
-# level 6's. Times are one thread's (the encoder's strips on one core), medians of RUNS runs.
-# The file's section "## Choice" and what follows it (written by hand) is kept.
-# Usage: scripts/bench-png-level.sh [--runs N] [IMAGE|FOLDER...]
-#   IMAGE, FOLDER  more photos (a folder: its *.jpg and *.png) besides samples/*.jpg and
-#                  samples/*.png; files with the same bytes are measured once
-#   --runs N       timed runs of each image and setting, default 3 (levels 8 and 9 take minutes)
+# docs/performance/history/png-level-DATE.md, with the fastest level whose files are within 10%
+# of level 6's. Times are one thread's (the encoder's strips on one core), medians of RUNS runs.
+# (The reasons for the default level, written by hand, are in the report of 2026-11-24:
+# docs/performance/history/png-level-2026-11-24-epyc-2c.md, "Choice".)
+# Usage: scripts/bench-png-level.sh [--runs N] [--record DEVICE] [IMAGE|FOLDER...]
+#   IMAGE, FOLDER    more photos (a folder: its *.jpg and *.png) besides samples/*.jpg and
+#                    samples/*.png; files with the same bytes are measured once
+#   --runs N         timed runs of each image and setting, default 3 (levels 8 and 9 take minutes)
+#   --record DEVICE  also record the report as the png-level section of
+#                    docs/performance/DEVICE.md (scripts/perf-record), e.g. pocl-2c
 # Needs the build in build/ (cmake -S . -B build) and an OpenCL device for the blur.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
+command="scripts/bench-png-level.sh${*:+ $*}"
 runs=3
-if [ "${1:-}" = "--runs" ]; then
-  runs=$2
-  shift 2
-fi
+record=
+while :; do
+  case ${1:-} in
+    --runs) runs=$2; shift 2 ;;
+    --record) record=$2; shift 2 ;;
+    *) break ;;
+  esac
+done
 
 cmake --build "$root/build" --target blurtool encode_bench -j2 >/dev/null
 work=$root/build/png-level
@@ -61,11 +69,8 @@ for level in 1 6; do
   done
 done
 bench=$root/build/encode_bench
-out=$root/docs/performance/png-level.md
+out=$root/docs/performance/history/png-level-$(date +%F).md
 mkdir -p "$(dirname "$out")"
-kept=$work/choice
-: >"$kept"
-[ -f "$out" ] && sed -n '/^## Choice/,$p' "$out" >"$kept"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 names=""
 for f in $photos; do names="$names $(basename "$f")"; done
@@ -101,11 +106,11 @@ for f in $photos; do names="$names $(basename "$f")"; done
   echo
   "$bench" png-table --runs "$runs" --per-image --reference "paeth 6=paeth:6:filtered" \
     "$filters" $photos $blurred
-  if [ -s "$kept" ]; then
-    echo
-    cat "$kept"
-  fi
 } >"$out.tmp"
 sed "s|LOAD_AFTER|$(cut -d' ' -f1-3 /proc/loadavg)|" "$out.tmp" >"$out"
 rm "$out.tmp"
 echo "bench-png-level: wrote $out"
+if [ -n "$record" ]; then
+  python3 "$root/scripts/perf-record" "$record" png-level "$out" --command "$command" \
+    --device "host only: $(nproc) cores of $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)"
+fi
