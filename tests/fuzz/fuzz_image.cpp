@@ -7,16 +7,17 @@
 // contract: a blurtool::Error for anything it refuses,
 // never a crash, a hang, an uncaught exception of another kind or an allocation the header did
 // not justify. Built by scripts/fuzz (clang, -DBLURTOOL_FUZZ=ON) with AddressSanitizer and
-// UndefinedBehaviorSanitizer.
+// UndefinedBehaviorSanitizer; the normal build links it with replay_main.cpp and replays its
+// seeds and kept crash inputs (ctest -L fuzz).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "util/error.h"
 #include "image/image_io.h"
 #include "image/jpeg_planes.h"
 #include "pipeline/pipeline.h"
+#include "util/error.h"
 
 namespace {
 // 2^22 pixels (16 MiB as RGBA8) keeps every input under libFuzzer's 2 GiB memory limit while

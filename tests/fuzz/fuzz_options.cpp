@@ -1,7 +1,9 @@
 // libFuzzer harness over the argument parser: the input, split at NUL bytes, is the argument
 // list after "blurtool", given to parse_options(). Its contract: a CliOptions, or a
 // blurtool::UsageError (or Error) naming what is wrong; never a crash or any other exception
-// (cxxopts' own exceptions must have been turned into UsageError). Built by scripts/fuzz.
+// (cxxopts' own exceptions must have been turned into UsageError). Built by scripts/fuzz; the
+// normal build links it with replay_main.cpp and replays the argument lists of
+// options_seeds.txt and the kept crash inputs (ctest -L fuzz).
 #include <cstddef>
 #include <cstdint>
 #include <string>

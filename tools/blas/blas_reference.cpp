@@ -77,6 +77,16 @@ void check_matrix_span(const char* matrix, const std::string& ld_option, long lo
                      " would hold more than 2^60 floats, more than any device holds");
 }
 
+// The arguments of an operation on two strided vectors x and y of n elements (saxpy, sdot):
+// n, then each stride, then each vector's span; the first that fails is the one reported.
+void check_vectors(long long n, long long incx, long long incy) {
+  check_size(parameter("n"), n);
+  check_inc(parameter("incx"), incx);
+  check_inc(parameter("incy"), incy);
+  check_vector_span("x", n, parameter("incx"), incx);
+  check_vector_span("y", n, parameter("incy"), incy);
+}
+
 // Offset of element i of a strided vector of n elements: BLAS walks a negative stride from the
 // far end, so element 0 is the last one in memory.
 size_t at(long long i, long long n, long long inc) {
@@ -86,19 +96,11 @@ size_t at(long long i, long long n, long long inc) {
 }  // namespace
 
 void validate(SaxpyArgs& args) {
-  check_size(parameter("n"), args.n);
-  check_inc(parameter("incx"), args.incx);
-  check_inc(parameter("incy"), args.incy);
-  check_vector_span("x", args.n, parameter("incx"), args.incx);
-  check_vector_span("y", args.n, parameter("incy"), args.incy);
+  check_vectors(args.n, args.incx, args.incy);
 }
 
 void validate(SdotArgs& args) {
-  check_size(parameter("n"), args.n);
-  check_inc(parameter("incx"), args.incx);
-  check_inc(parameter("incy"), args.incy);
-  check_vector_span("x", args.n, parameter("incx"), args.incx);
-  check_vector_span("y", args.n, parameter("incy"), args.incy);
+  check_vectors(args.n, args.incx, args.incy);
 }
 
 void validate(SgemmArgs& args) {
