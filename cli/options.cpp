@@ -12,6 +12,7 @@
 
 #include "cli/numbers.h"
 #include "cli/subcommand.h"
+#include "filters/schedule_table.h"
 #include "image/image_io.h"
 #include "util/error.h"
 
@@ -127,7 +128,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
                   "1.." + std::to_string(kMaxGaussFusedRows) + " (default 8), or outputs a "
                   "column-pass work-item of 'separable-buffer', 1.." +
                   std::to_string(kMaxGaussSepColumnOutputs) + " (default " +
-                  std::to_string(kGaussSepColumnOutputs) + "), or rows a 'fused-mma' "
+                  std::to_string(default_parameters({}, "gauss", "separable-buffer", 0).segment) + "), or rows a 'fused-mma' "
                   "work-group walks down, a multiple of 16 up to " +
                   std::to_string(kMaxGaussMmaFusedRows) +
                   " (default 64 up to R 8, 128 up to R 24, 256 above), or columns of a "

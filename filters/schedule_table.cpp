@@ -179,6 +179,69 @@ const std::vector<DefaultSchedule>& default_schedule_table() {
   return table;
 }
 
+const std::vector<DefaultSchedule>& default_parameter_table() {
+  auto entry = [](const char* op, const char* variant, int radius, WorkGroup wg, int segment,
+                  int unroll, const char* reason) {
+    DefaultSchedule d;
+    d.schedule.op = op;
+    d.schedule.variant = variant;
+    d.schedule.radius = radius;
+    d.schedule.wg = wg;
+    d.schedule.segment = segment;
+    d.schedule.unroll = unroll;
+    d.reason = reason;
+    return d;
+  };
+  // Measured on the H100 and kept on every device until another is measured: a device's own
+  // entry (vendor, type) goes above the one for any device.
+  static const std::vector<DefaultSchedule> table = {
+      // Box blur.
+      entry("box", "fused", 0, {16, 8}, 0, 0,
+            "docs/notes/box.md, 'Box fused: first row windows from chunk sums, 17 outputs a "
+            "work-item': 16x8 the fastest work-group measured; where its tile does not fit local "
+            "memory the filter takes the next that fits (box_fused_default_group)"),
+      entry("box", "segmented", 0, {}, 128, 2,
+            "docs/notes/box.md, 'Box segmented and segmented-local: longer segments against "
+            "the radius band' and 'Box blur: unrolled segmented loops': 128 pixels a work-item, "
+            "2 a loop iteration (more fetches in flight a work-item slowed it)"),
+      entry("box", "segmented-local", 0, {}, 8, 2,
+            "docs/notes/box.md, 'Box segmented and segmented-local: longer segments against "
+            "the radius band': its first windows are summed in local memory, so short segments "
+            "cost little"),
+      entry("box", "unrolled", 0, {}, 0, 8, "the box-blur write-up's best unroll"),
+      entry("box", "scan", 0, {}, 0, 8, "the box-blur write-up's best unroll"),
+      // Gaussian.
+      entry("gauss", "fused", 32, {256, 1}, 8, 0,
+            "docs/notes/gauss.md, 'Gaussian: one pass over buffers, built per radius (fused)': "
+            "256 work-items and 8 rows a tile up to R 32"),
+      entry("gauss", "fused", 0, {128, 1}, 8, 0,
+            "docs/notes/gauss.md, 'Gaussian: one pass over buffers, built per radius (fused)': "
+            "beyond R 32 a 128-column tile would leave half of 256 work-items idle in the row "
+            "pass"),
+      entry("gauss", "separable-buffer", 0, {128, 1}, 8, 0,
+            "docs/notes/gauss.md, 'Gaussian separable-buffer: two passes over buffers, and why "
+            "the Gaussian kernels stall': 128 work-items (the row tile's width), 8 outputs a "
+            "column-pass work-item (more hold more registers)"),
+  };
+  return table;
+}
+
+TunedSchedule default_parameters(const DeviceInfo& device, const std::string& op,
+                                 const std::string& variant, int radius) {
+  const std::string vendor = device_vendor(device);
+  for (const DefaultSchedule& d : default_parameter_table()) {
+    if (d.schedule.op != op || d.schedule.variant != variant) continue;
+    if (d.types != CL_DEVICE_TYPE_ALL && !(d.types & device.type)) continue;
+    if (!d.vendor.empty() && d.vendor != vendor) continue;
+    if (d.schedule.radius != 0 && radius > d.schedule.radius) continue;
+    return d.schedule;
+  }
+  TunedSchedule none;
+  none.op = op;
+  none.variant = variant;
+  return none;
+}
+
 std::string device_vendor(const DeviceInfo& device) {
   const std::string text = device.platform + " " + device.name;
   auto has = [&text](const char* word) { return text.find(word) != std::string::npos; };

@@ -51,6 +51,22 @@ struct DefaultSchedule {
 /// The built-in defaults, in order of preference; the one place they are decided.
 const std::vector<DefaultSchedule>& default_schedule_table();
 
+/// The built-in default parameters of each schedule: the work-group, segment (tile rows,
+/// outputs a work-item) and unroll a schedule takes where neither the user nor a tuned entry
+/// gives them, by vendor and device type, as CLBlast's database gives a kernel's parameters for
+/// a device, else its vendor, else a default. Entries of the same shape as
+/// default_schedule_table()'s, each with the measurement that chose it; the first that matches
+/// (vendor, type, radius up to schedule.radius, 0: any) wins. A schedule or parameter without
+/// an entry (zeros) is one the schedule computes itself from the image and the device (fused's
+/// tile rows, tiled's tile).
+const std::vector<DefaultSchedule>& default_parameter_table();
+
+/// The default parameters of schedule `variant` (its --variant name) of `op` at `radius` on
+/// `device`: the first matching entry of default_parameter_table(), or zeros. A
+/// default-constructed DeviceInfo matches only the entries for any device.
+TunedSchedule default_parameters(const DeviceInfo& device, const std::string& op,
+                                 const std::string& variant, int radius);
+
 /// The vendor a default entry names a device by: "NVIDIA" for NVIDIA's driver (or a device
 /// with a compute capability), "AMD", "Intel", "Apple" by platform and device name, else "".
 std::string device_vendor(const DeviceInfo& device);

@@ -96,8 +96,8 @@ DEFINE_STAGE_ROWS4(float16, float4, float)
 // float16 of padding in front: the register window loads one column past each end), then the
 // ring, 4 ceil(R/2) + 4 rows of tile_w + 4 float4. With the buffer's base aligned
 // (CL_DEVICE_MEM_BASE_ADDR_ALIGN is at least 1024 bits) every float16 and every ring row starts
-// on 64 bytes. The host computes the same size (per_item in GaussFilter's constructor,
-// filters/gauss/gauss_blur.cpp).
+// on 64 bytes. The host computes the same size (per_item in GaussTiled::prepare,
+// filters/gauss/gauss_buffer.cpp).
 kernel void gauss_tiled(global const pixel_t* src, global pixel_t* dst, int w, int h, int radius,
                         int edge, constant float* weights, int tile_w, int tile_h,
                         global float4* scratch) {

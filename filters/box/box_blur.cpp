@@ -31,11 +31,11 @@ const std::vector<int>& box_unroll_choices() {
 }
 
 int box_default_unroll(BoxVariant variant) {
-  return variant == BoxVariant::automatic ? 8 : box_schedule_row(variant).unroll;
+  return default_parameters({}, "box", name_of(box_variant_table(), variant), 0).unroll;
 }
 
 int box_default_segment(BoxVariant variant) {
-  return variant == BoxVariant::automatic ? 64 : box_schedule_row(variant).segment;
+  return default_parameters({}, "box", name_of(box_variant_table(), variant), 0).segment;
 }
 
 bool box_is_two_pass(BoxVariant variant) {
@@ -108,8 +108,12 @@ BoxFilter::BoxFilter(Runtime& runtime, const BoxParams& params, int width, int h
   setup.depth = depth;
   setup.wide_sum = box_wide_sum(setup.params.radius, depth);
   const BoxScheduleRow& row = box_schedule_row(setup.params.variant);
-  if (setup.params.segment == 0) setup.params.segment = row.segment;  // 0: the schedule's own
-  if (setup.params.unroll == 0) setup.params.unroll = row.unroll;
+  // The default parameter table's segment and unroll (0: the schedule computes its own); the
+  // work-group `fused` takes from it where its tile fits (box_fused_default_group).
+  const TunedSchedule d =
+      default_parameters(runtime.device(), "box", row.name, setup.params.radius);
+  if (setup.params.segment == 0) setup.params.segment = d.segment;
+  if (setup.params.unroll == 0) setup.params.unroll = d.unroll;
   schedule_ = row.make(setup);
 
   std::vector<std::string> names = schedule_->kernel_names();

@@ -48,14 +48,13 @@ constexpr int kMaxBoxRadius = 16383;
 /// Columns of a `tiled` tile (kernels/box_buffer.cl TILE_W).
 constexpr int kBoxTileWidth = 256;
 
-/// Work-group of `fused` (--wg CxB): C work-items along a row, B rows per batch; the tile is
-/// C * kBoxFusedOutputs columns wide. 16x8 was the fastest measured (docs/notes/box.md, "Box
-/// `fused`: first row windows from chunk sums, 17 outputs a work-item"). Where its local memory
-/// does not fit the device,
-/// box_fused_default_group() takes kBoxFusedWideGroup.
-constexpr WorkGroup kBoxFusedWorkGroup = {16, 8};
-/// The default for radii whose 16x8 tile does not fit local memory (with 48 KiB, 16x8 fits every
-/// radius up to 128 at 8 bits, where `fused` is the default).
+/// The work-group `fused` prefers on `device` (--wg CxB: C work-items along a row, B rows per
+/// batch; the tile is C * kBoxFusedOutputs columns wide): the default parameter table's
+/// (filters/schedule_table.h, default_parameter_table: 16x8, the fastest measured). A
+/// default-constructed DeviceInfo gives the entry for any device.
+WorkGroup box_fused_preferred_group(const DeviceInfo& device = {});
+/// The default for radii whose preferred tile does not fit local memory (with 48 KiB, 16x8 fits
+/// every radius up to 128 at 8 bits, where `fused` is the default).
 constexpr WorkGroup kBoxFusedWideGroup = {32, 4};
 
 /// Outputs per work-item along a row in `fused` (kernels/box_buffer.cl FUSED_K): odd (see
@@ -154,11 +153,13 @@ BoxVariant resolve_box_variant(BoxVariant variant, int radius, const DeviceInfo&
                                PixelDepth depth = PixelDepth::u8);
 
 /// The default work-group of `fused` at `radius` on a device with `local_mem` bytes of local
-/// memory for pixels of `depth`: kBoxFusedWorkGroup where it fits, else kBoxFusedWideGroup;
+/// memory for pixels of `depth`: box_fused_preferred_group(device) where it fits, else
+/// kBoxFusedWideGroup;
 /// at 16 bits (32-bit column sums, 8-byte output pixels: 16x8 and 32x4 need 53 KiB at small
 /// radii) then 16x4 and 8x4 (a 200-column tile). The last tried where none fits (the filter
 /// then refuses it by name).
-WorkGroup box_fused_default_group(int radius, size_t local_mem, PixelDepth depth = PixelDepth::u8);
+WorkGroup box_fused_default_group(int radius, size_t local_mem, PixelDepth depth = PixelDepth::u8,
+                                  const DeviceInfo& device = {});
 
 /// The default tile rows (--segment) of `tiled` at `radius` on a `width` x `height` image and a
 /// device of `compute_units` compute units: 16 (2R+1) rows, at least 256 and at most
@@ -178,8 +179,8 @@ int box_tiled_default_segment(int radius, int width, int height, unsigned comput
 int box_fused_default_segment(int width, int height, WorkGroup wg, unsigned compute_units);
 
 /// Bytes of local memory a `fused` work-group needs at least at `radius` with work-group `wg`
-/// (0x0: kBoxFusedWorkGroup) on pixels of `depth`: FUSED_ROWS rows of 2R + tile-width column
-/// sums (8 bytes each up to R = 128 at 8 bits, else 16) and the output tile (4 or 8 bytes a
+/// (0x0: box_fused_preferred_group()) on pixels of `depth`: FUSED_ROWS rows of 2R + tile-width
+/// column sums (8 bytes each up to R = 128 at 8 bits, else 16) and the output tile (4 or 8 bytes a
 /// pixel). Where the device has more, the work-group also exchanges chunk sums for its first
 /// row windows (16 or 32 bytes each, FUSED_ROWS rows of C + up to (2R+1) / kBoxFusedOutputs of
 /// them).

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "filters/box/box_schedule.h"
+#include "filters/schedule_table.h"
 #include "util/error.h"
 
 namespace blurtool {
@@ -124,7 +125,7 @@ size_t fused_out_stride(WorkGroup wg) {
 }
 
 FusedLocal fused_local_parts(int radius, WorkGroup wg, PixelDepth depth, int exchange) {
-  if (wg.is_default()) wg = kBoxFusedWorkGroup;
+  if (wg.is_default()) wg = box_fused_preferred_group();
   const size_t tile_w = fused_tile_width(wg);
   const size_t n = tile_w + 2 * static_cast<size_t>(radius);
   const size_t entry = fused_wide(radius, depth) ? sizeof(cl_uint4) : sizeof(cl_uint2);
@@ -149,7 +150,7 @@ class BoxFused : public BoxSchedule {
   explicit BoxFused(const BoxSetup& setup) : BoxSchedule(setup) {
     const DeviceInfo& d = s_.runtime->device();
     if (s_.params.wg.is_default())
-      s_.params.wg = box_fused_default_group(s_.params.radius, d.local_mem, s_.depth);
+      s_.params.wg = box_fused_default_group(s_.params.radius, d.local_mem, s_.depth, d);
     if (s_.params.segment == 0)
       s_.params.segment =
           box_fused_default_segment(s_.width, s_.height, s_.params.wg, d.compute_units);
@@ -286,8 +287,13 @@ int box_tiled_default_segment(int radius, int width, int height, unsigned comput
   return rows;
 }
 
-WorkGroup box_fused_default_group(int radius, size_t local_mem, PixelDepth depth) {
-  std::vector<WorkGroup> candidates = {kBoxFusedWorkGroup, kBoxFusedWideGroup};
+WorkGroup box_fused_preferred_group(const DeviceInfo& device) {
+  return default_parameters(device, "box", "fused", 0).wg;
+}
+
+WorkGroup box_fused_default_group(int radius, size_t local_mem, PixelDepth depth,
+                                  const DeviceInfo& device) {
+  std::vector<WorkGroup> candidates = {box_fused_preferred_group(device), kBoxFusedWideGroup};
   if (depth == PixelDepth::u16) candidates.insert(candidates.end(), {{16, 4}, {8, 4}});
   for (const WorkGroup& wg : candidates)
     if (box_fused_local_bytes(radius, wg, depth) <= local_mem) return wg;

@@ -8,39 +8,35 @@
 namespace blurtool {
 
 const std::vector<BoxScheduleRow>& box_schedule_table() {
-  // segment and unroll: the defaults measured best (docs/notes/box.md, "Box `segmented` and
-  // `segmented-local`: longer segments against the radius band" and "Box blur: unrolled
-  // segmented loops"; 8 is the write-up's best unroll); tiled and fused pick their tile rows by
-  // radius, image size and device (box_tiled_default_segment, box_fused_default_segment).
   static const std::vector<BoxScheduleRow> table = {
       {BoxVariant::single, "single", "one pass, every work-item reads its whole window",
-       "box_window", false, 64, 8, make_box_window},
+       "box_window", false, make_box_window},
       {BoxVariant::single_linear, "single-linear", "one pass, 2x2 pixels per bilinear fetch",
-       "box_window", false, 64, 8, make_box_window},
+       "box_window", false, make_box_window},
       {BoxVariant::double_pass, "double", "horizontal then vertical pass via an intermediate",
-       "box_window", true, 64, 8, make_box_window},
+       "box_window", true, make_box_window},
       {BoxVariant::double_linear, "double-linear", "two passes, 2 pixels per bilinear fetch",
-       "box_window", true, 64, 8, make_box_window},
+       "box_window", true, make_box_window},
       {BoxVariant::accumulated, "accumulated", "running sums, one work-item per row, then column",
-       "box_running", true, 64, 8, make_box_running},
+       "box_running", true, make_box_running},
       {BoxVariant::unrolled, "unrolled", "accumulated, N pixels per loop iteration (unroll)",
-       "box_running", true, 64, 8, make_box_running},
+       "box_running", true, make_box_running},
       {BoxVariant::scan, "scan", "running-sum rows, prefix-sum columns in local memory (MPS)",
-       "box_running", true, 64, 8, make_box_running},
+       "box_running", true, make_box_running},
       {BoxVariant::segmented, "segmented",
        "running sums, one work-item per N pixels of a row (segment); columns in work-groups "
        "that keep their window in local memory",
-       "box_running", true, 128, 2, make_box_running},
+       "box_running", true, make_box_running},
       {BoxVariant::segmented_local, "segmented-local",
-       "segmented, each row read once into local memory as a prefix sum", "box_running", true, 8, 2,
+       "segmented, each row read once into local memory as a prefix sum", "box_running", true,
        make_box_running},
       {BoxVariant::tiled, "tiled",
        "one pass over buffers, each work-item a tile of N rows (segment; CPUs)", "box_buffer",
-       false, 0, 8, make_box_tiled},
+       false, make_box_tiled},
       {BoxVariant::fused, "fused",
        "one pass over buffers, each work-group a tile of N rows (segment), row windows in local "
        "memory (GPUs)",
-       "box_buffer", false, 0, 8, make_box_fused},
+       "box_buffer", false, make_box_fused},
   };
   return table;
 }

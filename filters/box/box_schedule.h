@@ -15,7 +15,8 @@
 namespace blurtool {
 
 /// What a box schedule is made for: the parameters with `auto` resolved (BoxFilter fills the
-/// row's default segment and unroll where the schedule computes none of its own), the image
+/// default segment, unroll and work-group of the default parameter table,
+/// filters/schedule_table.h, where the user gave none), the image
 /// size in pixels, the pixel depth, and whether the window sums need 64 bits
 /// (kernels/box_common.cl WIDE_SUM).
 struct BoxSetup {
@@ -67,8 +68,6 @@ struct BoxScheduleRow {
   const char* help;
   const char* family;
   bool two_pass;  ///< through an intermediate image (--intermediate)
-  int segment;    ///< default --segment (0: the schedule computes it from the image size)
-  int unroll;     ///< default --unroll
   std::unique_ptr<BoxSchedule> (*make)(const BoxSetup&);
 };
 

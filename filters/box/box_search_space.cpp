@@ -23,12 +23,13 @@ std::vector<BoxParams> box_tuning_candidates(int radius, Intermediate intermedia
   };
   // fused: its default (16x8, tile rows fitted to one wave: box_fused_default_segment), and
   // three work-groups with 32-, 64- and 128-row tiles (16x8 at the default's height only once).
-  add(BoxVariant::fused, 0, 0, kBoxFusedWorkGroup);
-  const int fused_rows =
-      box_fused_default_segment(width, height, kBoxFusedWorkGroup, device.compute_units);
+  add(BoxVariant::fused, 0, 0, box_fused_preferred_group(device));
+  const int fused_rows = box_fused_default_segment(width, height, box_fused_preferred_group(device),
+                                                   device.compute_units);
   for (WorkGroup wg : {WorkGroup{16, 8}, WorkGroup{32, 4}, WorkGroup{16, 4}})
     for (int segment : {32, 64, 128})
-      if (wg.x != kBoxFusedWorkGroup.x || wg.y != kBoxFusedWorkGroup.y || segment != fused_rows)
+      if (wg.x != box_fused_preferred_group(device).x ||
+          wg.y != box_fused_preferred_group(device).y || segment != fused_rows)
         add(BoxVariant::fused, segment, 0, wg);
   // tiled: its default rows for the radius (box_tiled_default_segment), 256 and 1024.
   for (int segment : {0, 256, 1024}) add(BoxVariant::tiled, segment, 0, {});

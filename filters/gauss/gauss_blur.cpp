@@ -102,11 +102,14 @@ bool gauss_variant_fits(GaussVariant v, const DeviceInfo& device, PixelDepth dep
   switch (v) {
     case GaussVariant::fused:
       return radius <= kMaxGaussUnrolledRadius &&
-             gauss_fused_local_bytes(radius, gauss_fused_default_group(radius), kGaussFusedRows) <=
-                 device.local_mem;
+             gauss_fused_local_bytes(
+                 radius, gauss_fused_default_group(radius, device),
+                 default_parameters(device, "gauss", "fused", radius).segment) <= device.local_mem;
     case GaussVariant::separable_buffer:
       return radius <= kMaxGaussUnrolledRadius &&
-             gauss_sep_local_bytes(radius, kGaussSepGroup) <= device.local_mem;
+             gauss_sep_local_bytes(
+                 radius, default_parameters(device, "gauss", "separable-buffer", radius).wg.x) <=
+                 device.local_mem;
     default:
       return gauss_variant_runs(v, device, depth, radius);
   }

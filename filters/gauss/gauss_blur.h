@@ -67,10 +67,10 @@ int gauss_tile_width(int radius);
 /// Largest `tiled` tile width (--segment), in columns; widths are multiples of 16.
 constexpr int kMaxGaussTileColumns = 1024;
 
-/// Work-items of a `fused` work-group (--wg Gx1) by default at `radius`: 256 up to R 32, 128
-/// beyond, where a 128-column tile would leave half of 256 work-items idle in the row pass
-/// (measured: docs/notes/gauss.md).
-int gauss_fused_default_group(int radius);
+/// Work-items of a `fused` work-group (--wg Gx1) by default at `radius` on `device`: the
+/// default parameter table's (filters/schedule_table.h, default_parameter_table: 256 up to R
+/// 32, 128 beyond). A default-constructed DeviceInfo gives the entry for any device.
+int gauss_fused_default_group(int radius, const DeviceInfo& device = {});
 
 /// Input columns of a `fused` tile at most (TW + 2R): 8 rows of them in float4 are 32 KiB of
 /// local memory, two thirds of the 48 KiB most GPUs give a work-group.
@@ -84,14 +84,11 @@ int gauss_fused_tile_width(int radius, int group);
 /// Local memory of a `fused` work-group, in bytes: `rows` rows of TW + 2R + 1 float4.
 size_t gauss_fused_local_bytes(int radius, int group, int rows);
 
-/// `separable-buffer`: outputs a work-item of the column pass (--segment) by default, and the
-/// most accepted; more outputs hold more registers (measured: docs/notes/gauss.md).
-constexpr int kGaussSepColumnOutputs = 8;
+/// `separable-buffer`: the most outputs a work-item of the column pass (--segment) accepted.
+/// Its defaults (outputs a work-item, work-items G of both passes' Gx1 work-groups, G also the
+/// width of the row pass's tile) are the default parameter table's
+/// (filters/schedule_table.h).
 constexpr int kMaxGaussSepColumnOutputs = 32;
-
-/// `separable-buffer`: work-items of both passes' work-groups (--wg Gx1) by default; G is also
-/// the width of the row pass's tile (measured: docs/notes/gauss.md).
-constexpr int kGaussSepGroup = 128;
 
 /// Local memory of a `separable-buffer` row-pass work-group of `group` work-items, in bytes: 8
 /// rows of G + 2R + 1 float4.
@@ -151,9 +148,8 @@ bool gauss_variant_runs(GaussVariant v, const DeviceInfo& device, PixelDepth dep
 /// separable-buffer's default row tile up to R 127, fused's less.
 constexpr int kMaxGaussUnrolledRadius = 128;
 
-/// Output rows of a `fused` tile (FUSED_ROWS in kernels/gauss_buffer.cl, --segment) by default, and
-/// the most accepted.
-constexpr int kGaussFusedRows = 8;
+/// Output rows of a `fused` tile (FUSED_ROWS in kernels/gauss_buffer.cl, --segment) at most;
+/// the default is the default parameter table's (filters/schedule_table.h).
 constexpr int kMaxGaussFusedRows = 64;
 
 /// Largest radius accepted (the weights live in constant memory, 64 KiB on every device).
@@ -166,11 +162,11 @@ struct GaussParams {
   GaussVariant variant = GaussVariant::automatic;
   Intermediate intermediate = Intermediate::rgba32f;  ///< two-pass variants only
   EdgeMode edge = EdgeMode::clamp;
-  WorkGroup wg;     ///< 0x0: 16x16 for 2-D, 64x1 for row segments, fused gauss_fused_default_group,
-                    ///< separable-buffer kGaussSepGroup x 1; the mma variants set their own
-  int segment = 0;  ///< fused: output rows of a tile, 1..kMaxGaussFusedRows; 0: kGaussFusedRows;
-                    ///< separable-buffer: outputs a column-pass work-item, 1..32; 0:
-                    ///< kGaussSepColumnOutputs;
+  WorkGroup wg;     ///< 0x0: 16x16 for 2-D, 64x1 for row segments; fused and separable-buffer:
+                    ///< the default parameter table's; the mma variants set their own
+  int segment = 0;  ///< fused: output rows of a tile, 1..kMaxGaussFusedRows; separable-buffer:
+                    ///< outputs a column-pass work-item, 1..32 (0: the default parameter
+                    ///< table's);
                     ///< fused-mma: rows a work-group walks down, a multiple of 16 up to
                     ///< kMaxGaussMmaFusedRows; 0: gauss_mma_tile's
 };

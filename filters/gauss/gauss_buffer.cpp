@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "filters/gauss/gauss_schedule.h"
+#include "filters/schedule_table.h"
 #include "util/error.h"
 
 namespace blurtool {
@@ -95,7 +96,7 @@ class GaussFused : public GaussSchedule {
     if (wg.is_default()) {
       // Within the device's work-group limit: the tile is built for the size.
       const size_t limit = std::max<size_t>(1, d.max_work_group);
-      wg = {static_cast<int>(std::min<size_t>(gauss_fused_default_group(radius()), limit)), 1};
+      wg = {static_cast<int>(std::min<size_t>(gauss_fused_default_group(radius(), d), limit)), 1};
     } else if (wg.y != 1) {
       throw UsageError(parameter("wg") + " " + wg.text() +
                        ": variant fused takes Gx1 (G work-items share a tile of output rows)");
@@ -139,7 +140,11 @@ class GaussFused : public GaussSchedule {
   }
 
  private:
-  int rows() const { return s_.params.segment ? s_.params.segment : kGaussFusedRows; }
+  int rows() const {
+    return s_.params.segment
+               ? s_.params.segment
+               : default_parameters(s_.runtime->device(), "gauss", "fused", radius()).segment;
+  }
   int tile_width() const { return gauss_fused_tile_width(radius(), s_.params.wg.x); }
 
   size_t local_bytes_ = 0;
@@ -152,7 +157,8 @@ class GaussSeparableBuffer : public GaussSchedule {
     const DeviceInfo& d = s_.runtime->device();
     if (wg.is_default()) {
       const size_t limit = std::max<size_t>(8, d.max_work_group);
-      wg = {static_cast<int>(std::min<size_t>(kGaussSepGroup, limit / 8 * 8)), 1};
+      const int group = defaults().wg.x;
+      wg = {static_cast<int>(std::min<size_t>(group, limit / 8 * 8)), 1};
     } else if (wg.y != 1 || wg.x % 8) {
       throw UsageError(parameter("wg") + " " + wg.text() +
                        ": variant separable-buffer takes Gx1 with G a multiple of 8 (the row "
@@ -209,7 +215,10 @@ class GaussSeparableBuffer : public GaussSchedule {
   }
 
  private:
-  int outputs() const { return s_.params.segment ? s_.params.segment : kGaussSepColumnOutputs; }
+  int outputs() const { return s_.params.segment ? s_.params.segment : defaults().segment; }
+  TunedSchedule defaults() const {
+    return default_parameters(s_.runtime->device(), "gauss", "separable-buffer", radius());
+  }
 
   size_t local_bytes_ = 0;  // the row pass's tile
   float weight_sum_ = 0;    // the sum of the float weights
@@ -223,8 +232,8 @@ int gauss_tile_width(int radius) {
   return 16 * std::clamp(static_cast<int>(columns / 16), 1, 16);
 }
 
-int gauss_fused_default_group(int radius) {
-  return radius <= 32 ? 256 : 128;
+int gauss_fused_default_group(int radius, const DeviceInfo& device) {
+  return default_parameters(device, "gauss", "fused", radius).wg.x;
 }
 
 int gauss_fused_tile_width(int radius, int group) {

@@ -437,7 +437,7 @@ TEST(BoxFused, FirstWindowsFromEveryNumberOfChunkSums) {
                                                   {14, 1}, {20, 1}, {28, 2},  {30, 2},
                                                   {33, 3}, {63, 6}, {100, 10}};
   for (const auto& [radius, most] : cases) {
-    for (WorkGroup wg : {kBoxFusedWorkGroup, WorkGroup{3, 5}}) {
+    for (WorkGroup wg : {box_fused_preferred_group(), WorkGroup{3, 5}}) {
       if (wg.x == 3 && radius != 100) continue;
       for (int exchanged : std::set<int>{0, std::min(1, most), most}) {
         BoxParams p = tile_params(BoxVariant::fused, radius, EdgeMode::mirror, 9);
@@ -512,7 +512,8 @@ TEST(BoxAuto, DefaultsByDeviceClassAndRadius) {
   const DeviceInfo cpu = device_as(CL_DEVICE_TYPE_CPU);
   EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 30, cpu), BoxVariant::tiled);
   EXPECT_EQ(resolve_box_variant(BoxVariant::automatic, 30, gpu), BoxVariant::fused);
-  EXPECT_EQ(box_fused_local_bytes(128, kBoxFusedWorkGroup), 8 * (304 + 256) * 8 + 8 * 304 * 4);
+  EXPECT_EQ(box_fused_local_bytes(128, box_fused_preferred_group()),
+            8 * (304 + 256) * 8 + 8 * 304 * 4);
   EXPECT_EQ(box_fused_default_group(128, gpu.local_mem).text(), "16x8");
   EXPECT_GT(box_fused_local_bytes(129, kBoxFusedWideGroup), gpu.local_mem);
   EXPECT_EQ(box_fused_default_group(129, gpu.local_mem).text(), "32x4");  // the last candidate
@@ -543,11 +544,11 @@ TEST(BoxAuto, DefaultsByDeviceClassAndRadius) {
   // Tile rows: the fewest (a multiple of 8, 32 to 128) whose tiles all fit one wave of 3
   // work-groups on each of 132 compute units (396): 10 x 39 tiles of 304 x 104 (96 rows: 420),
   // 10 x 36 of 304 x 56, 7 x 34 of 304 x 32 (the floor); 128 where no height fits.
-  EXPECT_EQ(box_fused_default_segment(3024, 4032, kBoxFusedWorkGroup, 132), 104);
-  EXPECT_EQ(box_fused_default_segment(3024, 2016, kBoxFusedWorkGroup, 132), 56);
-  EXPECT_EQ(box_fused_default_segment(1920, 1080, kBoxFusedWorkGroup, 132), 32);
-  EXPECT_EQ(box_fused_default_segment(1920, 1080, kBoxFusedWorkGroup, 2), 128);
-  EXPECT_EQ(box_fused_default_segment(8000, 8000, kBoxFusedWorkGroup, 132), 128);
+  EXPECT_EQ(box_fused_default_segment(3024, 4032, box_fused_preferred_group(), 132), 104);
+  EXPECT_EQ(box_fused_default_segment(3024, 2016, box_fused_preferred_group(), 132), 56);
+  EXPECT_EQ(box_fused_default_segment(1920, 1080, box_fused_preferred_group(), 132), 32);
+  EXPECT_EQ(box_fused_default_segment(1920, 1080, box_fused_preferred_group(), 2), 128);
+  EXPECT_EQ(box_fused_default_segment(8000, 8000, box_fused_preferred_group(), 132), 128);
 }
 
 // A job's image (runs == 0) on PoCL's CPU device is filtered where it lies: no copies, and none

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "filters/box/box_blur.h"
 #include "filters/bright/bright_points.h"
@@ -24,7 +25,10 @@ std::string read_text(const std::string& path) {
 
 TEST(ScheduleDefaults, EveryEntryNamesAKnownVariantAndAnExistingNote) {
   ASSERT_FALSE(default_schedule_table().empty());
-  for (const DefaultSchedule& d : default_schedule_table()) {
+  ASSERT_FALSE(default_parameter_table().empty());
+  std::vector<DefaultSchedule> entries = default_schedule_table();
+  for (const DefaultSchedule& d : default_parameter_table()) entries.push_back(d);
+  for (const DefaultSchedule& d : entries) {
     const std::string& op = d.schedule.op;
     const std::string& v = d.schedule.variant;
     if (op == "box")
@@ -75,6 +79,43 @@ TEST(ScheduleDefaults, VendorEntriesOnlyForTheirVendor) {
   EXPECT_EQ(default_schedules(amd, "gauss", 16).front().variant, "fused");
   // fused is the default up to R 32 only.
   EXPECT_EQ(default_schedules(amd, "gauss", 33).front().variant, "separable-buffer");
+}
+
+}  // namespace
+}  // namespace blurtool
+
+namespace blurtool {
+namespace {
+
+// The parameters a schedule takes where the user gives none come from the default parameter
+// table: the values the schedules were measured fastest with, by radius where they differ.
+TEST(ScheduleDefaults, ParametersComeFromTheTable) {
+  DeviceInfo gpu;
+  gpu.type = CL_DEVICE_TYPE_GPU;
+  gpu.platform = "NVIDIA CUDA";
+  const DeviceInfo any;
+  for (const DeviceInfo* d : std::vector<const DeviceInfo*>{&gpu, &any}) {
+    const TunedSchedule fused = default_parameters(*d, "box", "fused", 30);
+    EXPECT_EQ(fused.wg.text(), "16x8");
+    EXPECT_EQ(box_fused_preferred_group(*d).text(), "16x8");
+    const TunedSchedule seg = default_parameters(*d, "box", "segmented", 30);
+    EXPECT_EQ(seg.segment, 128);
+    EXPECT_EQ(seg.unroll, 2);
+    EXPECT_EQ(default_parameters(*d, "gauss", "fused", 32).wg.text(), "256x1");
+    EXPECT_EQ(default_parameters(*d, "gauss", "fused", 33).wg.text(), "128x1");
+    EXPECT_EQ(default_parameters(*d, "gauss", "fused", 33).segment, 8);
+    EXPECT_EQ(gauss_fused_default_group(40, *d), 128);
+    const TunedSchedule sep = default_parameters(*d, "gauss", "separable-buffer", 16);
+    EXPECT_EQ(sep.wg.text(), "128x1");
+    EXPECT_EQ(sep.segment, 8);
+  }
+  EXPECT_EQ(box_default_segment(BoxVariant::segmented_local), 8);
+  EXPECT_EQ(box_default_unroll(BoxVariant::scan), 8);
+  // A schedule without an entry computes its own: zeros.
+  const TunedSchedule tiled = default_parameters(gpu, "box", "tiled", 30);
+  EXPECT_TRUE(tiled.wg.is_default());
+  EXPECT_EQ(tiled.segment, 0);
+  EXPECT_EQ(tiled.unroll, 0);
 }
 
 }  // namespace
