@@ -271,7 +271,21 @@ std::string schedule_table_text(const DeviceInfo& d, int runs,
   nlohmann::ordered_json j = {{"device", d.name},   {"platform", d.platform},
                               {"driver", d.driver}, {"kernels", tune_kernels_fingerprint()},
                               {"runs", runs},       {"entries", nlohmann::ordered_json::array()}};
-  for (const TunedSchedule& t : entries) j["entries"].push_back(to_json(t));
+  // Each entry in the built-in tables' shape: who it is for (the device's vendor and type) and
+  // why (the measurement), beside the schedule; tuned_schedule reads the schedule's fields.
+  const std::string type = d.type & CL_DEVICE_TYPE_GPU   ? "GPU"
+                           : d.type & CL_DEVICE_TYPE_CPU ? "CPU"
+                                                         : "other";
+  for (const TunedSchedule& t : entries) {
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.4f", t.ms);
+    nlohmann::ordered_json e = {{"vendor", device_vendor(d)}, {"type", type}};
+    e.update(to_json(t));
+    e["reason"] = "blurtool tune on " + d.name + ": the fastest of its candidates, median " + ms +
+                  " ms of " + std::to_string(runs) + " runs on " + std::to_string(t.width) + "x" +
+                  std::to_string(t.height);
+    j["entries"].push_back(e);
+  }
   return j.dump(2) + "\n";
 }
 

@@ -100,7 +100,8 @@ std::optional<TunedSchedule> tuned_schedule(const DeviceInfo& device, const std:
 
 /// The table file's text for `device`: the device, platform and driver, the kernels'
 /// fingerprint, `runs` (timed repetitions a candidate) and `entries`, as JSON that
-/// tuned_schedule reads.
+/// tuned_schedule reads; each entry in the built-in tables' shape (DefaultSchedule): the
+/// device's vendor and type, the schedule, and the reason (the measurement that chose it).
 std::string schedule_table_text(const DeviceInfo& device, int runs,
                                 const std::vector<TunedSchedule>& entries);
 

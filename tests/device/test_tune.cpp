@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "filters/box/box_blur.h"
@@ -197,6 +199,17 @@ TEST_F(Tune, WritesAWinnerForEveryCaseThatAutoThenPicks) {
     }
   }
   ASSERT_TRUE(fs::exists(tune_table_path(runtime().device())));
+  {  // The file's entries have the built-in tables' shape: vendor, type, schedule, reason.
+    std::ifstream in(tune_table_path(runtime().device()));
+    const nlohmann::json j = nlohmann::json::parse(in);
+    ASSERT_EQ(j.at("entries").size(), table.size());
+    for (const auto& e : j.at("entries")) {
+      EXPECT_EQ(e.at("vendor").get<std::string>(), device_vendor(runtime().device()));
+      EXPECT_EQ(e.at("type").get<std::string>(),
+                runtime().device().type & CL_DEVICE_TYPE_GPU ? "GPU" : "CPU");
+      EXPECT_NE(e.at("reason").get<std::string>().find("blurtool tune on "), std::string::npos);
+    }
+  }
   for (const TunedSchedule& t : table) {
     // auto_box asks for 40x30: the size class of the first (smaller) image.
     if (t.op != "box" || t.width != table.front().width) continue;
