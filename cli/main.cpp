@@ -171,7 +171,11 @@ int run_command(int argc, char** argv) {
     // A message that already says where to look (e.g. --list-devices) gets no second pointer.
     const std::string what = e.what();
     std::cerr << "blurtool: " << what
-              << (what.find("; see ") == std::string::npos ? " (see " + help + ")" : "") << "\n";
+              << (what.find("; see ") == std::string::npos &&
+                          what.find("(see ") == std::string::npos
+                      ? " (see " + help + ")"
+                      : "")
+              << "\n";
     return 2;
   } catch (const Error& e) {
     std::cerr << "blurtool: " << e.what() << "\n";

@@ -20,6 +20,28 @@ namespace blurtool {
 
 namespace {
 
+// The --variant `text` of `table` (the filter given by `filter`, e.g. "--box"). A name of
+// another filter's schedule is refused as such ("a schedule of --gauss"), not as an unknown
+// value, so that a user who mixed them up sees why.
+template <typename E>
+E parse_variant(const std::vector<Named<E>>& table, const std::string& text, const char* filter) {
+  auto names = [&text](const auto& t) {
+    for (const auto& n : t)
+      if (text == n.name) return true;
+    return false;
+  };
+  if (!names(table)) {
+    const char* other = names(box_variant_table())      ? "--box"
+                        : names(gauss_variant_table())  ? "--gauss"
+                        : names(bright_variant_table()) ? "--bright"
+                                                        : nullptr;
+    if (other)
+      throw UsageError("--variant '" + text + "': a schedule of " + other + ", not of " + filter +
+                       "; choose one of " + names_of(table));
+  }
+  return parse_named(table, text, "--variant");
+}
+
 // Whether `path` ends in .png, .jpg or .jpeg (with `text`, also .csv or .json), in any case.
 bool names_an_output_file(const std::string& path, bool text) {
   const std::string ext = lower_extension(path);
@@ -296,7 +318,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
     if (parsed.count("per-item"))
       b.per_item = parse_int(parsed["per-item"].as<std::string>(), "--per-item", 1, b.block,
                              "the per-item side");
-    b.variant = parse_named(bright_variant_table(), variant, "--variant");
+    b.variant = parse_variant(bright_variant_table(), variant, "--bright");
     validate(b);
   } else if (box) {
     for (const char* gauss_only : {"radius", "wg", "sweep-wg"})
@@ -312,7 +334,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
     o.operation = CliOptions::Operation::box;
     BoxParams& b = o.box_params;
     b.radius = parse_int(parsed["box"].as<std::string>(), "--box", 0, kMaxBoxRadius, "the radius");
-    b.variant = parse_named(box_variant_table(), variant, "--variant");
+    b.variant = parse_variant(box_variant_table(), variant, "--box");
     b.intermediate = intermediate;
     b.edge = edge;
     if (parsed.count("unroll"))
@@ -341,7 +363,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
     if (parsed.count("radius"))
       g.radius = parse_int(parsed["radius"].as<std::string>(), "--radius", 0, kMaxGaussRadius,
                            "the radius");
-    g.variant = parse_named(gauss_variant_table(), variant, "--variant");
+    g.variant = parse_variant(gauss_variant_table(), variant, "--gauss");
     g.intermediate = intermediate;
     g.edge = edge;
     if (parsed.count("wg")) g.wg = parse_work_group(parsed["wg"].as<std::string>());

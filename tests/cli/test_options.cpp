@@ -38,6 +38,11 @@ TEST_F(Cli, UsageErrorsNameTheOptionAtFault) {
       {{"--box", "-3", kCoffee, out}, {"--box", "-3"}},
       {{"--box", "abc", kCoffee, out}, {"--box", "abc"}},
       {{"--box", "3", "--variant", "foo", kCoffee, out}, {"--variant", "foo", "unrolled"}},
+      // Another filter's schedule is named as such.
+      {{"--box", "3", "--variant", "naive", kCoffee, out},
+       {"--variant 'naive'", "a schedule of --gauss, not of --box", "segmented-local"}},
+      {{"--gauss", "3", "--variant", "segmented", kCoffee, out},
+       {"--variant 'segmented'", "a schedule of --box, not of --gauss", "fused-mma"}},
       {{"--box", "3", "--intermediate", "rgba64", kCoffee, out}, {"--intermediate", "rgba32f"}},
       {{"--box", "3", kCoffee, out_ / "out.bmp"}, {"out.bmp", ".png"}},
       {{kCoffee, out}, {"--box"}},
