@@ -92,6 +92,18 @@ int run_single_image(const CliOptions& o) {
   with_device_faults(runtime, source.width(), source.height(), source.depth(), [&] {
     BenchReport report = make_report(runtime, *run.filter, run.timings, o.bench_runs);
     if (o.sweep_wg) {
+      // A schedule that sets its own work-group (tiled, the tensor-core ones; auto picks tiled
+      // on CPUs) skips every size: say which would sweep, rather than leave only skipped rows.
+      if (const auto* gauss = dynamic_cast<const GaussFilter*>(run.filter.get())) {
+        const GaussVariant v = gauss->params().variant;
+        if (v == GaussVariant::tiled || gauss_is_mma(v))
+          std::cerr << "blurtool: note: --sweep-wg: variant " << name_of(gauss_variant_table(), v)
+                    << (o.gauss_params.variant == GaussVariant::automatic ? " (auto's pick here)"
+                                                                          : "")
+                    << " takes no work-group size, so every size is skipped; sweep one that "
+                       "does with --variant naive, naive-local, separable, separable-linear, "
+                       "separable-local, fused-local, fused or separable-buffer\n";
+      }
       const bool rows = row_segments(o, runtime.device());
       auto make = [&](WorkGroup wg) {
         return make_filter(runtime, o, source.width(), source.height(), wg, source.depth(),

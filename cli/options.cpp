@@ -109,6 +109,14 @@ CliOptions parse_options(int argc, const char* const* argv) {
   for (const std::string& a : args) cargs.push_back(a.c_str());
 
   const std::string unrolls = "1, 2, 4, 8, 12, 16, 24, 32";
+  // The defaults --help states, from the default parameter table (for any device).
+  auto param = [](const char* op, const char* variant) {
+    return default_parameters({}, op, variant, 0);
+  };
+  const TunedSchedule segmented = param("box", "segmented"),
+                      segmented_local = param("box", "segmented-local"),
+                      unrolled = param("box", "unrolled"), gauss_fused = param("gauss", "fused"),
+                      separable_buffer = param("gauss", "separable-buffer");
   cxxopts::Options spec("blurtool",
                         "Blur and analyse images on any OpenCL device, and measure "
                         "each GPU algorithm.\n");
@@ -139,18 +147,22 @@ CliOptions parse_options(int argc, const char* const* argv) {
                        names_of(intermediate_table()),
        cxxopts::value<std::string>()->default_value("rgba32f"), "FMT")
       ("unroll", "pixels per loop iteration of 'unrolled', 'scan' and 'segmented': " + unrolls +
-                 " (default 8; 2 for segmented and segmented-local)", cxxopts::value<std::string>(), "N")
+                 " (default " + std::to_string(unrolled.unroll) + "; " +
+                 std::to_string(segmented.unroll) + " for segmented and segmented-local)",
+       cxxopts::value<std::string>(), "N")
       ("segment", "pixels per work-item of 'segmented' and 'segmented-local', rows of a "
                   "'tiled' or 'fused' tile, 1.." + std::to_string(kMaxBoxSegment) +
-                  " (default 128 and 8; 'tiled' 16(2R+1) rows from 256 to " +
+                  " (default " + std::to_string(segmented.segment) + " and " +
+                  std::to_string(segmented_local.segment) + "; 'tiled' 16(2R+1) rows from 256 to " +
                   std::to_string(kMaxBoxSegment) +
                   ", fewer on small images; 'fused' the fewest rows from 32 to 128 whose tiles "
                   "all run at once, else 128); "
                   "with --gauss, output rows of a 'fused' tile, "
-                  "1.." + std::to_string(kMaxGaussFusedRows) + " (default 8), or outputs a "
+                  "1.." + std::to_string(kMaxGaussFusedRows) + " (default " +
+                  std::to_string(gauss_fused.segment) + "), or outputs a "
                   "column-pass work-item of 'separable-buffer', 1.." +
                   std::to_string(kMaxGaussSepColumnOutputs) + " (default " +
-                  std::to_string(default_parameters({}, "gauss", "separable-buffer", 0).segment) + "), or rows a 'fused-mma' "
+                  std::to_string(separable_buffer.segment) + "), or rows a 'fused-mma' "
                   "work-group walks down, a multiple of 16 up to " +
                   std::to_string(kMaxGaussMmaFusedRows) +
                   " (default 64 up to R 8, 128 up to R 24, 256 above), or columns of a "

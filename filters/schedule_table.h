@@ -80,7 +80,8 @@ std::vector<TunedSchedule> default_schedules(const DeviceInfo& device, const std
 /// (unsafe characters replaced by '_'), so that a new driver starts without a table.
 std::string tune_table_path(const DeviceInfo& device);
 
-/// A fingerprint of the embedded kernel sources (FNV-1a, 64 bits, as 16 hex digits). `blurtool
+/// A fingerprint of the embedded kernel sources without their comments (kernel_code; FNV-1a,
+/// 64 bits, as 16 hex digits). `blurtool
 /// tune` stores it in the table; a table with another (or none) was measured on other kernels,
 /// whose winners may no longer be the fastest, and is ignored until tune runs again.
 std::string tune_kernels_fingerprint();

@@ -21,21 +21,17 @@ const std::vector<Named<BoxVariant>>& box_variant_table() {
   return table;
 }
 
-std::string box_kernel_family(BoxVariant variant) {
-  return box_schedule_row(variant).family;
-}
-
 const std::vector<int>& box_unroll_choices() {
   static const std::vector<int> choices = {1, 2, 4, 8, 12, 16, 24, 32};
   return choices;
 }
 
-int box_default_unroll(BoxVariant variant) {
-  return default_parameters({}, "box", name_of(box_variant_table(), variant), 0).unroll;
+int box_default_unroll(BoxVariant variant, const DeviceInfo& device) {
+  return default_parameters(device, "box", name_of(box_variant_table(), variant), 0).unroll;
 }
 
-int box_default_segment(BoxVariant variant) {
-  return default_parameters({}, "box", name_of(box_variant_table(), variant), 0).segment;
+int box_default_segment(BoxVariant variant, const DeviceInfo& device) {
+  return default_parameters(device, "box", name_of(box_variant_table(), variant), 0).segment;
 }
 
 bool box_is_two_pass(BoxVariant variant) {
@@ -63,7 +59,7 @@ void validate(const BoxParams& params) {
 
 bool box_variant_runs(BoxVariant variant, int radius, const DeviceInfo& device, PixelDepth depth) {
   if (variant != BoxVariant::fused) return true;
-  const WorkGroup wg = box_fused_default_group(radius, device.local_mem, depth);
+  const WorkGroup wg = box_fused_default_group(radius, device.local_mem, depth, device);
   return box_fused_local_bytes(radius, wg, depth) <= device.local_mem;
 }
 

@@ -111,29 +111,21 @@ struct BoxParams {
   size_t fused_local_limit = 0;
 };
 
-/// The segment `variant` uses when BoxParams::segment is 0: 128 pixels for segmented, 8 for
-/// segmented-local (its first windows are summed in local memory, so short segments cost
-/// little), as measured best (docs/notes/box.md, "Box `segmented` and `segmented-local`:
-/// longer segments against the radius band"); 0 for tiled and fused, whose tile rows their
-/// schedules pick by radius, image size and device (box_tiled_default_segment,
-/// box_fused_default_segment). The table of schedules (box_schedule.h) holds these.
-int box_default_segment(BoxVariant variant);
+/// The segment `variant` uses when BoxParams::segment is 0 on `device`, from the default
+/// parameter table (filters/schedule_table.h, default_parameter_table, with the measurements):
+/// 128 pixels for segmented, 8 for segmented-local; 0 for the variants that take no segment,
+/// and for tiled and fused, whose tile rows their schedules pick by radius, image size and
+/// device (box_tiled_default_segment, box_fused_default_segment).
+int box_default_segment(BoxVariant variant, const DeviceInfo& device = {});
 
-/// The unroll factor `variant` uses when BoxParams::unroll is 0: 2 for segmented's row pass
-/// and the per-work-item column pass (more fetches in flight per work-item slowed it; docs/notes/
-/// box.md, "Box blur: unrolled segmented loops"), 8 for unrolled and scan (the write-up's
-/// best).
-int box_default_unroll(BoxVariant variant);
+/// The unroll factor `variant` uses when BoxParams::unroll is 0 on `device`, from the default
+/// parameter table: 2 for segmented and segmented-local, 8 for unrolled and scan; 0 for the
+/// variants that take none (accumulated always runs 1).
+int box_default_unroll(BoxVariant variant, const DeviceInfo& device = {});
 
 /// Whether a variant has two passes and so an intermediate image (`tiled` and `fused` have
 /// one).
 bool box_is_two_pass(BoxVariant variant);
-
-/// The kernel family (kernels/<family>.cl, built after kernels/box_common.cl) that holds a
-/// variant's kernels, from the table of schedules: box_window (single, single-linear, double,
-/// double-linear), box_running (accumulated, unrolled, scan, segmented, segmented-local) or
-/// box_buffer (tiled, fused). Throws blurtool::Error for automatic (resolve it first).
-std::string box_kernel_family(BoxVariant variant);
 
 /// Checks ranges. Throws blurtool::UsageError naming the option at fault (--box, --unroll,
 /// --segment).
@@ -233,7 +225,8 @@ class BoxFilter : public Filter {
   bool takes_buffers() const override;
   std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) override;
 
-  /// The parameters with `auto` and every default resolved.
+  /// The parameters with `auto` and every default the schedule uses resolved (a segment or
+  /// unroll a schedule does not take stays 0).
   const BoxParams& params() const;
 
  private:

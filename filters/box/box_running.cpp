@@ -182,7 +182,9 @@ class BoxRunning : public BoxTwoPass {
     // The column pass is segmented's; segmented-local's keeps segmented's default segment and
     // work-group (its --segment and --wg shape the row pass only).
     const bool local_rows = s_.params.variant == BoxVariant::segmented_local;
-    const int col_seg = local_rows ? box_default_segment(BoxVariant::segmented) : s_.params.segment;
+    const int col_seg = local_rows
+                            ? box_default_segment(BoxVariant::segmented, s_.runtime->device())
+                            : s_.params.segment;
     const cl::NDRange local =
         work_group(cols, local_rows ? WorkGroup{} : s_.params.wg, {64, 1}, "columns");
     cols.setArg(6, static_cast<cl_int>(col_seg));

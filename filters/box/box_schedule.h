@@ -15,10 +15,9 @@
 namespace blurtool {
 
 /// What a box schedule is made for: the parameters with `auto` resolved (BoxFilter fills the
-/// default segment, unroll and work-group of the default parameter table,
-/// filters/schedule_table.h, where the user gave none), the image
-/// size in pixels, the pixel depth, and whether the window sums need 64 bits
-/// (kernels/box_common.cl WIDE_SUM).
+/// default segment and unroll of the default parameter table, filters/schedule_table.h, where
+/// the user gave none; `fused` takes its work-group from it), the image size in pixels, the pixel
+/// depth, and whether the window sums need 64 bits (kernels/box_common.cl WIDE_SUM).
 struct BoxSetup {
   Runtime* runtime = nullptr;
   BoxParams params;
@@ -37,7 +36,7 @@ class BoxSchedule {
 
   /// The kernels, in pass order.
   virtual std::vector<std::string> kernel_names() = 0;
-  /// -D options beyond the ones every box kernel takes (pixel depth, WIDE_SUM, UNROLL).
+  /// -D options beyond the ones every box kernel takes (pixel depth, WIDE_SUM).
   virtual std::string options() { return ""; }
   /// Takes the built kernels (one a name, in order); checks the limits that need them and
   /// makes the schedule's own device memory. May replace a kernel by another of `family`

@@ -27,10 +27,6 @@ const std::vector<Named<GaussVariant>>& gauss_variant_table() {
   return table;
 }
 
-std::string gauss_kernel_family(GaussVariant variant) {
-  return gauss_schedule_row(variant).family;
-}
-
 bool gauss_is_two_pass(GaussVariant v) {
   return v != GaussVariant::automatic && gauss_schedule_row(v).two_pass;
 }

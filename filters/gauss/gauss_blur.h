@@ -43,12 +43,6 @@ const std::vector<Named<GaussVariant>>& gauss_variant_table();
 /// Whether a variant has two passes and so an intermediate image.
 bool gauss_is_two_pass(GaussVariant variant);
 
-/// The kernel family (kernels/<family>.cl, built after kernels/gauss_common.cl) that holds a
-/// variant's kernels: gauss_window (naive, naive-local, separable, separable-linear,
-/// separable-local, fused-local), gauss_buffer (tiled, fused, separable-buffer) or gauss_mma
-/// (separable-mma, fused-mma). Throws blurtool::Error for automatic (resolve it first).
-std::string gauss_kernel_family(GaussVariant variant);
-
 /// Whether a variant's work-group is a row segment (--wg Gx1: Gx1 rows, 1xG columns) rather
 /// than a 2-D tile (--wg WxH).
 bool gauss_row_work_group(GaussVariant variant);

@@ -1,4 +1,4 @@
-// The pixel conversions of image_io: to_rgba and from_rgba for every channel count at 8 and 16
+// The pixel conversions of image/pixel_layout.h: to_rgba and from_rgba for every channel count at 8 and 16
 // bits, and widen and narrow between the depths.
 #include <gtest/gtest.h>
 

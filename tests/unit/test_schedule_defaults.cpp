@@ -12,6 +12,7 @@
 #include "filters/bright/bright_points.h"
 #include "filters/gauss/gauss_blur.h"
 #include "filters/schedule_table.h"
+#include "runtime/kernel_sources.h"
 
 namespace blurtool {
 namespace {
@@ -81,12 +82,6 @@ TEST(ScheduleDefaults, VendorEntriesOnlyForTheirVendor) {
   EXPECT_EQ(default_schedules(amd, "gauss", 33).front().variant, "separable-buffer");
 }
 
-}  // namespace
-}  // namespace blurtool
-
-namespace blurtool {
-namespace {
-
 // The parameters a schedule takes where the user gives none come from the default parameter
 // table: the values the schedules were measured fastest with, by radius where they differ.
 TEST(ScheduleDefaults, ParametersComeFromTheTable) {
@@ -113,9 +108,20 @@ TEST(ScheduleDefaults, ParametersComeFromTheTable) {
   EXPECT_EQ(box_default_unroll(BoxVariant::scan), 8);
   // A schedule without an entry computes its own: zeros.
   const TunedSchedule tiled = default_parameters(gpu, "box", "tiled", 30);
+  EXPECT_EQ(box_default_segment(BoxVariant::single), 0);
   EXPECT_TRUE(tiled.wg.is_default());
   EXPECT_EQ(tiled.segment, 0);
   EXPECT_EQ(tiled.unroll, 0);
+}
+
+// The tuning table's fingerprint hashes the kernels without their comments: a comment edited
+// leaves the winners valid; a code change, a string or a character does not.
+TEST(ScheduleDefaults, KernelCodeDropsCommentsOnly) {
+  EXPECT_EQ(kernel_code("a // note\nb /* x\ny */ c"), "a  \nb   c");
+  EXPECT_EQ(kernel_code("#error \"no // comment\" /* here */"), "#error \"no // comment\"  ");
+  EXPECT_EQ(kernel_code("char s = '/'; int d = 4 / 2; /* open"), "char s = '/'; int d = 4 / 2;  ");
+  EXPECT_EQ(kernel_code("x = \"a\\\"//\"; y"), "x = \"a\\\"//\"; y");
+  EXPECT_NE(kernel_code("int a = 1;"), kernel_code("int a = 2;"));
 }
 
 }  // namespace
