@@ -73,6 +73,7 @@ class BoxRunning : public BoxTwoPass {
   void prepare(const std::string& family, const std::string& options,
                std::vector<std::string>& names, std::vector<cl::Kernel> kernels) override {
     BoxTwoPass::prepare(family, options, names, std::move(kernels));
+    segmented_default_segment_ = box_default_segment(BoxVariant::segmented, s_.runtime->device());
     // A device that cannot run box_cols_ring's 16x8 work-groups gets the per-work-item pass.
     if (col_ring_ &&
         kernels_[1].getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(s_.runtime->device().device) <
@@ -182,9 +183,7 @@ class BoxRunning : public BoxTwoPass {
     // The column pass is segmented's; segmented-local's keeps segmented's default segment and
     // work-group (its --segment and --wg shape the row pass only).
     const bool local_rows = s_.params.variant == BoxVariant::segmented_local;
-    const int col_seg = local_rows
-                            ? box_default_segment(BoxVariant::segmented, s_.runtime->device())
-                            : s_.params.segment;
+    const int col_seg = local_rows ? segmented_default_segment_ : s_.params.segment;
     const cl::NDRange local =
         work_group(cols, local_rows ? WorkGroup{} : s_.params.wg, {64, 1}, "columns");
     cols.setArg(6, static_cast<cl_int>(col_seg));
@@ -253,6 +252,8 @@ class BoxRunning : public BoxTwoPass {
   }
 
   bool col_ring_ = false;  // segmented, segmented-local: the column pass is box_cols_ring
+  // segmented's default segment, which segmented-local's per-work-item column pass takes
+  int segmented_default_segment_ = 0;
 };
 
 }  // namespace

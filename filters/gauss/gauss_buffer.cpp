@@ -93,6 +93,8 @@ class GaussFused : public GaussSchedule {
   explicit GaussFused(const GaussSetup& setup) : GaussSchedule(setup) {
     WorkGroup& wg = s_.params.wg;
     const DeviceInfo& d = s_.runtime->device();
+    rows_ = s_.params.segment ? s_.params.segment
+                              : default_parameters(d, "gauss", "fused", radius()).segment;
     if (wg.is_default()) {
       // Within the device's work-group limit: the tile is built for the size.
       const size_t limit = std::max<size_t>(1, d.max_work_group);
@@ -140,13 +142,10 @@ class GaussFused : public GaussSchedule {
   }
 
  private:
-  int rows() const {
-    return s_.params.segment
-               ? s_.params.segment
-               : default_parameters(s_.runtime->device(), "gauss", "fused", radius()).segment;
-  }
+  int rows() const { return rows_; }
   int tile_width() const { return gauss_fused_tile_width(radius(), s_.params.wg.x); }
 
+  int rows_ = 0;  // output rows of a tile: --segment, else the default parameter table's
   size_t local_bytes_ = 0;
 };
 
@@ -155,10 +154,11 @@ class GaussSeparableBuffer : public GaussSchedule {
   explicit GaussSeparableBuffer(const GaussSetup& setup) : GaussSchedule(setup) {
     WorkGroup& wg = s_.params.wg;
     const DeviceInfo& d = s_.runtime->device();
+    const TunedSchedule defaults = default_parameters(d, "gauss", "separable-buffer", radius());
+    outputs_ = s_.params.segment ? s_.params.segment : defaults.segment;
     if (wg.is_default()) {
       const size_t limit = std::max<size_t>(8, d.max_work_group);
-      const int group = defaults().wg.x;
-      wg = {static_cast<int>(std::min<size_t>(group, limit / 8 * 8)), 1};
+      wg = {static_cast<int>(std::min<size_t>(defaults.wg.x, limit / 8 * 8)), 1};
     } else if (wg.y != 1 || wg.x % 8) {
       throw UsageError(parameter("wg") + " " + wg.text() +
                        ": variant separable-buffer takes Gx1 with G a multiple of 8 (the row "
@@ -215,11 +215,9 @@ class GaussSeparableBuffer : public GaussSchedule {
   }
 
  private:
-  int outputs() const { return s_.params.segment ? s_.params.segment : defaults().segment; }
-  TunedSchedule defaults() const {
-    return default_parameters(s_.runtime->device(), "gauss", "separable-buffer", radius());
-  }
+  int outputs() const { return outputs_; }
 
+  int outputs_ = 0;         // outputs a column-pass work-item: --segment, else the table's
   size_t local_bytes_ = 0;  // the row pass's tile
   float weight_sum_ = 0;    // the sum of the float weights
 };
