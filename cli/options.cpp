@@ -226,12 +226,17 @@ CliOptions parse_options(int argc, const char* const* argv) {
        cxxopts::value<std::string>(), "N");
   spec.add_options("Input limits")
       ("max-pixels", "refuse images larger than N pixels (width * height, read from the header "
-                     "before decoding), 1..2^40 (default 2^28 = 268435456)",
+                     "before decoding), 1..2^40 (default 2^30 = 1073741824)",
        cxxopts::value<std::string>(), "N")
       ("max-file-size", "refuse input files larger than SIZE bytes before reading them; K, M "
                         "or G for KiB, MiB, GiB (default 1G; at most 2G - 1)",
        cxxopts::value<std::string>(), "SIZE");
   spec.add_options("Large images")
+      ("max-memory", "host memory an image may take; a larger one is read, blurred and written "
+                     "in strips of rows, and one that does not fit even so is refused before "
+                     "decoding; K, M or G for KiB, MiB, GiB (default: a quarter of physical "
+                     "memory, at most 4G)",
+       cxxopts::value<std::string>(), "SIZE")
       ("max-tile", "work in output tiles of at most WxH pixels, each read with a halo of the "
                    "radius (default: only images the device cannot hold are split, in the "
                    "largest tiles it can)",
@@ -433,6 +438,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
                       std::to_string(kMaxTileSide) + " (e.g. 1024x1024)");
     o.max_tile = {w, h};
   }
+  if (parsed.count("max-memory"))
+    o.max_memory =
+        parse_size(parsed["max-memory"].as<std::string>(), "--max-memory", 1 << 20, 1ULL << 42);
   if (parsed.count("max-file-size"))
     o.max_file_bytes =
         parse_size(parsed["max-file-size"].as<std::string>(), "--max-file-size", 1, INT_MAX);

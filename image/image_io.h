@@ -44,7 +44,9 @@ namespace blurtool {
 enum class ImageFormat { png, jpeg };
 
 /// Largest image accepted, in pixels (width * height), checked from the header before decoding.
-constexpr std::uint64_t kDefaultMaxPixels = std::uint64_t{1} << 28;
+/// What memory an image may take is --max-memory's (larger images run in strips of rows), so
+/// this only bounds the time a hostile header can ask for.
+constexpr std::uint64_t kDefaultMaxPixels = std::uint64_t{1} << 30;
 
 /// Largest input file accepted, in bytes, checked before it is read (stb_image takes an int
 /// length, so at most 2^31 - 1).

@@ -60,4 +60,14 @@ Image16 widen(const Image& image);
 /// (v * 255 + 32767) / 65535 (rounded to nearest, not the high byte). Same size and channels.
 Image narrow(const Image16& image);
 
+/// Whether any alpha sample of the `count` RGBA samples at `rgba` (4 a pixel, alpha last) is
+/// below full scale: 255 for 8 bits, 65535 for 16 (T).
+template <typename T>
+bool any_transparent(const T* rgba, std::size_t count) {
+  constexpr T kFull = static_cast<T>(~T{0});
+  for (std::size_t i = 3; i < count; i += 4)
+    if (rgba[i] < kFull) return true;
+  return false;
+}
+
 }  // namespace blurtool

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "image/png_encode.h"
+#include "image/row_codec.h"
 #include "util/error.h"
 
 namespace blurtool {
@@ -235,5 +236,76 @@ std::vector<std::uint8_t> encode_png(const BasicImage<T>& image, int channels,
 
 template std::vector<std::uint8_t> encode_png(const Image&, int, const EncodeOptions&);
 template std::vector<std::uint8_t> encode_png(const Image16&, int, const EncodeOptions&);
+
+namespace {
+
+// libpng's structures for reading rows, freed with the source.
+struct PngReadStructs {
+  png_structp png = nullptr;
+  png_infop info = nullptr;
+  ~PngReadStructs() { png_destroy_read_struct(&png, &info, nullptr); }
+};
+
+// Sets up `png` to read `bytes` and reads its header as decode_png_libpng does, into RGBA; false
+// where libpng refuses it (io->message says why) or the samples are not `depth` bits.
+bool png_open_rgba(png_structp png, png_infop info, PngIo* io, int depth, int* width, int* height,
+                   int* stored, int* passes) {
+  png_set_read_fn(png, io, png_read_memory);
+  int channels = 0;
+  return png_read_header(png, info, depth, true, width, height, &channels, stored, passes) &&
+         channels == 4;
+}
+
+// Reads `rows` rows of `row_bytes` into `out`; false where libpng fails (io->message says why).
+bool png_read_rows(png_structp png, std::uint8_t* out, std::size_t row_bytes, int rows) {
+  if (setjmp(png_jmpbuf(png))) return false;
+  for (int y = 0; y < rows; ++y) png_read_row(png, out + row_bytes * y, nullptr);
+  return true;
+}
+
+class PngRows : public RowSource {
+ public:
+  PngRows(const std::vector<std::uint8_t>& bytes, const std::string& name, int depth)
+      : name_(name) {
+    io_.in = bytes.data();
+    io_.in_size = bytes.size();
+    structs_.png =
+        png_create_read_struct(PNG_LIBPNG_VER_STRING, &io_, png_on_error, png_on_warning);
+    structs_.info = structs_.png ? png_create_info_struct(structs_.png) : nullptr;
+    if (!structs_.info) throw Error(name + ": cannot start libpng (out of memory?)");
+    int passes = 1;
+    const bool sixteen = bytes.size() > 24 && bytes[24] == 16;  // IHDR's bit depth
+    depth_ = sixteen && depth == 16 ? 16 : 8;
+    if (!png_open_rgba(structs_.png, structs_.info, &io_, depth_, &width_, &height_,
+                       &stored_channels_, &passes))
+      fail();
+    if (passes != 1) throw Error(name + ": an interlaced PNG cannot be read by rows");
+    sixteen_bit_ = sixteen;
+  }
+
+  void read(void* out, int rows) override {
+    if (rows < 0 || rows > height_ - rows_read_)
+      throw Error(name_ + ": rows " + std::to_string(rows_read_) + "+" + std::to_string(rows) +
+                  " are past the image's " + std::to_string(height_));
+    if (!png_read_rows(structs_.png, static_cast<std::uint8_t*>(out), row_bytes(), rows)) fail();
+    rows_read_ += rows;
+  }
+
+ private:
+  [[noreturn]] void fail() {
+    throw Error(name_ + ": corrupt PNG (" + (io_.message[0] ? io_.message : "libpng failed") + ")");
+  }
+
+  std::string name_;
+  PngIo io_;
+  PngReadStructs structs_;
+};
+
+}  // namespace
+
+std::unique_ptr<RowSource> open_png_rows(const std::vector<std::uint8_t>& bytes,
+                                         const std::string& name, int depth) {
+  return std::make_unique<PngRows>(bytes, name, depth);
+}
 
 }  // namespace blurtool

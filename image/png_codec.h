@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,15 @@ bool check_png_complete(const std::vector<std::uint8_t>& b, const std::string& n
 template <typename T>
 bool decode_png_libpng(const std::vector<std::uint8_t>& bytes, int width, int height, bool rgba,
                        BasicImage<T>* image, int* stored, std::string* reason);
+
+class RowSource;  // image/row_codec.h
+
+/// A RowSource (see open_rows) over the non-interlaced PNG `bytes` whose header was checked
+/// (read_png_header), in RGBA of 16 bits for a 16-bit file where `depth` is 16, else of 8.
+/// Throws blurtool::Error naming `name` where libpng refuses the header or the file is
+/// interlaced.
+std::unique_ptr<RowSource> open_png_rows(const std::vector<std::uint8_t>& bytes,
+                                         const std::string& name, int depth);
 
 /// The PNG of the `channels` samples of `image`'s pixels (all of them, or from an RGBA image
 /// those from_rgba keeps), as options say (png_level, threads; see png_settings). Throws

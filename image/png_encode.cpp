@@ -366,102 +366,150 @@ void check(const PngPixels& image, const PngSettings& settings) {
   }
 }
 
-std::vector<std::uint8_t> encode(const PngPixels& image, const PngSettings& settings) {
-  check(image, settings);
+// Appends `n` bytes at `p` to `file`.
+void append_bytes(std::vector<std::uint8_t>& file, const void* p, std::size_t n) {
+  const auto* b = static_cast<const std::uint8_t*>(p);
+  file.insert(file.end(), b, b + n);
+}
+
+void append32(std::vector<std::uint8_t>& file, std::uint32_t v) {
+  std::uint8_t b[4];
+  put32(b, v);
+  append_bytes(file, b, 4);
+}
+
+// One chunk of `type` holding `size` bytes at `data`, its CRC `crc` (computed by the caller).
+void append_chunk(std::vector<std::uint8_t>& file, const char* type, const std::uint8_t* data,
+                  std::size_t size, std::uint32_t crc) {
+  append32(file, static_cast<std::uint32_t>(size));
+  append_bytes(file, type, 4);
+  append_bytes(file, data, size);
+  append32(file, crc);
+}
+
+}  // namespace
+
+PngStreamEncoder::PngStreamEncoder(int width, int height, int channels, int depth,
+                                   const PngSettings& settings, Sink sink)
+    : width_(width),
+      height_(height),
+      channels_(channels),
+      depth_(depth),
+      settings_(settings),
+      sink_(std::move(sink)) {
+  PngPixels shape;
+  shape.pixels = this;  // only checked for null here
+  shape.width = width, shape.height = height, shape.channels = channels;
+  shape.stride = channels, shape.depth = depth;
+  check(shape, settings);
+  std::vector<std::uint8_t> file;
+  append_bytes(file, kSignature, sizeof kSignature);
+  static constexpr std::uint8_t kColorType[] = {0, 4, 2, 6};  // grey, grey+alpha, RGB, RGBA
+  std::uint8_t ihdr[17] = {'I', 'H', 'D', 'R'};
+  put32(ihdr + 4, static_cast<std::uint32_t>(width));
+  put32(ihdr + 8, static_cast<std::uint32_t>(height));
+  ihdr[12] = static_cast<std::uint8_t>(depth);
+  ihdr[13] = kColorType[channels - 1];  // compression, filter and interlace methods 0
+  append32(file, 13);
+  append_bytes(file, ihdr, sizeof ihdr);
+  append32(file, crc32(0, ihdr, sizeof ihdr));
+  sink_(file.data(), file.size());
+}
+
+void PngStreamEncoder::add(const PngPixels& image, int before) {
+  const int count = image.height - before;
+  if (image.width != width_ || image.channels != channels_ || image.depth != depth_ || before < 0 ||
+      count < 1 || before > done_ || count > height_ - done_)
+    fail("rows " + std::to_string(done_) + "+" + std::to_string(count) + " do not continue a " +
+         std::to_string(width_) + "x" + std::to_string(height_) + " image");
+  check(image, settings_);
   const Rows rows(image);
   const std::size_t line = rows.row_bytes() + 1;  // filter type byte and the row
-  const std::size_t target = settings.strip_bytes > 0 ? settings.strip_bytes : kPngStripBytes;
-  const int strip_rows = static_cast<int>(
-      std::clamp<std::size_t>(target / line, 1, static_cast<std::size_t>(image.height)));
-  const int strips = (image.height - 1) / strip_rows + 1;
-  const int threads = worker_threads(settings.threads, strips);
+  const std::size_t target = settings_.strip_bytes > 0 ? settings_.strip_bytes : kPngStripBytes;
+  const int strip_rows =
+      static_cast<int>(std::clamp<std::size_t>(target / line, 1, static_cast<std::size_t>(count)));
+  const int strips = (count - 1) / strip_rows + 1;
+  const int threads = worker_threads(settings_.threads, strips);
+  const bool finishing = done_ + count == height_;
 
   std::vector<StripOutput> out(strips);
-  const std::uint16_t header = zlib_header(settings.level, settings.strategy);
+  const std::uint16_t header = zlib_header(settings_.level, settings_.strategy);
   for_each_piece<Workspace>(strips, threads, [&](int s, Workspace& ws) {
-    const int first = s * strip_rows;
-    const int count = std::min(strip_rows, image.height - first);
+    const int first = before + s * strip_rows;  // a row of `image`
+    const int n = std::min(strip_rows, image.height - first);
     StripOutput& o = out[s];
-    o.filtered = count * line;
+    o.filtered = n * line;
     ws.filtered.reserve(o.filtered);
-    filter_rows(rows, settings.filter, first, count, ws, ws.filtered.data.get());
+    filter_rows(rows, settings_.filter, first, n, ws, ws.filtered.data.get());
     o.adler = adler_of(ws.filtered.data.get(), o.filtered);
     // The dictionary: the last 32 KiB of filtered bytes before the strip, filtered again here
-    // (the rows that hold them) so that no strip waits for another.
+    // (the rows that hold them, as far as `image` has them) so that no strip waits for another.
     std::size_t dictionary = 0;
     const std::uint8_t* dictionary_end = nullptr;
     if (first > 0) {
-      const int before =
+      const int back =
           static_cast<int>(std::min<std::size_t>(first, (kWindowBytes + line - 1) / line));
-      ws.dictionary.reserve(before * line);
-      filter_rows(rows, settings.filter, first - before, before, ws, ws.dictionary.data.get());
-      dictionary = std::min(kWindowBytes, before * line);
-      dictionary_end = ws.dictionary.data.get() + before * line;
+      ws.dictionary.reserve(back * line);
+      filter_rows(rows, settings_.filter, first - back, back, ws, ws.dictionary.data.get());
+      dictionary = std::min(kWindowBytes, back * line);
+      dictionary_end = ws.dictionary.data.get() + back * line;
     }
-    if (s == 0) {
+    if (s == 0 && done_ == 0) {
       o.bytes.reserve(2);
       o.bytes.data[0] = static_cast<std::uint8_t>(header >> 8);
       o.bytes.data[1] = static_cast<std::uint8_t>(header);
       o.size = 2;
     }
     deflate_strip(ws.filtered.data.get(), o.filtered, dictionary_end - dictionary, dictionary,
-                  settings, s == strips - 1, &o);
+                  settings_, finishing && s == strips - 1, &o);
     o.crc = idat_crc(o.bytes.data.get(), o.size);
   });
 
-  // The stream's Adler-32 behind the last strip (deflate_strip left room for it).
-  std::uint32_t adler = out[0].adler;
-  for (int s = 1; s < strips; ++s)
-    adler = adler32_combine(adler, out[s].adler, static_cast<z_off_t>(out[s].filtered));
-  StripOutput& last = out.back();
-  put32(last.bytes.data.get() + last.size, adler);
-  last.crc = crc32(last.crc, last.bytes.data.get() + last.size, 4);
-  last.size += 4;
+  // The stream's Adler-32 behind the last strip of the image (deflate_strip left room for it).
+  for (int s = 0; s < strips; ++s)
+    adler_ = done_ == 0 && s == 0
+                 ? out[0].adler
+                 : static_cast<std::uint32_t>(adler32_combine(
+                       adler_, out[s].adler, static_cast<z_off_t>(out[s].filtered)));
+  if (finishing) {
+    StripOutput& last = out.back();
+    put32(last.bytes.data.get() + last.size, adler_);
+    last.crc = crc32(last.crc, last.bytes.data.get() + last.size, 4);
+    last.size += 4;
+  }
 
-  std::size_t total = sizeof kSignature + 25 + 12;
+  std::size_t total = finishing ? 12 : 0;
   for (const StripOutput& o : out)
     total += o.size + 12 * ((o.size + kMaxChunkData - 1) / kMaxChunkData);
   std::vector<std::uint8_t> file;
   file.reserve(total);
-  auto append = [&file](const void* p, std::size_t n) {
-    const auto* b = static_cast<const std::uint8_t*>(p);
-    file.insert(file.end(), b, b + n);
-  };
-  auto append32 = [&](std::uint32_t v) {
-    std::uint8_t b[4];
-    put32(b, v);
-    append(b, 4);
-  };
-  append(kSignature, sizeof kSignature);
-  static constexpr std::uint8_t kColorType[] = {0, 4, 2, 6};  // grey, grey+alpha, RGB, RGBA
-  std::uint8_t ihdr[17] = {'I', 'H', 'D', 'R'};
-  put32(ihdr + 4, static_cast<std::uint32_t>(image.width));
-  put32(ihdr + 8, static_cast<std::uint32_t>(image.height));
-  ihdr[12] = static_cast<std::uint8_t>(image.depth);
-  ihdr[13] = kColorType[image.channels - 1];  // compression, filter and interlace methods 0
-  append32(13);
-  append(ihdr, sizeof ihdr);
-  append32(crc32(0, ihdr, sizeof ihdr));
   for (const StripOutput& o : out) {
     if (o.size <= kMaxChunkData) {
-      append32(static_cast<std::uint32_t>(o.size));
-      append("IDAT", 4);
-      append(o.bytes.data.get(), o.size);
-      append32(o.crc);
+      append_chunk(file, "IDAT", o.bytes.data.get(), o.size, o.crc);
       continue;
     }
     for (std::size_t at = 0; at < o.size; at += kMaxChunkData) {
       const std::size_t n = std::min(kMaxChunkData, o.size - at);
-      append32(static_cast<std::uint32_t>(n));
-      append("IDAT", 4);
-      append(o.bytes.data.get() + at, n);
-      append32(idat_crc(o.bytes.data.get() + at, n));
+      append_chunk(file, "IDAT", o.bytes.data.get() + at, n, idat_crc(o.bytes.data.get() + at, n));
     }
   }
-  static constexpr std::uint8_t kIend[4] = {'I', 'E', 'N', 'D'};
-  append32(0);
-  append(kIend, 4);
-  append32(crc32(0, kIend, 4));
+  if (finishing) {
+    static constexpr std::uint8_t kIend[4] = {'I', 'E', 'N', 'D'};
+    append_chunk(file, "IEND", nullptr, 0, crc32(0, kIend, 4));
+  }
+  done_ += count;
+  sink_(file.data(), file.size());
+}
+
+namespace {
+
+std::vector<std::uint8_t> encode(const PngPixels& image, const PngSettings& settings) {
+  check(image, settings);
+  std::vector<std::uint8_t> file;
+  PngStreamEncoder encoder(
+      image.width, image.height, image.channels, image.depth, settings,
+      [&file](const std::uint8_t* p, std::size_t n) { append_bytes(file, p, n); });
+  encoder.add(image, 0);
   return file;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace blurtool {
@@ -74,6 +75,42 @@ constexpr std::size_t kPngStripBytes = std::size_t{1} << 20;
 /// channels of a stride of `channels` or 4, of depth 8 or 16, or width or height is not 1 to
 /// 2^31 - 1 (PNG's limit).
 std::vector<std::uint8_t> encode_png(const PngPixels& image, const PngSettings& settings);
+
+/// The PNG encoder of encode_png, fed a band of rows at a time so that an image streams through
+/// it in bounded memory (the strips of pipeline/strip_pipeline.h): the signature and IHDR go to
+/// `sink` when it is made, each band's IDAT chunks when it is added, the Adler-32 and IEND with
+/// the last row. Each band is filtered and deflated in strips on settings.threads threads as
+/// encode_png does; a band's first strip takes the rows before it, which the caller passes
+/// along, as its filter's row above and its dictionary. The file is one valid PNG whatever the
+/// bands; fed in one band it is byte for byte encode_png's. Not thread-safe.
+class PngStreamEncoder {
+ public:
+  using Sink = std::function<void(const std::uint8_t* data, std::size_t size)>;
+
+  /// A `width` x `height` PNG of `channels` (1-4) samples of `depth` (8 or 16) bits a pixel,
+  /// deflated as `settings` say, written to `sink`. Throws blurtool::Error as encode_png for
+  /// bad arguments, and what `sink` throws.
+  PngStreamEncoder(int width, int height, int channels, int depth, const PngSettings& settings,
+                   Sink sink);
+
+  /// Encodes the rows of `image` from its row `before` on as the image's next rows; its rows
+  /// [0, before) are the image's rows just before them, already added (up to 32 KiB of them
+  /// make the dictionary: passing fewer costs only compression). `image` has the width,
+  /// channels and depth given at construction, any stride PngPixels allows. Throws
+  /// blurtool::Error for rows that do not continue the image (a band past its height, more rows
+  /// before than were added) or when zlib fails, and what `sink` throws.
+  void add(const PngPixels& image, int before);
+
+  /// Rows added so far.
+  int rows_done() const { return done_; }
+
+ private:
+  int width_, height_, channels_, depth_;
+  PngSettings settings_;
+  Sink sink_;
+  int done_ = 0;
+  std::uint32_t adler_ = 1;
+};
 
 /// The zlib header's two bytes for `level` and `strategy` with a 32 KiB window, as deflate()
 /// writes them (RFC 1950: CM 8, CINFO 7, FLEVEL from the level, FCHECK).

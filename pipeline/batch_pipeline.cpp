@@ -37,6 +37,7 @@
 #include "filters/filter.h"
 #include "filters/ycbcr_device.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/strip_pipeline.h"
 #include "util/host_memory.h"
 #include "util/trace.h"
 
@@ -452,6 +453,7 @@ class Pipeline {
     size_t item;
     Rendered rendered;
     double bytes;
+    double held_bytes = 0;  // counted in held_bytes_ until written
   };
 
   // Called with the lock held.
@@ -460,7 +462,7 @@ class Pipeline {
     stage.wall_ms += lap.wall_ms;
     ++stage.images;
   }
-  bool no_more_input() const { return next_ == items_.size() && decoding_ == 0; }
+  bool no_more_input() const { return next_ == items_.size() && decoding_ == 0 && large_.empty(); }
   bool all_settled() const {
     return no_more_input() && decoded_.empty() && on_device_ == 0 && finished_.empty();
   }
@@ -615,6 +617,8 @@ class Pipeline {
   // devices open, decoding runs ahead of the cap up to opening_bytes_ of decoded pixels.
   bool may_decode() const {
     if (next_ >= items_.size()) return false;
+    // The images held count against --max-memory too: fewer in flight, never a failure.
+    if (held_ > 0 && held_bytes_ >= budget_) return false;
     return held_ < cap_ || (opening_ > 0 && decoded_bytes_ < opening_bytes_);
   }
 
@@ -662,6 +666,7 @@ class Pipeline {
         const StageClock::Lap lap = clock.lap();
         lock.lock();
         --held_;
+        held_bytes_ -= f.held_bytes;
         if (ok) {
           ++done_;
           if (done_ == 1 || done_ % 100 == 0) trace("batch: written", done_);
@@ -678,13 +683,17 @@ class Pipeline {
         ++held_;
         lock.unlock();
         Decoded d{i, {}, 0};
+        bool large = false;  // larger than --max-memory: to a device thread, in strips
         const StageClock clock;
         const bool ok = guarded(i, [&] {
           std::vector<std::string> warnings;
+          const InputBytes in = read_input(items_[i].input, o_);
+          const ImageHeader header = read_image_header(in.bytes, in.name, o_.max_pixels, o_.orient);
+          large = plan_strips(o_, header, in.bytes, in.name).streams();
+          if (large) return;
           // Decoded into pinned memory once the pool is installed (encoding's own buffers not).
           const UsePixelPool pinned;
-          d.source = decode_source(read_input(items_[i].input, o_), o_, &warnings, planes_,
-                                   jpeg_dct_mode() == JpegDct::sparse);
+          d.source = decode_source(in, o_, &warnings, planes_, jpeg_dct_mode() == JpegDct::sparse);
           for (const std::string& w : warnings) warn(w);  // each names the file
           std::error_code ec;
           d.bytes = static_cast<double>(fs::file_size(items_[i].input, ec));
@@ -692,7 +701,11 @@ class Pipeline {
         const StageClock::Lap lap = clock.lap();
         lock.lock();
         --decoding_;
-        if (ok) {
+        if (ok && large) {
+          --held_;
+          large_.push_back(i);
+        } else if (ok) {
+          held_bytes_ += 2 * d.source.bytes();  // the source, and the result to come
           if (times_.decode.images == 0) trace("batch: first image decoded");
           add(times_.decode, lap);
           if (d.source.has_planes()) ++times_.planes_in;
@@ -717,14 +730,19 @@ class Pipeline {
     for (;;) {
       std::unique_lock<std::mutex> lock(mutex_);
       timed_wait(
-          lock, [&] { return !decoded_.empty() || no_more_input(); }, times_.wait_lanes_s);
-      if (decoded_.empty()) return;
+          lock, [&] { return !decoded_.empty() || !large_.empty() || no_more_input(); },
+          times_.wait_lanes_s);
+      if (decoded_.empty() && large_.empty()) return;
+      if (decoded_.empty()) {
+        run_large(lock, rt);
+        continue;
+      }
       Decoded d = std::move(decoded_.front());
       decoded_.pop_front();
       decoded_bytes_ -= d.source.bytes();
       ++on_device_;
       lock.unlock();
-      Finished f{d.item, {}, d.bytes};
+      Finished f{d.item, {}, d.bytes, 2 * d.source.bytes()};
       FilterRun timings;
       const StageClock clock;
       const bool ok = guarded(d.item, [&] {
@@ -765,9 +783,45 @@ class Pipeline {
           for (double ms : pass) times_.kernel_ms += ms;
       } else {
         --held_;
+        held_bytes_ -= f.held_bytes;
       }
       cv_.notify_all();
     }
+  }
+
+  // With the lock held (released meanwhile): the next image larger than --max-memory, run in
+  // strips on `rt` (run_strips: decoded, filtered, encoded strip by strip) and written.
+  void run_large(std::unique_lock<std::mutex>& lock, Runtime& rt) {
+    const size_t item = large_.front();
+    large_.pop_front();
+    ++on_device_;
+    lock.unlock();
+    const Item& it = items_[item];
+    double file_bytes = 0;
+    const bool ok = guarded(item, [&] {
+      std::vector<std::string> warnings;
+      const InputBytes in = read_input(it.input, o_);
+      const ImageHeader header = read_image_header(in.bytes, in.name, o_.max_pixels, o_.orient);
+      const StripPlan plan = plan_strips(o_, header, in.bytes, in.name);
+      if (it.kind == OutputKind::jpeg && (header.width > 65535 || header.height > 65535))
+        throw Error("output '" + it.output + "': the image is " + std::to_string(header.width) +
+                    "x" + std::to_string(header.height) +
+                    ", too large for JPEG (at most 65535 pixels a side); write a PNG");
+      const std::vector<std::uint8_t> bytes = run_strips(rt, o_, in, it.kind, plan, &warnings);
+      for (const std::string& w : warnings) warn(w);
+      std::error_code ec;
+      fs::create_directories(fs::path(it.output).parent_path(), ec);
+      write_file_atomic(it.output, bytes);
+      file_bytes = static_cast<double>(in.bytes.size());
+    });
+    lock.lock();
+    --on_device_;
+    if (ok) {
+      ++done_;
+      input_bytes_ += file_bytes;
+    }
+    draw_progress();
+    cv_.notify_all();
   }
 
   // With the lock held: the progress line, at most 10 times a second and once at the end.
@@ -827,6 +881,11 @@ class Pipeline {
   size_t held_ = 0;       // items between the start of decoding and the end of writing
   std::deque<Decoded> decoded_;
   double decoded_bytes_ = 0;  // pixels of decoded_, bytes
+  // Images larger than --max-memory (plan_strips), left by the workers to a device thread.
+  std::deque<size_t> large_;
+  // Bytes of the images held (their sources and results), against budget_ (may_decode).
+  double held_bytes_ = 0;
+  const double budget_ = static_cast<double>(memory_budget(o_));
   std::deque<Finished> finished_;
   size_t opening_ = 0;                   // devices still being opened
   std::exception_ptr setup_error_;       // the first device's failure to open, if any

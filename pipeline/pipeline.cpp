@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "filters/ycbcr_device.h"
+#include "pipeline/strip_pipeline.h"
 #include "util/trace.h"
 
 namespace fs = std::filesystem;
@@ -47,18 +48,6 @@ OutputKind output_kind(const std::string& path, const std::string& input, const 
                    parameter("format"));
 }
 
-namespace {
-
-// Whether any alpha sample of `rgba` is below `max`.
-template <typename T>
-bool has_transparency(const BasicImage<T>& rgba, T max) {
-  for (size_t i = 3; i < rgba.pixels.size(); i += 4)
-    if (rgba.pixels[i] < max) return true;
-  return false;
-}
-
-}  // namespace
-
 WorkingSpace working_space(const JobOptions& o, int channels, bool deep, bool transparent) {
   WorkingSpace space;
   space.linear_light = o.linear_light;
@@ -79,8 +68,9 @@ Source make_source(DecodedImage image, const JobOptions& o) {
   else
     s.rgba = image.narrow.channels == 4 ? std::move(image.narrow) : to_rgba(image.narrow);
   const bool alpha = s.channels == 2 || s.channels == 4;
-  const bool transparent = alpha && (s.deep ? has_transparency<std::uint16_t>(s.rgba16, 65535)
-                                            : has_transparency<std::uint8_t>(s.rgba, 255));
+  const bool transparent =
+      alpha && (s.deep ? any_transparent(s.rgba16.pixels.data(), s.rgba16.pixels.size())
+                       : any_transparent(s.rgba.pixels.data(), s.rgba.pixels.size()));
   s.space = working_space(o, s.channels, s.deep, transparent);
   if (!s.deep && source_depth(o, s.deep, s.space) == PixelDepth::u16) {
     s.rgba16 = widen(s.rgba);
@@ -518,6 +508,31 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   // The device is opened, and the filter built for the size the header gives, while the pixels
   // are decoded: context creation and program loading take as long as decoding a photo.
   const ImageHeader header = read_image_header(in.bytes, in.name, o.max_pixels, o.orient);
+  const StripPlan strips = plan_strips(o, header, in.bytes, in.name, request.timed_by);
+  if (strips.streams()) {
+    // Larger than the memory budget: strip by strip, the device opened first.
+    if (kind != OutputKind::png && kind != OutputKind::jpeg)
+      throw Error(in.name + ": " + parameter("bright") + " runs in one piece");
+    if (kind == OutputKind::jpeg && (header.width > 65535 || header.height > 65535))
+      throw Error((o.output == "-" ? std::string("<stdout>") : o.output) + ": the image is " +
+                  std::to_string(header.width) + "x" + std::to_string(header.height) +
+                  ", too large for JPEG (at most 65535 pixels a side); write a PNG");
+    run.runtime = std::make_unique<Runtime>(
+        o.devices.empty() ? select_device(o.device)
+                          : select_device(o.devices.front(), parameter("devices")));
+    trace("device ready");
+    run.decode_ms = ms_since(start);
+    const std::vector<std::uint8_t> bytes =
+        run_strips(*run.runtime, o, in, kind, strips, &warnings);
+    warn_format_mismatch(o, kind, warnings);
+    if (!o.quiet)
+      for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
+    start = std::chrono::steady_clock::now();
+    write_output(o.output, bytes);
+    run.encode_ms = ms_since(start);
+    trace("written");
+    return run;
+  }
   std::future<PreparedDevice> device =
       std::async(std::launch::async, [&] { return prepare_device(o, header, kind, request); });
   try {

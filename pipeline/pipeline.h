@@ -13,25 +13,10 @@
 // run_single chains them for one image, opening the device and making its filter on a second
 // thread while the image decodes; run_batch (pipeline/batch_pipeline.h) runs them on thread pools.
 //
-// Strip streaming (memory bounded by a strip, not the image) would plug in at these same
-// boundaries without changing the stages' roles (not implemented):
-//   - decode: decode_source would become a reader handing out Sources of a band of rows (with
-//     the band's first row), each carrying operation_halo(o) rows of context above and below
-//     that the device stage reads but does not output; the decoder keeps the halo rows of the
-//     previous band (libpng and libjpeg's scanline interface both read row by row; TurboJPEG's
-//     whole-image calls do not);
-//   - device: DeviceStage::run would filter a band as run_filter_tiled (filters/tiled_run.h) does
-//     a tile, which already gives the same bytes as one run, and return a Rendered of the
-//     band's own rows; filters are made per band height (make_filter_per_size: the first,
-//     the middle and the last band differ by their halo); --bright finds the points per band
-//     as find_bright_points_tiled does per tile;
-//   - encode and write: encode_output would append each band's rows in order to one open
-//     encoder (the PNG encoder deflates rows in strips already; JPEG would need libjpeg's
-//     scanline interface) and write_output would stream into the temporary file that is
-//     renamed into place at the end.
-// The working space conversions are per pixel and need no halo; a whole-image property
-// (transparency anywhere, for premultiplication) would have to come from the header or a
-// first pass.
+// An image whose run would take more host memory than --max-memory runs in strips of rows
+// instead (pipeline/strip_pipeline.h): the decoder hands out rows (image/row_codec.h), each strip
+// with the filter's halo goes through the same DeviceStage, and its rows go to an encoder that
+// writes as it goes.
 //
 // Everything here depends only on the OpenCL runtime, image I/O and the filters; reports
 // (benchmarks, sweeps) are made by the caller from what run_single returns.
@@ -47,14 +32,14 @@
 
 #include "filters/box/box_blur.h"
 #include "filters/bright/bright_points.h"
-#include "runtime/cl_runtime.h"
-#include "util/error.h"
 #include "filters/filter.h"
 #include "filters/gauss/gauss_blur.h"
-#include "image/image_io.h"
-#include "image/jpeg_planes.h"
 #include "filters/tiled_run.h"
 #include "filters/working_space.h"
+#include "image/image_io.h"
+#include "image/jpeg_planes.h"
+#include "runtime/cl_runtime.h"
+#include "util/error.h"
 
 namespace blurtool {
 
@@ -94,7 +79,7 @@ struct JobOptions {
   bool quiet = false;           ///< --quiet: only errors on stderr
   /// --bench with a batch: after the summary, the time each stage took per image (run_batch)
   bool stage_times = false;
-  std::string format;           ///< --format: png, jpg (csv, json with --bright); empty: by name
+  std::string format;  ///< --format: png, jpg (csv, json with --bright); empty: by name
   std::string device;  ///< --device: index or name substring; empty: BLURTOOL_DEVICE or default
   std::vector<std::string> devices;  ///< --devices: device specs ("all" in any case as "all");
                                      ///< empty: --device
@@ -102,6 +87,9 @@ struct JobOptions {
   std::uint64_t max_pixels = kDefaultMaxPixels;         ///< --max-pixels: width * height
   std::uint64_t max_file_bytes = kDefaultMaxFileBytes;  ///< --max-file-size: bytes
   TileSize max_tile;  ///< --max-tile: output tiles of at most this size; 0x0: the device's limits
+  /// --max-memory: bytes of host memory an image's run may take (pipeline/strip_pipeline.h:
+  /// larger images run in strips of rows); 0: default_max_memory()
+  std::uint64_t max_memory = 0;
 };
 
 /// What an output holds: an image (PNG or JPEG) or, with --bright, the point list.
@@ -182,8 +170,8 @@ using FilterKey = std::tuple<int, int, PixelDepth, WorkingSpace>;
 /// with --linear-light; see filters/working_space.h) runs at 16 bits on the device whatever the
 /// depth here. Rows top to bottom, 4 interleaved samples a pixel, no padding.
 struct Source {
-  Image rgba;          ///< RGBA8, when !wide() and !has_planes()
-  Image16 rgba16;      ///< RGBA16, when wide()
+  Image rgba;      ///< RGBA8, when !wide() and !has_planes()
+  Image16 rgba16;  ///< RGBA16, when wide()
   /// A JPEG decoded only to its colour planes (decode_source with `planes`), which the device
   /// turns into RGBA8 (PlaneTransfer); rgba is then empty.
   YCbCrPlanes planes;

@@ -464,9 +464,9 @@ TEST_F(ImageIo, LargePngHeaderGivesTheMaxPixelsMessage) {
   for (bool cut : {false, true}) {
     for (std::uint64_t limit : {kDefaultMaxPixels, std::uint64_t{100}}) {
       SCOPED_TRACE(std::string(cut ? "cut" : "whole") + ", limit " + std::to_string(limit));
-      const Bytes png = png_declaring(20000, 20000, cut);
+      const Bytes png = png_declaring(40000, 40000, cut);
       const std::string expected =
-          "big.png: image is 20000x20000 = 400000000 pixels, more than "
+          "big.png: image is 40000x40000 = 1600000000 pixels, more than "
           "the limit of " +
           std::to_string(limit) + " pixels (max_pixels)";
       EXPECT_EQ(error_of([&] { decode_image(png, "big.png", nullptr, limit); }), expected);

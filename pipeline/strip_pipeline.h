@@ -1,0 +1,64 @@
+// Images larger than the memory budget (--max-memory) run in strips of rows: the decoder hands
+// out rows (image/row_codec.h), a strip of them with the filter's halo above and below goes
+// through the device stage (DeviceStage, in one piece or in tiles, with the schedule auto takes
+// for the whole image), and the strip's own rows go to an encoder that writes as it goes. Host
+// memory is then bounded by a strip, not by the image: O(width x (strip + 2 x halo)). Every
+// output pixel reads the same input pixels as in one run, so the result is the one-piece
+// result (separable-linear: within one level, as with --max-tile).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pipeline/pipeline.h"
+
+namespace blurtool {
+
+/// The default --max-memory: a quarter of the machine's physical memory, at most 4 GiB (and
+/// 1 GiB where the size cannot be read).
+std::uint64_t default_max_memory();
+
+/// The memory budget of `o` in bytes: o.max_memory, or default_max_memory() where it is 0.
+std::uint64_t memory_budget(const JobOptions& o);
+
+/// Host bytes a pixel of a run takes at most: the decoded input and the result (4 bytes each at
+/// 8 bits, 8 at 16: `wide`) and the device's images where the device is the host's memory
+/// (the filter's input, output and intermediate: 24 bytes, or kWideTileBytesPerPixel where the
+/// filter runs at 16 bits: `filter_wide`).
+std::uint64_t run_bytes_per_pixel(bool wide, bool filter_wide);
+
+/// How an image runs: in one piece (rows 0), or in strips of `rows` output rows each read with
+/// `halo` rows above and below; `need` is the bytes the whole image would take in one piece.
+struct StripPlan {
+  int rows = 0;
+  int halo = 0;
+  std::uint64_t need = 0;
+  /// The file cannot be read by rows (rows_unreadable): it is decoded whole first, its decoded
+  /// size counted against the budget.
+  bool decode_whole = false;
+  bool streams() const { return rows > 0; }
+};
+
+/// The plan for o's operation on the image with `header` whose bytes are `bytes`, named `name`:
+/// one piece where its run (run_bytes_per_pixel a pixel) fits memory_budget(o); else strips
+/// that take at most a quarter of the budget, or 256 MiB, whichever is smaller, or more of it
+/// where a strip of one row and its halo needs more. Throws blurtool::Error naming `name` and
+/// giving the bytes it would need when the image fits neither way: even a strip of one row is
+/// larger than the budget, the operation is --bright, or `timed_by` (--bench) times it in one
+/// piece. A file that cannot be read by rows (rows_unreadable: an interlaced PNG, an
+/// EXIF-rotated JPEG) is decoded whole (decode_whole) where its decoded pixels and a strip fit.
+StripPlan plan_strips(const JobOptions& o, const ImageHeader& header,
+                      const std::vector<std::uint8_t>& bytes, const std::string& name,
+                      const std::string& timed_by = {});
+
+/// Runs o's blur over the image in `in` strip by strip as `plan` says on `runtime` and returns
+/// the encoded output for `kind` (PNG or JPEG; the same samples as run_single's one-piece
+/// result). Warnings (each naming the input) are appended to `warnings`. Throws
+/// blurtool::Error naming the input for a file that fails to decode (nothing is written then),
+/// and what the device stage throws.
+std::vector<std::uint8_t> run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in,
+                                     OutputKind kind, const StripPlan& plan,
+                                     std::vector<std::string>* warnings);
+
+}  // namespace blurtool

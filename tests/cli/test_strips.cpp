@@ -1,0 +1,174 @@
+// End-to-end tests of --max-memory (pipeline/strip_pipeline.h): an image whose run would take
+// more memory than the budget is read, blurred and written in strips of rows, with the same
+// output as one run (checked against the CPU reference and the one-piece run); one that fits no
+// strip, or cannot be read by rows, is refused before decoding with the memory it needs; a
+// batch runs its large images in strips beside the others. Peak memory itself is measured by
+// scripts/bench-memory, not here.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "filters/gauss/gauss_blur.h"
+#include "image/image_io.h"
+#include "tests/support/cli_fixture.h"
+#include "tests/support/orientation_support.h"
+
+namespace blurtool {
+namespace {
+
+namespace fs = std::filesystem;
+
+// BLURTOOL_TRACE set while it lives: the run's milestones on stderr say whether it ran in strips.
+struct Traced {
+  Traced() { ::setenv("BLURTOOL_TRACE", "1", 1); }
+  ~Traced() { ::unsetenv("BLURTOOL_TRACE"); }
+};
+
+bool ran_in_strips(const Result& r) {
+  return r.err.find("strips planned") != std::string::npos;
+}
+
+void write_bytes(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
+  write_file(path, std::string(bytes.begin(), bytes.end()));
+}
+
+// `png` (a one-piece PNG, IHDR first) with the IHDR's width, height and interlace method set
+// and its CRC made again.
+std::vector<std::uint8_t> with_ihdr(std::vector<std::uint8_t> png, std::uint32_t width,
+                                    std::uint32_t height, std::uint8_t interlace) {
+  for (int i = 0; i < 4; ++i) {
+    png[16 + i] = static_cast<std::uint8_t>(width >> (24 - 8 * i));
+    png[20 + i] = static_cast<std::uint8_t>(height >> (24 - 8 * i));
+  }
+  png[28] = interlace;
+  const std::uint32_t crc = static_cast<std::uint32_t>(crc32(0, png.data() + 12, 17));
+  for (int i = 0; i < 4; ++i) png[29 + i] = static_cast<std::uint8_t>(crc >> (24 - 8 * i));
+  return png;
+}
+
+// Inputs of odd sizes: RGB and RGBA with transparency (premultiplied working space) as PNG, a
+// 16-bit PNG, greyscale and colour JPEGs; blurred by box and Gaussian with every edge mode, in
+// strips (a 1 MiB budget) and in one piece: the same samples, and the CPU reference's for 8 bits.
+TEST_F(Cli, ImagesOverMaxMemoryRunInStripsWithTheSameOutput) {
+  const Image rgb = random_image(211, 157, 3, 1);
+  const Image rgba = random_image(211, 157, 4, 2);
+  write_bytes(in_ / "rgb.png", encode_image(rgb, ImageFormat::png, 95));
+  write_bytes(in_ / "rgba.png", encode_image(rgba, ImageFormat::png, 95));
+  Image16 deep{211, 157, 3, PixelVector<std::uint16_t>(211 * 157 * 3)};
+  for (std::size_t i = 0; i < deep.pixels.size(); ++i)
+    deep.pixels[i] = static_cast<std::uint16_t>(i * 2654435761u >> 7);
+  write_bytes(in_ / "deep.png", encode_image(deep, ImageFormat::png, 95));
+  write_bytes(in_ / "grey.jpg", encode_image(random_image(211, 157, 1, 3), ImageFormat::jpeg, 90));
+  write_bytes(in_ / "colour.jpg", encode_image(rgb, ImageFormat::jpeg, 90));
+  const Traced traced;
+  struct Case {
+    std::vector<std::string> op;
+    EdgeMode edge;
+  };
+  const std::vector<Case> cases = {{{"--box", "5"}, EdgeMode::clamp},
+                                   {{"--box", "4", "--edge", "mirror"}, EdgeMode::mirror},
+                                   {{"--gauss", "1.5", "--edge", "zero"}, EdgeMode::zero}};
+  for (const std::string name : {"rgb.png", "rgba.png", "deep.png", "grey.jpg", "colour.jpg"}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(name + " " + c.op[0] + " " + c.op[1]);
+      const fs::path input = in_ / name, whole = out_ / ("whole-" + name),
+                     strips = out_ / ("strips-" + name);
+      std::vector<std::string> args = c.op;
+      args.insert(args.end(), {input.string(), whole.string()});
+      const Result one = run(args);
+      ASSERT_EQ(one.status, 0) << one.err;
+      EXPECT_FALSE(ran_in_strips(one));
+      args = c.op;
+      args.insert(args.end(), {"--max-memory", "1M", input.string(), strips.string()});
+      const Result r = run(args);
+      ASSERT_EQ(r.status, 0) << r.err;
+      EXPECT_TRUE(ran_in_strips(r)) << r.err;
+      const DecodedImage a = load_image_wide(whole), b = load_image_wide(strips);
+      EXPECT_EQ(a.channels(), b.channels());
+      EXPECT_EQ(a.narrow.pixels, b.narrow.pixels);
+      EXPECT_EQ(a.wide.pixels, b.wide.pixels);
+      if (name == "rgb.png" || name == "rgba.png") {
+        const Image& in = name == "rgb.png" ? rgb : rgba;
+        GaussParams gauss;
+        gauss.sigma = 1.5;
+        const Image want = c.op[0] == "--box"
+                               ? expected_box(in, std::stoi(c.op[1]), c.edge)
+                               : expected_gauss(in, 1.5, gauss_radius(gauss), c.edge);
+        EXPECT_LE(max_diff(load_image(strips), want), 1);
+      }
+    }
+  }
+}
+
+// A strip of one row with its halo that does not fit the budget: refused before decoding, the
+// file, the sizes and the option named, exit 1, nothing written.
+TEST_F(Cli, ImageThatFitsNoStripIsRefusedWithWhatItNeeds) {
+  write_bytes(in_ / "wide.png", encode_image(random_image(3000, 40, 3, 4), ImageFormat::png, 95));
+  const fs::path input = in_ / "wide.png";
+  expect_failure(run({"--box", "60", "--max-memory", "1M", input, out_ / "o.png"}), 1,
+                 {input.string(), "3000x40", "MiB", "--max-memory", "60-row halo"}, Files{});
+}
+
+// Files that cannot be read by rows (an interlaced PNG, a JPEG turned by its EXIF orientation)
+// are decoded whole, then run in strips, where that fits: the one-piece output; where their
+// decoded pixels leave no room for a strip they are refused by name. --bright runs in one piece.
+TEST_F(Cli, FilesThatCannotStreamAreDecodedWholeOrRefused) {
+  const Traced traced;
+  const Image turned_pixels = random_image(300, 200, 3, 6);
+  write_bytes(in_ / "turned.jpg", with_app1(encode_image(turned_pixels, ImageFormat::jpeg, 90),
+                                            exif_with_orientation(6, EXIF_BYTE_ORDER_INTEL)));
+  const fs::path turned = in_ / "turned.jpg";
+  ASSERT_EQ(run({"--box", "3", turned, out_ / "whole.png"}).status, 0);
+  const Result r = run({"--box", "3", "--max-memory", "1M", turned, out_ / "strips.png"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(ran_in_strips(r)) << r.err;
+  EXPECT_EQ(load_image(out_ / "strips.png").pixels, load_image(out_ / "whole.png").pixels);
+  EXPECT_EQ(load_image(out_ / "strips.png").width, 200);  // turned upright
+  fs::remove(out_ / "whole.png");
+  fs::remove(out_ / "strips.png");
+
+  // An Adam7 PNG: the IHDR's interlace method of a one-piece PNG set (the data is then wrong
+  // for it, but the refusal comes before any decoding).
+  write_bytes(
+      in_ / "adam7.png",
+      with_ihdr(encode_image(random_image(600, 400, 3, 5), ImageFormat::png, 95), 600, 400, 1));
+  const fs::path adam7 = in_ / "adam7.png";
+  expect_failure(run({"--box", "3", "--max-memory", "1M", adam7, out_ / "o.png"}), 1,
+                 {adam7.string(), "interlaced PNG", "decoded whole", "--max-memory"}, Files{});
+  expect_failure(run({"--bright", "0.9", "--max-memory", "1M", kDune, out_ / "p.csv"}), 1,
+                 {kDune, "--bright", "--max-memory"}, Files{});
+}
+
+// A PNG header that promises 16384x16384 RGBA16 and holds no data: larger than any default
+// budget, so it goes to the strip reader, which fails on the first row, before allocating
+// anything of the header's size.
+TEST_F(Cli, HeaderWithoutDataFailsOnTheFirstRow) {
+  std::vector<std::uint8_t> png = encode_image(random_image(1, 1, 4, 7), ImageFormat::png, 95);
+  const fs::path input = in_ / "promise.png";
+  write_bytes(input, with_ihdr(png, 16384, 16384, 0));
+  expect_failure(run({"--box", "3", input, out_ / "o.png"}), 1, {input.string(), "PNG"}, Files{});
+}
+
+// A batch with a budget that two of its images exceed: those run in strips, the others as
+// usual, every output the one-piece run's.
+TEST_F(Cli, BatchRunsItsLargeImagesInStrips) {
+  write_bytes(in_ / "small.png", encode_image(random_image(40, 30, 3, 8), ImageFormat::png, 95));
+  write_bytes(in_ / "large.png", encode_image(random_image(300, 220, 4, 9), ImageFormat::png, 95));
+  write_bytes(in_ / "large.jpg",
+              encode_image(random_image(320, 200, 3, 10), ImageFormat::jpeg, 90));
+  const Result r = run({"--gauss", "2", "--max-memory", "1M", in_, out_ / "strips"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("3 done"), std::string::npos) << r.err;
+  ASSERT_EQ(run({"--gauss", "2", in_, out_ / "whole"}).status, 0);
+  for (const std::string name : {"small.png", "large.png", "large.jpg"}) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(load_image(out_ / "strips" / name).pixels, load_image(out_ / "whole" / name).pixels);
+  }
+}
+
+}  // namespace
+}  // namespace blurtool
