@@ -96,6 +96,17 @@ std::vector<std::uint8_t> read_image_file(const std::string& path, std::uint64_t
   return bytes;
 }
 
+std::string not_a_file_reason(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) return "";
+  const char* kind = S_ISFIFO(st.st_mode)   ? "a named pipe"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                                            : "a special file";
+  return std::string("not a regular file (") + kind + ")";
+}
+
 namespace {
 
 // The checks made before anything is decoded: size, signature, the header, max_pixels, the

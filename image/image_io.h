@@ -115,6 +115,12 @@ DecodedImage load_image_wide(const std::string& path, std::vector<std::string>* 
 std::vector<std::uint8_t> read_image_file(const std::string& path,
                                           std::uint64_t max_file_bytes = kDefaultMaxFileBytes);
 
+/// Why `path` is no file for a batch to read: "not a regular file (a named pipe)", or a socket,
+/// a character or block device, which opening would wait on or read without end; "" for a
+/// regular file, a folder, or a name that cannot be stat'ed (opening it says why). Links are
+/// followed. Never throws.
+std::string not_a_file_reason(const std::string& path);
+
 /// What a file's header says, before any pixel is decoded: the size as decoding returns it
 /// (with `orient`, a JPEG's EXIF orientation 5-8 swaps width and height), the file's channel
 /// count (a PNG's tRNS chunk counted as alpha) and whether it stores 16-bit samples.
