@@ -1,7 +1,9 @@
 // Command-line number parsing (see numbers.h).
 #include "cli/numbers.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "util/error.h"
@@ -62,13 +64,15 @@ unsigned long long parse_size(const std::string& text, const std::string& option
 double parse_decimal(const std::string& text) {
   if (text.empty() || text.find_first_not_of("0123456789.eE+-") != std::string::npos)
     return std::nan("");
-  size_t used = 0;
-  try {
-    const double value = std::stod(text, &used);
-    return used == text.size() ? value : std::nan("");
-  } catch (const std::exception&) {
-    return std::nan("");
-  }
+  // strtod, not std::stod: stod throws out_of_range for a result that underflows, subnormals
+  // such as 4e-320 included, and those are numbers (above 0 when positive). An overflow (ERANGE
+  // with HUGE_VAL) is no finite number and stays NaN.
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) return std::nan("");
+  if (errno == ERANGE && std::isinf(value)) return std::nan("");
+  return value;
 }
 
 }  // namespace blurtool

@@ -20,7 +20,9 @@ int parse_int(const std::string& text, const std::string& option, long lo, long 
 unsigned long long parse_size(const std::string& text, const std::string& option,
                               unsigned long long lo, unsigned long long hi);
 
-/// A plain decimal number (digits, sign, point, exponent), or NaN when `text` is not one.
+/// A plain decimal number (digits, sign, point, exponent) rounded to a double, subnormals
+/// included (4e-320) and what is smaller still rounded to 0; NaN when `text` is not one or is
+/// too large for a double.
 double parse_decimal(const std::string& text);
 
 }  // namespace blurtool

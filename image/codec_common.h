@@ -25,6 +25,12 @@ bool starts_with(const std::vector<std::uint8_t>& bytes, const std::uint8_t (&pr
   return bytes.size() >= N && std::equal(prefix, prefix + N, bytes.begin());
 }
 
+/// The most scans a JPEG may have (libjpeg-turbo's TJFLAG_LIMITSCANS figure, ImageMagick's
+/// policy): a progressive scan may hold next to no data, yet each costs a pass over the whole
+/// image's coefficients, so that without a limit a small file decodes for as long as its
+/// scans make it.
+inline constexpr int kMaxJpegScans = 500;
+
 /// Samples in a `width` x `height` image of `channels` interleaved samples a pixel. Throws
 /// blurtool::Error starting with `what` ("what: invalid image WxH with C channels") unless width
 /// and height are positive and channels is 1..4.

@@ -5,11 +5,13 @@
 //
 // Input is checked before any decoder sees it: the signature picks the format (so stb's GIF,
 // TGA, PNM, HDR, ... decoders are never reached), the width and height (a PNG's from its IHDR
-// chunk, a JPEG's from stbi_info_from_memory) are held against max_pixels before anything is
+// chunk, a JPEG's from its frame header) are held against max_pixels before anything is
 // decoded, a PNG's chunks are walked to IEND and a JPEG's top-level marker segments to its first
 // scan, so that a truncated file (which the JPEG decoders would fill with grey without complaint)
-// is refused as truncated. Then the fast decoder (TurboJPEG, libpng) runs; if it refuses the
-// file, stb_image decodes it as before. If both refuse a PNG, libpng's reason is reported.
+// is refused as truncated, and a JPEG's scans are counted (at most kMaxJpegScans). Then the fast
+// decoder (TurboJPEG, libpng) runs; if it refuses the file, stb_image decodes it as before, unless
+// the file is damaged: a PNG whose CRC or Adler-32 does not match (png_checksum_error). If both
+// refuse a PNG, libpng's reason is reported.
 //
 // Output is encoded in memory and written atomically (util/atomic_file.h).
 #include "image/image_io.h"
@@ -96,6 +98,17 @@ std::vector<std::uint8_t> read_image_file(const std::string& path, std::uint64_t
   return bytes;
 }
 
+std::string not_a_file_reason(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) return "";
+  const char* kind = S_ISFIFO(st.st_mode)   ? "a named pipe"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                                            : "a special file";
+  return std::string("not a regular file (") + kind + ")";
+}
+
 namespace {
 
 // The checks made before anything is decoded: size, signature, the header, max_pixels, the
@@ -127,10 +140,11 @@ CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string
     channels = c == 3 ? 3 : (c & 2 ? 3 : 1) + (c & 4 ? 1 : 0);
   } else {
     file.segments = check_jpeg_complete(bytes, name);
-    if (!stb_info(bytes, &width, &height, &channels)) {
-      // stbi_info tries every format, so its own reason is always "unknown image type".
+    if (!read_jpeg_frame(bytes, file.segments, &width, &height, &channels))
       throw Error(name + ": corrupt or unsupported JPEG header (" + tj_header_reason(bytes) + ")");
-    }
+    if (count_jpeg_scans(bytes, file.segments, kMaxJpegScans) > kMaxJpegScans)
+      throw Error(name + ": too many scans (the JPEG has more than " +
+                  std::to_string(kMaxJpegScans) + ", the limit)");
   }
   if (width <= 0 || height <= 0 || channels < 1 || channels > 4) {
     throw Error(name + ": unsupported " + format + " (" + std::to_string(width) + "x" +
@@ -160,6 +174,8 @@ BasicImage<T> decode_png(const std::vector<std::uint8_t>& bytes, const std::stri
   std::string reason;
   int channels = 0;
   if (!decode_png_libpng(bytes, file.width, file.height, rgba, &image, &channels, &reason)) {
+    if (const std::string damage = png_checksum_error(bytes, reason); !damage.empty())
+      throw Error(name + ": corrupt PNG (" + damage + ")");
     // For Apple's variant libpng's reason ("missing IHDR") says nothing: stb's is the one.
     image = decode_stb<T>(bytes, name, file, file.png_header.apple ? "" : reason);
     channels = image.channels;
@@ -182,9 +198,10 @@ Image decode_narrow(const std::vector<std::uint8_t>& bytes, const std::string& n
   if (file.png) return decode_png<std::uint8_t>(bytes, name, file, rgba, stored);
   if (stored) *stored = file.channels;
   Image image;
-  std::string damage;
-  if (!decode_jpeg_turbojpeg(bytes, file.width, file.height, file.channels, rgba, &image,
-                             &damage)) {
+  std::string damage, refusal;
+  if (!decode_jpeg_turbojpeg(bytes, file.width, file.height, file.channels, rgba, &image, &damage,
+                             &refusal)) {
+    if (!refusal.empty()) throw Error(name + ": cannot decode JPEG (" + refusal + ")");
     image = decode_stb<std::uint8_t>(bytes, name, file, "");
     if (stored) *stored = image.channels;
     if (rgba && image.channels != 4) image = to_rgba(image);

@@ -3,12 +3,14 @@
 // Which library does what:
 // - the format is recognised by the file's signature bytes only, PNG (89 50 4E 47 0D 0A 1A 0A) or
 //   JPEG (FF D8 FF), so no other decoder (GIF, TGA, PNM, HDR, ...) is ever reached;
-// - the header is read first (a PNG's IHDR chunk directly, a JPEG's by stb_image, Debian's
-//   libstb) so that max_pixels is enforced before anything is decoded;
+// - the header is read first (a PNG's IHDR chunk, a JPEG's frame header, both straight from the
+//   bytes) so that max_pixels is enforced before anything is decoded; a JPEG of more than
+//   kMaxJpegScans scans is refused there;
 // - JPEGs are decoded by libjpeg-turbo's TurboJPEG API (SIMD; 2x faster than stb_image on
-//   12-Mpixel photos), PNGs by libpng straight into the Image (stb_image needs a second buffer
-//   and a copy; 1.1x to 1.7x faster); stb_image decodes whatever those two refuse (CMYK JPEGs,
-//   PNGs libpng rejects), so that every file accepted before is still accepted;
+//   12-Mpixel photos; arithmetic coding too), PNGs by libpng straight into the Image (stb_image
+//   needs a second buffer and a copy; 1.1x to 1.7x faster), every CRC and the Adler-32 checked;
+//   stb_image (Debian's libstb) decodes whatever those two do not read (CMYK JPEGs, Apple's
+//   CgBI PNGs), but never a PNG whose checksums fail;
 // - PNGs are encoded by png_encode (its own row filters, zlib's deflate in strips on
 //   every core joined into one zlib stream, the chunks' CRCs by zlib's crc32), JPEGs by
 //   TurboJPEG (one compressor per thread; 4:2:0, 4:2:2 or 4:4:4 chroma subsampling, or
@@ -77,7 +79,9 @@ struct DecodedImage {
 /// warning is appended to `warnings`; load_image_wide keeps their 16 bits.
 /// A JPEG without its end-of-image marker after the scan data is refused as truncated.
 /// Throws blurtool::Error naming `path` when the file is missing, empty, unreadable, not PNG or
-/// JPEG, truncated, corrupt, larger than `max_pixels` (width * height, from the header) or
+/// JPEG, truncated, corrupt (a PNG whose CRC or Adler-32 fails: "PATH: corrupt PNG (IDAT: CRC
+/// error)", libpng's words), a JPEG of more than kMaxJpegScans scans ("PATH: too many scans
+/// ..."), larger than `max_pixels` (width * height, from the header) or
 /// longer than `max_file_bytes` (from the file's size before reading, or while reading one that
 /// has none, such as a pipe).
 /// With `orient`, a JPEG's EXIF orientation is applied (exif_orientation, apply_orientation), so
@@ -116,6 +120,12 @@ DecodedImage load_image_wide(const std::string& path, std::vector<std::string>* 
 /// Throws blurtool::Error naming `path` when it cannot be opened or read.
 std::vector<std::uint8_t> read_image_file(const std::string& path,
                                           std::uint64_t max_file_bytes = kDefaultMaxFileBytes);
+
+/// Why `path` is no file for a batch to read: "not a regular file (a named pipe)", or a socket,
+/// a character or block device, which opening would wait on or read without end; "" for a
+/// regular file, a folder, or a name that cannot be stat'ed (opening it says why). Links are
+/// followed. Never throws.
+std::string not_a_file_reason(const std::string& path);
 
 /// What a file's header says, before any pixel is decoded: the size as decoding returns it
 /// (with `orient`, a JPEG's EXIF orientation 5-8 swaps width and height), the file's channel

@@ -62,6 +62,56 @@ std::vector<JpegSegment> check_jpeg_complete(const std::vector<std::uint8_t>& b,
   throw_truncated(name, "no end-of-image marker after the scan data");
 }
 
+bool read_jpeg_frame(const std::vector<std::uint8_t>& b, const std::vector<JpegSegment>& segments,
+                     int* width, int* height, int* channels) {
+  for (const JpegSegment& s : segments) {
+    const std::uint8_t m = s.marker;
+    if (m < 0xC0 || m > 0xCF || m == 0xC4 || m == 0xC8 || m == 0xCC) continue;  // not a SOFn
+    // The first frame header decides, as in libjpeg: baseline, extended and progressive, with
+    // Huffman (SOF0-2) or arithmetic coding (SOF9-10). Lossless and hierarchical are not read.
+    if (m != 0xC0 && m != 0xC1 && m != 0xC2 && m != 0xC9 && m != 0xCA) return false;
+    // P (1 byte), Y (2), X (2), Nf (1), then 3 bytes a component: id, Hi << 4 | Vi, Tqi.
+    const std::uint8_t* f = &b[s.payload];
+    if (s.length < 6 || f[0] != 8) return false;  // 8-bit samples only, as both decoders
+    const int y = f[1] << 8 | f[2], x = f[3] << 8 | f[4], n = f[5];
+    if (y == 0 || x == 0 || (n != 1 && n != 3 && n != 4) || s.length != 6 + 3 * std::size_t(n))
+      return false;
+    for (int i = 0; i < n; ++i) {
+      const int h = f[7 + 3 * i] >> 4, v = f[7 + 3 * i] & 15;
+      if (h < 1 || h > 4 || v < 1 || v > 4) return false;
+    }
+    *width = x;
+    *height = y;
+    *channels = n == 1 ? 1 : 3;  // CMYK and YCCK are decoded to RGB
+    return true;
+  }
+  return false;
+}
+
+int count_jpeg_scans(const std::vector<std::uint8_t>& b, const std::vector<JpegSegment>& segments,
+                     int stop_after) {
+  if (segments.empty() || segments.back().marker != 0xDA) return 0;
+  int scans = 1;
+  const std::uint8_t* const end = b.data() + b.size();
+  const std::uint8_t* p = b.data() + segments.back().payload + segments.back().length;
+  while (scans <= stop_after) {
+    // Entropy-coded data: a 0xFF byte there is FF 00 (a stuffed byte) or FF D0-D7 (a restart
+    // marker); FF FF is fill. Any other marker ends the scan, as libjpeg's marker reader finds it.
+    p = static_cast<const std::uint8_t*>(std::memchr(p, 0xFF, static_cast<std::size_t>(end - p)));
+    if (!p) break;
+    while (p < end && *p == 0xFF) ++p;
+    if (p == end) break;
+    const std::uint8_t marker = *p++;
+    if (marker == 0x00 || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue;
+    if (marker == 0xD8 || marker == 0xD9 || end - p < 2) break;  // SOI (an error), EOI
+    const std::size_t length = std::size_t{p[0]} << 8 | p[1];    // a marker segment: skipped whole
+    if (length < 2 || length > static_cast<std::size_t>(end - p)) break;
+    if (marker == 0xDA) ++scans;
+    p += length;
+  }
+  return scans;
+}
+
 int orientation_in(const std::vector<std::uint8_t>& bytes,
                    const std::vector<JpegSegment>& segments) {
   static const std::uint8_t kExif[] = {'E', 'x', 'i', 'f', 0, 0};
@@ -102,11 +152,12 @@ std::string tj_header_reason(const std::vector<std::uint8_t>& bytes) {
                                     &colorspace) != 0) {
     return tj_reason(handle.get());
   }
-  return "a frame header that stb_image cannot read";
+  return "an unsupported frame header";
 }
 
 bool decode_jpeg_turbojpeg(const std::vector<std::uint8_t>& bytes, int width, int height,
-                           int channels, bool rgba, Image* image, std::string* damage) {
+                           int channels, bool rgba, Image* image, std::string* damage,
+                           std::string* refusal) {
   TjHandle handle(tjInitDecompress(), tjDestroy);
   if (!handle) return false;
   int w = 0, h = 0, subsampling = 0, colorspace = 0;
@@ -125,9 +176,14 @@ bool decode_jpeg_turbojpeg(const std::vector<std::uint8_t>& bytes, int width, in
   image->pixels.resize(static_cast<std::size_t>(w) * h * out_channels);
   const int format = rgba ? TJPF_RGBX : c == 1 ? TJPF_GRAY : TJPF_RGB;
   const int status = tjDecompress2(handle.get(), bytes.data(), bytes.size(), image->pixels.data(),
-                                   w, 0, h, format, 0);
+                                   w, 0, h, format, TJFLAG_LIMITSCANS);
   if (status == 0) return true;
-  if (tjGetErrorCode(handle.get()) != TJERR_WARNING) return false;
+  if (tjGetErrorCode(handle.get()) != TJERR_WARNING) {
+    // TJFLAG_LIMITSCANS's refusal ("... more than 500 scans") stands: stb_image has no limit.
+    const std::string reason = tj_reason(handle.get());
+    if (refusal && reason.find("scans") != std::string::npos) *refusal = reason;
+    return false;
+  }
   // Damaged data that libjpeg decodes anyway (the damaged part grey), as viewers show it.
   if (damage) *damage = tjGetErrorStr2(handle.get());
   return true;

@@ -38,19 +38,39 @@ std::vector<JpegSegment> check_jpeg_complete(const std::vector<std::uint8_t>& b,
 int orientation_in(const std::vector<std::uint8_t>& bytes,
                    const std::vector<JpegSegment>& segments);
 
-/// Why TurboJPEG cannot read a JPEG's header, for a header stb_image refused ("a frame header
-/// that stb_image cannot read" where TurboJPEG reads it). Never throws for a bad file.
+/// The size and channels of the JPEG `b` from its first frame header among `segments`
+/// (check_jpeg_complete's), read from the bytes before any decoder runs, so that max_pixels is
+/// held first: false where there is none or it is not one libjpeg-turbo decodes (8-bit
+/// baseline, extended or progressive, Huffman or arithmetic coding: SOF0-2, SOF9-10; 1, 3 or 4
+/// components, sampling factors 1..4, a height in the header). *channels: 1 for greyscale, 3
+/// for colour (CMYK and YCCK are decoded to RGB). Never throws.
+bool read_jpeg_frame(const std::vector<std::uint8_t>& b, const std::vector<JpegSegment>& segments,
+                     int* width, int* height, int* channels);
+
+/// The scans of the JPEG `b` (SOS markers, the first one ending `segments`, check_jpeg_complete's,
+/// and those found after it by walking the entropy-coded data and the marker segments between
+/// scans as libjpeg does), counted up to `stop_after` + 1 at most, so that a file of very many
+/// scans is not walked to its end. Never throws.
+int count_jpeg_scans(const std::vector<std::uint8_t>& b, const std::vector<JpegSegment>& segments,
+                     int stop_after);
+
+/// Why TurboJPEG cannot read a JPEG's header, for a header read_jpeg_frame refused ("an
+/// unsupported frame header" where TurboJPEG reads it). Never throws for a bad file.
 std::string tj_header_reason(const std::vector<std::uint8_t>& bytes);
 
-/// Decodes with TurboJPEG a greyscale, YCbCr or RGB JPEG whose header stb_image read as `width`
-/// x `height` x `channels` (1 or 3) into *image (interleaved, 1 or 3 channels), into RGBA with
-/// `rgba` (TurboJPEG's RGBX output sets X to 255, and turns grey into R=G=B itself). False for
-/// anything else (CMYK and YCCK, which stb_image converts with its own formula; a file libjpeg
-/// refuses). Corrupt-data warnings are accepted, as stb_image accepts the same data without
-/// complaint, and libjpeg's words are left in `damage` (if not null) for a warning; a truncated
-/// file never gets here. Never throws for a bad file.
+/// Decodes with TurboJPEG a greyscale, YCbCr or RGB JPEG, Huffman or arithmetic-coded, whose
+/// header read_jpeg_frame read as `width` x `height` x `channels` (1 or 3) into *image
+/// (interleaved, 1 or 3 channels), into RGBA with `rgba` (TurboJPEG's RGBX output sets X to 255,
+/// and turns grey into R=G=B itself). False for anything else (CMYK and YCCK, which stb_image
+/// converts with its own formula; a file libjpeg refuses). Corrupt-data warnings are accepted,
+/// as stb_image accepts the same data without complaint, and libjpeg's words are left in
+/// `damage` (if not null) for a warning; a truncated file never gets here. More than
+/// kMaxJpegScans scans are refused (TJFLAG_LIMITSCANS), TurboJPEG's words then left in
+/// `refusal` (if not null): a refusal no other decoder may override. Never throws for a bad
+/// file.
 bool decode_jpeg_turbojpeg(const std::vector<std::uint8_t>& bytes, int width, int height,
-                           int channels, bool rgba, Image* image, std::string* damage);
+                           int channels, bool rgba, Image* image, std::string* damage,
+                           std::string* refusal = nullptr);
 
 /// The JPEG of the `channels` samples of `image`'s pixels that encode_image writes (all of them,
 /// or from an RGBA image those from_rgba keeps; alpha never): greyscale for 1 or 2 channels,

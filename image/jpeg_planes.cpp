@@ -15,8 +15,9 @@
 #include <jerror.h>
 #include <jpeglib.h>
 
-#include "util/error.h"
+#include "image/codec_common.h"
 #include "image/jpeg_block_arrays.h"
+#include "util/error.h"
 
 namespace blurtool {
 
@@ -279,8 +280,8 @@ YCbCrPlanes decode_jpeg_planes(const std::vector<std::uint8_t>& bytes, const std
     planes[i] = p.plane(i);
     strides[i] = p.plane_width[i];
   }
-  if (tjDecompressToYUVPlanes(handle.get(), bytes.data(), bytes.size(), planes, w, strides, h, 0) !=
-      0) {
+  if (tjDecompressToYUVPlanes(handle.get(), bytes.data(), bytes.size(), planes, w, strides, h,
+                              TJFLAG_LIMITSCANS) != 0) {
     if (tjGetErrorCode(handle.get()) != TJERR_WARNING)
       throw Error(name + ": corrupt JPEG data (" + tj_reason_of(handle.get()) + ")");
     // Damaged data that libjpeg decodes anyway, as tjDecompress2 does.
@@ -467,6 +468,7 @@ std::size_t compress_strip(const YCbCrPlanes& planes, int first, int rows, int q
 struct Decompression {
   jpeg_decompress_struct info;
   jpeg_error_mgr errors;
+  jpeg_progress_mgr progress;  // refuses more than kMaxJpegScans scans, as TJFLAG_LIMITSCANS
   std::jmp_buf back;
   BlockArrays arrays;  // the coefficients, decoded in place into DctBlocks::coef
 };
@@ -482,6 +484,12 @@ void jump_on_decompression_error(j_common_ptr info) {
 
 void keep_quiet(j_common_ptr) {}
 
+// Called by libjpeg as it reads the file, at each scan's start among other times.
+void limit_scans(j_common_ptr info) {
+  if (reinterpret_cast<j_decompress_ptr>(info)->input_scan_number > kMaxJpegScans)
+    jump_on_decompression_error(info);
+}
+
 // Reads the DCT blocks of JPEG data into *planes: true done, false a file the blocks do not
 // take or libjpeg refuses (see decode_jpeg_blocks).
 bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, bool sparse,
@@ -494,6 +502,9 @@ bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, b
     return false;
   }
   jpeg_create_decompress(&d->info);
+  d->progress = {};
+  d->progress.progress_monitor = limit_scans;
+  d->info.progress = &d->progress;
   jpeg_decompress_struct& in = d->info;
   jpeg_mem_src(&in, data, static_cast<unsigned long>(size));
   jpeg_read_header(&in, TRUE);

@@ -153,7 +153,8 @@ bool jpeg_planes_supported(const std::vector<std::uint8_t>& bytes, bool orient);
 
 /// Decodes JPEG `bytes` (jpeg_planes_supported) to its planes in decoder_layout
 /// (tjDecompressToYUVPlanes). Damaged data that libjpeg decodes anyway leaves libjpeg's words
-/// in `damage` (if not null). Throws blurtool::Error naming `name` if TurboJPEG fails.
+/// in `damage` (if not null). Throws blurtool::Error naming `name` if TurboJPEG fails, more than
+/// kMaxJpegScans scans included (TJFLAG_LIMITSCANS).
 YCbCrPlanes decode_jpeg_planes(const std::vector<std::uint8_t>& bytes, const std::string& name,
                                std::string* damage = nullptr);
 
@@ -172,7 +173,8 @@ std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
 /// arithmetic coding, other than 8-bit, or components libjpeg codes otherwise than
 /// decoder_layout says; also for damaged data (libjpeg warns: its coefficients may be of a
 /// range where libjpeg-turbo's SIMD IDCT, which saturates 16-bit lanes, and its C IDCT, which
-/// the device follows, differ) and data libjpeg refuses (the whole decoder then says why).
+/// the device follows, differ) and data libjpeg refuses, more than kMaxJpegScans scans
+/// included (the whole decoder then says why).
 /// Exact, then, for every file an encoder made from 8-bit samples; a crafted file with
 /// coefficients out of that range decodes as libjpeg-turbo's C IDCT decodes it. `sparse`: the
 /// blocks held sparse (SparseBlocks), as they go to a device. Never throws but std::bad_alloc.

@@ -6,6 +6,7 @@
 #include "image/png_codec.h"
 
 #include <png.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
@@ -43,6 +44,16 @@ std::string chunk_name(const std::vector<std::uint8_t>& b, std::size_t pos) {
   char hex[16];
   std::snprintf(hex, sizeof hex, "%02X %02X %02X %02X", b[pos], b[pos + 1], b[pos + 2], b[pos + 3]);
   return hex;
+}
+
+// libpng's words for a chunk whose CRC does not match ("IDAT: CRC error"), and zlib's, which
+// libpng passes on, for a stream whose Adler-32 does not match its data.
+constexpr const char kCrcMismatch[] = "CRC error";
+constexpr const char kAdlerMismatch[] = "incorrect data check";
+
+bool ends_with(const char* text, const char* end) {
+  const std::size_t n = std::strlen(text), m = std::strlen(end);
+  return n >= m && std::strcmp(text + n - m, end) == 0;
 }
 
 }  // namespace
@@ -112,6 +123,33 @@ bool check_png_complete(const std::vector<std::uint8_t>& b, const std::string& n
   }
 }
 
+std::string png_checksum_error(const std::vector<std::uint8_t>& b, const std::string& reason) {
+  if (ends_with(reason.c_str(), kCrcMismatch) || ends_with(reason.c_str(), kAdlerMismatch))
+    return reason;
+  // libpng may have stopped before a damaged chunk's CRC (at an error of the zlib stream inside
+  // it): every chunk that lies whole in the file is checked here, as libpng would have.
+  std::size_t pos = sizeof kPngSignature;
+  while (b.size() - pos >= 12) {
+    const std::uint32_t length = get32(b, pos);
+    if (length > PNG_UINT_31_MAX || b.size() - pos - 12 < length) break;
+    const auto crc = static_cast<std::uint32_t>(::crc32(0, &b[pos + 4], uInt{4} + length));
+    if (crc != get32(b, pos + 8 + length)) {
+      // libpng's words: the chunk's type as png_chunk_error writes it (a byte that is no letter
+      // as [XX]), and "CRC error".
+      std::string type;
+      for (std::size_t i = pos + 4; i < pos + 8; ++i) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "[%02X]", b[i]);
+        type += std::isalpha(b[i]) ? std::string(1, static_cast<char>(b[i])) : hex;
+      }
+      return type + ": " + kCrcMismatch;
+    }
+    if (std::memcmp(&b[pos + 4], "IEND", 4) == 0) break;
+    pos += 12 + std::size_t{length};
+  }
+  return "";
+}
+
 namespace {
 
 // --- libpng ---------------------------------------------------------------------------------
@@ -123,6 +161,7 @@ struct PngIo {
   std::size_t in_pos = 0;
   std::vector<std::uint8_t>* out = nullptr;  // writing: the encoded bytes
   char message[160] = {};                    // libpng's last error
+  char adler[160] = {};                      // a failed Adler-32 check, libpng's warning
 };
 
 [[noreturn]] void png_on_error(png_structp png, png_const_charp message) {
@@ -131,7 +170,14 @@ struct PngIo {
   png_longjmp(png, 1);
 }
 
-void png_on_warning(png_structp, png_const_charp) {}  // libpng's default prints to stderr
+// Warnings are dropped (libpng's default prints them to stderr), but for the Adler-32: libpng
+// checks it once the image's rows are read, and a mismatch found there is a "benign" error,
+// only a warning on reading. png_read_pixels makes it the error it is.
+void png_on_warning(png_structp png, png_const_charp message) {
+  PngIo* io = static_cast<PngIo*>(png_get_error_ptr(png));
+  if (message && ends_with(message, kAdlerMismatch) && !io->adler[0])
+    std::snprintf(io->adler, sizeof io->adler, "%s", message);
+}
 
 void png_read_memory(png_structp png, png_bytep data, std::size_t length) {
   PngIo* io = static_cast<PngIo*>(png_get_io_ptr(png));
@@ -144,17 +190,15 @@ void png_read_memory(png_structp png, png_bytep data, std::size_t length) {
 // RGB, grey below 8 bits to 8, tRNS to an alpha channel (of 16 bits in a 16-bit file). With
 // `depth` 8, 16 bits are reduced to the high byte (stb_image too keeps the high byte); with
 // `depth` 16, 16-bit samples come in the host's byte order. False if the samples are not then
-// `depth` bits (an 8-bit file asked for at 16). Like stb_image, CRCs and the Adler-32 are not
-// checked. With `rgba`, grey is also expanded to RGB and a missing alpha channel added at full
-// scale, so that every file comes out with 4 channels.
+// `depth` bits (an 8-bit file asked for at 16). A CRC that does not match is an error in every
+// chunk, ancillary ones too (libpng's default only warns there and drops the chunk, and a tRNS
+// chunk dropped would change the pixels). With `rgba`, grey is also expanded to RGB and a
+// missing alpha channel added at full scale, so that every file comes out with 4 channels.
 // *stored: the channels the file's colour type and tRNS chunk give (before that expansion).
 bool png_read_header(png_structp png, png_infop info, int depth, bool rgba, int* width, int* height,
                      int* channels, int* stored, int* passes) {
   if (setjmp(png_jmpbuf(png))) return false;
-  png_set_crc_action(png, PNG_CRC_QUIET_USE, PNG_CRC_QUIET_USE);
-#ifdef PNG_IGNORE_ADLER32
-  png_set_option(png, PNG_IGNORE_ADLER32, PNG_OPTION_ON);
-#endif
+  png_set_crc_action(png, PNG_CRC_ERROR_QUIT, PNG_CRC_ERROR_QUIT);
   png_set_user_limits(png, PNG_UINT_31_MAX, PNG_UINT_31_MAX);  // max_pixels is the limit
   png_read_info(png, info);
   const int type = png_get_color_type(png, info);
@@ -182,6 +226,8 @@ bool png_read_pixels(png_structp png, std::uint8_t* pixels, std::size_t row_byte
     for (int y = 0; y < height; ++y) png_read_row(png, pixels + row_bytes * y, nullptr);
   }
   png_read_end(png, nullptr);  // as stb_image, require the chunks up to IEND
+  const PngIo* io = static_cast<const PngIo*>(png_get_error_ptr(png));
+  if (io->adler[0]) png_error(png, io->adler);
   return true;
 }
 

@@ -32,13 +32,21 @@ PngHeader read_png_header(const std::vector<std::uint8_t>& b, const std::string&
 /// Throws blurtool::Error naming `name` for a truncated file or a chunk length over 2^31 - 1.
 bool check_png_complete(const std::vector<std::uint8_t>& b, const std::string& name);
 
+/// For a PNG `b` that libpng refused with `reason` (decode_png_libpng): libpng's words where a
+/// checksum failed ("IDAT: CRC error", "IDAT: incorrect data check" for the Adler-32), or, where
+/// libpng stopped for another reason, "TYPE: CRC error" for the first chunk lying whole in the
+/// file whose CRC does not match; "" if none. Such a file is damaged, and no other decoder is
+/// to read it instead (stb_image checks neither checksum). Never throws.
+std::string png_checksum_error(const std::vector<std::uint8_t>& b, const std::string& reason);
+
 /// Decodes with libpng a PNG whose IHDR says `width` x `height`, into *image at the depth of T
 /// (8 bits, a 16-bit file reduced to its high bytes; or 16 for a 16-bit file, in the host's byte
 /// order): palette to RGB, grey below 8 bits to 8, tRNS to an alpha channel, as stb_image lays
 /// them out; in RGBA with `rgba` (grey to R=G=B, missing alpha at full scale). *stored: the
-/// channels the file's colour type and tRNS chunk give. CRCs and the Adler-32 are not checked.
-/// False if libpng refuses it, with libpng's reason in *reason ("" if it gave none); never
-/// throws for a bad file. T is std::uint8_t or std::uint16_t.
+/// channels the file's colour type and tRNS chunk give. Every chunk's CRC and the zlib stream's
+/// Adler-32 are checked: a mismatch is a refusal (see png_checksum_error). False if libpng
+/// refuses it, with libpng's reason in *reason ("" if it gave none); never throws for a bad
+/// file. T is std::uint8_t or std::uint16_t.
 template <typename T>
 bool decode_png_libpng(const std::vector<std::uint8_t>& bytes, int width, int height, bool rgba,
                        BasicImage<T>* image, int* stored, std::string* reason);

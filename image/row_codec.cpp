@@ -23,9 +23,6 @@ namespace blurtool {
 
 namespace {
 
-// Scans a progressive JPEG may have (libjpeg-turbo's TJFLAG_LIMITSCANS figure): a file of
-// thousands of empty scans takes minutes to decode and is refused by name.
-constexpr int kMaxJpegScans = 500;
 
 // libjpeg's error manager, extended with the jump back and what went wrong.
 struct JpegErrors {
@@ -57,8 +54,9 @@ void keep_first_warning(j_common_ptr info, int level) {
 void count_scans(j_common_ptr info) {
   auto* d = reinterpret_cast<j_decompress_ptr>(info);
   if (d->input_scan_number > kMaxJpegScans) {
+    // image_io's check refuses such files before any decoder, in these words.
     std::snprintf(errors_of(info).message, JMSG_LENGTH_MAX,
-                  "a progressive JPEG of more than %d scans", kMaxJpegScans);
+                  "too many scans (the JPEG has more than %d, the limit)", kMaxJpegScans);
     std::longjmp(errors_of(info).back, 1);
   }
 }

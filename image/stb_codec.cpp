@@ -1,4 +1,4 @@
-// stb_image: the header of a JPEG, and the decoder of last resort (see stb_codec.h).
+// stb_image: the decoder of last resort (see stb_codec.h).
 #include "image/stb_codec.h"
 
 #include <stb/stb_image.h>
@@ -50,11 +50,6 @@ bool stb_png_fits(const CheckedFile& file) {
 }
 
 }  // namespace
-
-bool stb_info(const std::vector<std::uint8_t>& bytes, int* width, int* height, int* channels) {
-  return stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), width, height,
-                               channels) != 0;
-}
 
 template <typename T>
 BasicImage<T> decode_stb(const std::vector<std::uint8_t>& bytes, const std::string& name,

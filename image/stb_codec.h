@@ -1,6 +1,7 @@
-// stb_image (Debian's libstb), the decoder of last resort for image_io's front door: it reads a
-// JPEG's header, and decodes whatever TurboJPEG and libpng refuse (CMYK JPEGs, PNGs libpng
-// rejects), in a child process so that an assertion or a crash in stb ends the child only.
+// stb_image (Debian's libstb), the decoder of last resort for image_io's front door: it decodes
+// whatever TurboJPEG and libpng do not read (CMYK JPEGs, Apple's CgBI PNGs), but no file they
+// refuse as damaged, in a child process so that an assertion or a crash in stb ends the child
+// only.
 // Internal to image/.
 #pragma once
 
@@ -12,11 +13,6 @@
 #include "image/image_io.h"
 
 namespace blurtool {
-
-/// stb_image's reading of the header of `bytes` (stbi_info_from_memory): the size and channels
-/// (1-4) into *width, *height and *channels; false where stb cannot read it (its reason is then
-/// always "unknown image type", since stbi_info tries every format). Never throws.
-bool stb_info(const std::vector<std::uint8_t>& bytes, int* width, int* height, int* channels);
 
 /// Decodes the checked `file` (check_file: format, header, max_pixels held) from `bytes` with
 /// stb_image at the depth of T (8 bits, stbi_load; or 16 for a 16-bit PNG, stbi_load_16), in the

@@ -110,6 +110,9 @@ void scan_folder(const fs::path& dir, const fs::path& relative, bool recursive,
     }
     if (e.is_regular_file(ec) && is_image_name(name))
       found.emplace_back(e.path(), output_name(relative / name, o));
+    else if (const std::string why = is_image_name(name) ? not_a_file_reason(e.path()) : "";
+             !why.empty())
+      p.failed.emplace_back(e.path().string(), why);  // a FIFO's open would wait for a writer
   }
 }
 
@@ -140,6 +143,10 @@ Plan plan(const JobOptions& o) {
         struct stat st;
         const int err = ::stat(input.c_str(), &st) != 0 ? errno : ENOTDIR;
         p.failed.emplace_back(input, "cannot open: " + std::generic_category().message(err));
+        continue;
+      }
+      if (const std::string why = not_a_file_reason(input); !why.empty()) {
+        p.failed.emplace_back(input, why);  // a FIFO's open would wait for a writer
         continue;
       }
       found.emplace_back(input, output_name(name, o));

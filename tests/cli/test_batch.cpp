@@ -1039,6 +1039,37 @@ TEST_F(Batch, ANamedPipeOutputIsWrittenIntoNotReplaced) {
   EXPECT_TRUE(fs::is_fifo(out_ / "a.png"));
 }
 
+// A named pipe among a batch's inputs, listed or found in an input folder under an image name,
+// fails with its reason and the batch goes on: opening one waits for a writer, and a batch hung
+// there (a listed one), or skipped it without a word (one in a folder). Single mode still reads
+// one (Cli.NamedPipeInputIsReadOnce). The runs are killed after a minute, should they hang.
+TEST_F(Batch, ANamedPipeInputFailsInsteadOfBlocking) {
+  make_image(in_ / "a.png", 150);
+  ASSERT_EQ(::mkfifo((in_ / "b.png").c_str(), 0644), 0);
+  const fs::path listed = root_ / "listed.png";
+  ASSERT_EQ(::mkfifo(listed.c_str(), 0644), 0);
+  Spawn spawn;
+  spawn.timeout_s = 60;
+  const std::string want = single({"--box", "1"}, in_ / "a.png", "a.png");
+
+  Result r = run_blurtool({"--box", "1", in_.string(), "-o", out_.string()}, root_, root_, spawn);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(has_line(r.err, {(in_ / "b.png").string(), "not a regular file (a named pipe)"}))
+      << r.err;
+  expect_summary(r, 1, 0, 1);
+  EXPECT_EQ(tree(out_), Files{"a.png"});
+  EXPECT_EQ(read_file(out_ / "a.png"), want);
+
+  const fs::path out2 = root_ / "listed out";
+  r = run_blurtool({"--box", "1", (in_ / "a.png").string(), listed.string(), "-o", out2.string()},
+                   root_, root_, spawn);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(has_line(r.err, {listed.string(), "not a regular file (a named pipe)"})) << r.err;
+  expect_summary(r, 1, 0, 1);
+  EXPECT_EQ(tree(out2), Files{"a.png"});
+  EXPECT_TRUE(fs::is_fifo(listed));
+}
+
 // A failed write to standard output says why.
 TEST_F(Batch, AFailedWriteToStandardOutputSaysWhy) {
   make_image(in_ / "a.png", 141, 8, 8);

@@ -169,5 +169,29 @@ TEST_F(Cli, EveryGaussVariantMatchesReference) {
   EXPECT_EQ(listing(out_), Files{"o.png"});
 }
 
+// Any finite SIGMA above 0 is taken, subnormal doubles too (4e-320, the smallest 5e-324; they
+// were refused as "not above 0"): the Gaussian of radius ceil(3 SIGMA) = 1 then weighs its centre
+// 1 and its neighbours 0, so an opaque image comes out as it went in, and one with transparency
+// as its premultiplied round trip (the CPU reference) gives it.
+TEST_F(Cli, TinyGaussSigmaLeavesTheImageAsItIs) {
+  for (const int channels : {3, 4}) {
+    const Image input = random_image(29, 17, channels, 300 + channels);
+    const std::string in = in_ / ("in" + std::to_string(channels) + ".png");
+    save_image(input, in);
+    for (const char* sigma : {"4e-320", "5e-324", "1e-300"}) {
+      SCOPED_TRACE(std::string(sigma) + ", " + std::to_string(channels) + " channels");
+      const std::string out = out_ / "o.png";
+      const Result r = run({"--gauss", sigma, in, out});
+      ASSERT_EQ(r.status, 0) << r.err;
+      EXPECT_EQ(r.err, "");
+      const Image got = load_image(out);
+      if (channels == 3) {
+        EXPECT_EQ(max_diff(got, input), 0);
+      }
+      EXPECT_EQ(max_diff(got, expected_gauss(input, 1e-300, 1, EdgeMode::clamp)), 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace blurtool

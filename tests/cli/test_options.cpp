@@ -128,6 +128,11 @@ TEST_F(Cli, GaussUsageErrorsNameTheOptionAtFault) {
   const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
       {{"--gauss", "0", in, out}, {"--gauss '0'", "above 0"}},
       {{"--gauss", "-1", in, out}, {"--gauss '-1'", "above 0"}},
+      {{"--gauss", "nan", in, out}, {"--gauss 'nan'", "above 0"}},
+      {{"--gauss", "inf", in, out}, {"--gauss 'inf'", "above 0"}},
+      {{"--gauss", "1e999", in, out}, {"--gauss '1e999'", "above 0"}},
+      {{"--gauss", "-4e-320", in, out}, {"--gauss '-4e-320'", "above 0"}},
+      {{"--gauss", "1e-400", in, out}, {"--gauss '1e-400'", "above 0"}},  // rounds to 0
       {{"--gauss", "abc", in, out}, {"--gauss 'abc'"}},
       {{"--gauss", "2", "--radius", "-2", in, out}, {"--radius '-2'", "4096"}},
       {{"--gauss", "2", "--radius", "5000", in, out}, {"--radius '5000'", "4096"}},

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +24,7 @@
 #include <iterator>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -108,6 +110,9 @@ struct Spawn {
   /// compiles afresh and leaves allocations that LeakSanitizer reports at exit. A child that
   /// cannot switch (a user namespace without that id) exits with status 125.
   uid_t unprivileged_id = 0;
+  /// Seconds after which a child still running is killed (SIGKILL; status 128 + 9), for a test
+  /// whose failure could be a hang; 0: waited for however long it takes.
+  int timeout_s = 0;
 };
 
 /// Runs the blurtool binary with `args` in directory `cwd`, waits for it, and returns its
@@ -166,7 +171,17 @@ inline Result run_blurtool(const std::vector<std::string>& args, const std::file
   if (pid < 0) return r;
   if (spawn.while_running) spawn.while_running(pid);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  if (spawn.timeout_s > 0) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(spawn.timeout_s);
+    for (pid_t done = 0; done == 0;) {
+      done = ::waitpid(pid, &status, WNOHANG);
+      if (done < 0 && errno == EINTR) done = 0;
+      if (done == 0 && std::chrono::steady_clock::now() > deadline) ::kill(pid, SIGKILL);
+      if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  } else {
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
   }
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (spawn.stdout_path.empty()) r.out = read_file(own_out);

@@ -1,7 +1,8 @@
 // Helpers shared by the host tests of image decoding and encoding (tests/unit/test_image_io.cpp,
-// test_png_encode.cpp, test_jpeg_encode.cpp, test_pixels.cpp): the samples folder, seeded random
-// images of any depth and channel count, stb_image (the decoder before libpng and TurboJPEG) as
-// a reference, image differences, PNG's CRC, and a fresh temporary directory per test (ImageIo).
+// test_decode_checks.cpp, test_png_encode.cpp, test_jpeg_encode.cpp, test_pixels.cpp): the
+// samples folder, seeded random images of any depth and channel count, stb_image (the decoder
+// before libpng and TurboJPEG) as a reference, image differences, PNG's CRC, the message of an
+// expected error, and a fresh temporary directory per test (ImageIo).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "image/image_io.h"
+#include "util/error.h"
 
 namespace blurtool {
 
@@ -38,6 +40,18 @@ BasicImage<T> random_image(int width, int height, int channels, unsigned seed) {
   image.pixels.resize(static_cast<std::size_t>(width) * height * channels);
   for (T& p : image.pixels) p = static_cast<T>(rng());
   return image;
+}
+
+// The message of the blurtool::Error (or E) that `f` throws ("" and a test failure if none).
+template <class E = Error, class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an exception";
+  return "";
 }
 
 // PNG's CRC-32 of bytes [begin, end) of `data`.

@@ -1,4 +1,4 @@
-// Helpers shared by the JPEG plane and block tests: photo-like test images and JPEGs made by
+// Helpers shared by the JPEG tests: photo-like test images, and JPEGs made and decoded by
 // TurboJPEG itself (the reference every JPEG path of blurtool is held to).
 #pragma once
 
@@ -53,6 +53,26 @@ inline std::vector<std::uint8_t> tj_jpeg(const Image& rgba, int subsampling, int
   tjFree(data);
   tjDestroy(handle);
   return bytes;
+}
+
+/// tjDecompress2's pixels of `jpeg`, grey or RGB as the file stores them: the reference every
+/// JPEG decode of blurtool is held to.
+inline Image tj_pixels(const std::vector<std::uint8_t>& jpeg) {
+  tjhandle handle = tjInitDecompress();
+  Image image;
+  int subsampling = 0, colorspace = 0;
+  EXPECT_EQ(tjDecompressHeader3(handle, jpeg.data(), jpeg.size(), &image.width, &image.height,
+                                &subsampling, &colorspace),
+            0)
+      << tjGetErrorStr2(handle);
+  image.channels = colorspace == TJCS_GRAY ? 1 : 3;
+  image.pixels.resize(static_cast<std::size_t>(image.width) * image.height * image.channels);
+  EXPECT_EQ(tjDecompress2(handle, jpeg.data(), jpeg.size(), image.pixels.data(), image.width, 0,
+                          image.height, image.channels == 1 ? TJPF_GRAY : TJPF_RGB, 0),
+            0)
+      << tjGetErrorStr2(handle);
+  tjDestroy(handle);
+  return image;
 }
 
 /// Blocks of a 3-component 4:2:0 image of w x h, dense, with every kind of block the sparse form

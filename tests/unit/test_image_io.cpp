@@ -70,18 +70,6 @@ std::set<std::string> entries(const fs::path& dir) {
   return names;
 }
 
-// The message of the blurtool::Error that `f` throws ("" and a test failure if none).
-template <class E = Error, class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an exception";
-  return "";
-}
-
 void put32(Bytes& out, std::uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<std::uint8_t>(v >> shift));
 }
@@ -316,12 +304,13 @@ TEST_F(ImageIo, PngLayoutsDecodeAsStbImageDid) {
   }
 }
 
-// A wrong CRC is ignored, as stb_image ignored it.
-TEST_F(ImageIo, PngWithABadCrcStillDecodes) {
+// A wrong CRC is an error, in libpng's words (it was ignored, as stb_image ignores it; more
+// cases in test_decode_checks.cpp).
+TEST_F(ImageIo, PngWithABadCrcIsRefused) {
   Bytes png = raw_png(2, 8, 0, {{1, 2}, {3, 4}});
   png[8 + 8 + 13] ^= 0xFF;  // the IHDR chunk's CRC: after the signature, length, type and data
-  const Image image = decode_image(png, "crc.png");
-  EXPECT_EQ(image.pixels, (Bytes{1, 2, 3, 4}));
+  EXPECT_EQ(error_of([&] { decode_image(png, "crc.png"); }),
+            "crc.png: corrupt PNG (IHDR: CRC error)");
 }
 
 TEST_F(ImageIo, SamplesDecode) {
@@ -537,11 +526,22 @@ TEST_F(ImageIo, TruncatedPngSaysWhereItEnds) {
 // When both decoders refuse a whole PNG, libpng's reason is given, never an empty or clipped one.
 TEST_F(ImageIo, PngDecodeErrorsSayWhatIsWrong) {
   const std::vector<Bytes> rows = {Bytes(6, 1), Bytes(6, 2)};
+  // IDAT's CRC made to match its changed data (else the CRC error is what is reported).
+  const auto fix_idat_crc = [](Bytes& png) {
+    const std::size_t at = 8 + 25, length = std::size_t{png[at + 2]} << 8 | png[at + 3];
+    const std::uint32_t crc = crc32(png, at + 4, at + 8 + length);
+    for (int i = 0; i < 4; ++i)
+      png[at + 8 + length + i] = static_cast<std::uint8_t>(crc >> (24 - 8 * i));
+  };
   Bytes bad_zlib = raw_png(2, 8, 2, rows);
   bad_zlib[8 + 25 + 8 + 1] = 0x02;  // the zlib header's check bits, in IDAT's data
-  Bytes short_zlib = raw_png(2, 8, 2, rows);
-  short_zlib[8 + 25 + 8 + 3] = 6;  // the stored block's length: 6 bytes of 14
-  short_zlib[8 + 25 + 8 + 5] = static_cast<std::uint8_t>(~6);
+  fix_idat_crc(bad_zlib);
+  // A whole zlib stream of one row where IHDR says two (its CRC made right).
+  Bytes short_zlib = raw_png(2, 8, 2, {rows[0]});
+  short_zlib[8 + 8 + 7] = 2;
+  const std::uint32_t ihdr_crc = crc32(short_zlib, 8 + 4, 8 + 8 + 13);
+  for (int i = 0; i < 4; ++i)
+    short_zlib[8 + 8 + 13 + i] = static_cast<std::uint8_t>(ihdr_crc >> (24 - 8 * i));
   const std::vector<std::tuple<std::string, Bytes, std::string>> cases = {
       {"chunk type with zero bytes", raw_png(2, 8, 2, rows, {{"X\0\0\0", {1, 2}}}),
        "X[00][00][00]: invalid chunk type"},
