@@ -109,8 +109,8 @@ class JpegRows : public RowSource {
       : name_(name) {
     init_errors(errors_);
     info_.err = &errors_.mgr;
+    info_.client_data = &errors_;  // kept by jpeg_create_decompress, read by its errors
     jpeg_create_decompress(&info_);
-    info_.client_data = &errors_;
     created_ = true;
     bool colour = true;
     const long limit = static_cast<long>(std::min<std::uint64_t>(max_memory, LONG_MAX));
@@ -171,8 +171,8 @@ std::string rows_unreadable(const std::vector<std::uint8_t>& bytes, bool orient)
   init_errors(errors);
   jpeg_decompress_struct info{};
   info.err = &errors.mgr;
-  jpeg_create_decompress(&info);
   info.client_data = &errors;
+  jpeg_create_decompress(&info);
   bool colour = true;
   const bool ok = jpeg_header_colour(&info, &errors, bytes, &colour);
   jpeg_destroy_decompress(&info);
@@ -348,8 +348,8 @@ RowWriter::RowWriter(ImageFormat format, int width, int height, int channels, in
   j.sink = std::move(sink);
   init_errors(j.errors);
   j.info.err = &j.errors.mgr;
-  jpeg_create_compress(&j.info);
   j.info.client_data = &j.errors;
+  jpeg_create_compress(&j.info);
   j.created = true;
   j.destination.mgr.init_destination = Jpeg::init_destination;
   j.destination.mgr.empty_output_buffer = Jpeg::empty_output_buffer;
