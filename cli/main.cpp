@@ -171,6 +171,7 @@ int run_command(int argc, char** argv) {
       return run(argc - 1, argv + 1);
     }
     CliOptions o = parse_options(argc, argv);
+    set_warnings_quiet(o.quiet);  // a tuning table ignored, told by the layers below
     if (o.help) {
       std::cout << o.help_text;
       return 0;
