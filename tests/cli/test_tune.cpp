@@ -1,6 +1,6 @@
 // End-to-end tests of `blurtool tune` and its table: a short run writes the table where auto
-// reads it, bad options are usage errors, and a table that is not valid is ignored with a
-// warning. The table's use:
+// reads it, bad options are usage errors, a cache folder that cannot take the table fails before
+// measuring, and a table that is not valid is ignored with a warning. The table's use:
 // tests/device/test_tune.cpp.
 #include <gtest/gtest.h>
 
@@ -112,6 +112,21 @@ TEST_F(Tune, AnInvalidTableIsIgnoredWithOneWarningAndTuneReplacesIt) {
   EXPECT_EQ(after.status, 0) << after.err;
   EXPECT_EQ(lines_with(after.err, "warning"), 0) << after.err;
   EXPECT_TRUE(again == want);
+}
+
+// tune checks that its cache folder can take the table before it measures anything (it measured
+// for minutes, then failed to write): one line naming the folder, exit 1, no case timed.
+TEST_F(Tune, ACacheFolderThatCannotTakeTheTableFailsBeforeMeasuring) {
+  const fs::path scratch = dir_ / "scratch";
+  fs::create_directories(scratch);
+  write_file(dir_ / "a file", "x");
+  const fs::path cache = dir_ / "a file" / "cache";
+  save("BLURTOOL_CACHE_DIR", cache.c_str());
+  const Result r = run_blurtool({"tune", "--runs", "1", "--scale", "0.02"}, scratch, scratch);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(lines_with(r.err, "blurtool: "), 1) << r.err;
+  EXPECT_EQ(lines_with(r.err, "'" + cache.string() + "'"), 1) << r.err;
+  EXPECT_EQ(r.out.find("box r="), std::string::npos) << "measured first:\n" << r.out;
 }
 
 }  // namespace
