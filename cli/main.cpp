@@ -18,6 +18,7 @@
 #include "pipeline/pipeline.h"
 #include "runtime/cl_runtime.h"
 #include "tools/bench.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/host_memory.h"
 #include "util/trace.h"
@@ -80,6 +81,10 @@ int run_single_image(const CliOptions& o) {
     request.fallback_work_groups = [&o](const Runtime& runtime) {
       return sweep_sizes(row_segments(o, runtime.device()));
     };
+  // What a killed run over this output left (a batch counts them in its summary).
+  if (const size_t stale = remove_stale_temp_files({o.output}); stale > 0 && !o.quiet)
+    std::cerr << "blurtool: note: removed " << stale << " left-over temporary file"
+              << (stale == 1 ? "" : "s") << " of '" << o.output << "' (older than an hour)\n";
   SingleRun run = run_single(o, request);
   if (o.bench_runs == 0) {
     keep_until_exit(run);
@@ -166,6 +171,7 @@ int run_command(int argc, char** argv) {
       return run(argc - 1, argv + 1);
     }
     CliOptions o = parse_options(argc, argv);
+    set_warnings_quiet(o.quiet);  // a tuning table ignored, told by the layers below
     if (o.help) {
       std::cout << o.help_text;
       return 0;

@@ -7,10 +7,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
+#include "filters/box/box_blur.h"
+#include "filters/bright/bright_points.h"
+#include "filters/gauss/gauss_blur.h"
+#include "filters/intermediate.h"
 #include "runtime/kernel_sources.h"
 #include "util/error.h"
 
@@ -26,20 +32,110 @@ nlohmann::ordered_json to_json(const TunedSchedule& t) {
           {"width", t.width},     {"height", t.height}};
 }
 
-TunedSchedule from_json(const nlohmann::json& j) {
+// Why a table is not one `blurtool tune` writes.
+class InvalidTable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Entry field `key`: a string.
+std::string text_field(const nlohmann::json& e, const char* key) {
+  const nlohmann::json& v = e.at(key);
+  if (!v.is_string()) throw InvalidTable(std::string("\"") + key + "\" is not a string");
+  return v.get<std::string>();
+}
+
+// Entry field `key`: a whole number that an int holds.
+int int_field(const nlohmann::json& e, const char* key) {
+  const nlohmann::json& v = e.at(key);
+  if (!v.is_number_integer() || v.get<long long>() < std::numeric_limits<int>::min() ||
+      v.get<long long>() > std::numeric_limits<int>::max() ||
+      (v.is_number_unsigned() && v.get<unsigned long long>() > std::numeric_limits<int>::max()))
+    throw InvalidTable(std::string("\"") + key + "\": " + v.dump() + " is not a whole number");
+  return v.get<int>();
+}
+
+// "WxH" as --wg takes it (both sides 1..4096), or "0x0": the schedule's own.
+WorkGroup wg_field(const nlohmann::json& e) {
+  const std::string text = text_field(e, "wg");
+  WorkGroup wg;
+  char end = 0;
+  if (text == "0x0") return wg;
+  if (std::sscanf(text.c_str(), "%5dx%5d%c", &wg.x, &wg.y, &end) != 2 ||
+      text.find_first_not_of("0123456789x") != std::string::npos || wg.x < 1 || wg.y < 1 ||
+      wg.x > 4096 || wg.y > 4096)
+    throw UsageError(parameter("wg") + " '" + text +
+                     "': expected WxH with W and H from 1 to 4096, e.g. 16x16 or 64x1");
+  return wg;
+}
+
+// Entry `e` of a table, each value checked as the option it stands for is on the command line
+// (--variant, --intermediate, --segment, --unroll, --wg; the radius or block side as --box,
+// --radius or --block; the variants a parameter goes with), so that a table can make auto run
+// nothing that the command line would refuse (a segment of -5 made every pixel 0). Throws
+// InvalidTable or UsageError with the reason.
+TunedSchedule checked_entry(const nlohmann::json& e) {
+  if (!e.is_object()) throw InvalidTable("an entry is not an object");
   TunedSchedule t;
-  t.op = j.at("op").get<std::string>();
-  t.intermediate = j.at("intermediate").get<std::string>();
-  t.radius = j.at("radius").get<int>();
-  t.variant = j.at("variant").get<std::string>();
-  t.segment = j.at("segment").get<int>();
-  t.unroll = j.at("unroll").get<int>();
-  const std::string wg = j.at("wg").get<std::string>();
-  if (std::sscanf(wg.c_str(), "%dx%d", &t.wg.x, &t.wg.y) != 2)
-    throw nlohmann::json::other_error::create(501, "wg '" + wg + "' is not WxH", &j);
-  t.ms = j.at("ms").get<double>();
-  t.width = j.at("width").get<int>();
-  t.height = j.at("height").get<int>();
+  t.op = text_field(e, "op");
+  t.intermediate = text_field(e, "intermediate");
+  t.radius = int_field(e, "radius");
+  t.variant = text_field(e, "variant");
+  t.segment = int_field(e, "segment");
+  t.unroll = int_field(e, "unroll");
+  t.wg = wg_field(e);
+  if (!e.at("ms").is_number() || !std::isfinite(e.at("ms").get<double>()) ||
+      e.at("ms").get<double>() < 0)
+    throw InvalidTable("\"ms\": " + e.at("ms").dump() + " is not a time");
+  t.ms = e.at("ms").get<double>();
+  t.width = int_field(e, "width");
+  t.height = int_field(e, "height");
+  if (t.width < 1 || t.height < 1)
+    throw InvalidTable("the image size " + std::to_string(t.width) + "x" +
+                       std::to_string(t.height) + " is not one");
+  const std::string variant = parameter("variant");
+  if (t.op == "box") {
+    BoxParams p;
+    p.radius = t.radius;
+    p.variant = parse_named(box_variant_table(), t.variant, variant);
+    p.intermediate = parse_named(intermediate_table(), t.intermediate, parameter("intermediate"));
+    p.segment = t.segment;
+    p.unroll = t.unroll;
+    p.wg = t.wg;
+    const BoxVariant v = p.variant;
+    const bool segmented = v == BoxVariant::segmented || v == BoxVariant::segmented_local;
+    if (v == BoxVariant::automatic) throw InvalidTable(variant + " auto is no schedule");
+    if (p.segment != 0 && !segmented && v != BoxVariant::tiled && v != BoxVariant::fused)
+      throw UsageError(parameter("segment") + " goes with " + variant +
+                       " segmented, segmented-local, tiled or fused, not " + t.variant);
+    if (!p.wg.is_default() && !segmented && v != BoxVariant::fused)
+      throw UsageError(parameter("wg") + " goes with " + variant +
+                       " segmented, segmented-local or fused of " + parameter("box") + ", not " +
+                       t.variant);
+    validate(p);
+  } else if (t.op == "gauss") {
+    GaussParams p;
+    p.sigma = 1;  // any: a tuned entry stands for every sigma of its radius
+    p.radius = t.radius;
+    p.variant = parse_named(gauss_variant_table(), t.variant, variant);
+    p.intermediate = parse_named(intermediate_table(), t.intermediate, parameter("intermediate"));
+    p.segment = t.segment;
+    p.wg = t.wg;
+    if (p.variant == GaussVariant::automatic) throw InvalidTable(variant + " auto is no schedule");
+    if (t.unroll != 0) throw UsageError(parameter("unroll") + " goes with --box, not --gauss");
+    validate(p);
+  } else if (t.op == "bright") {
+    BrightParams p;
+    p.block = t.radius;
+    p.per_item = std::min(p.per_item, std::max(1, p.block));
+    p.variant = parse_named(bright_variant_table(), t.variant, variant);
+    if (p.variant == BrightVariant::automatic) throw InvalidTable(variant + " auto is no schedule");
+    if (!t.intermediate.empty() || t.segment != 0 || t.unroll != 0 || !t.wg.is_default())
+      throw InvalidTable("a bright-point entry with an intermediate, segment, unroll or wg");
+    validate(p);
+  } else {
+    throw InvalidTable("\"op\": '" + t.op + "' is none of box, gauss, bright");
+  }
   return t;
 }
 
@@ -49,21 +145,26 @@ struct CachedTable {
   std::vector<TunedSchedule> entries;
 };
 
+// The entries of the table at `path`: none where it was tuned on other kernels (an earlier or
+// later blurtool: its winners are stale). Throws (InvalidTable, UsageError, a JSON error, Error)
+// with the reason where it is no table blurtool tune writes: empty, cut short, not JSON, or an
+// entry checked_entry refuses.
 std::vector<TunedSchedule> read_table(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot read the tuning table");
-  try {
-    const nlohmann::json j = nlohmann::json::parse(in);
-    // Tuned on other kernels (an earlier or later blurtool): its winners are stale.
-    if (!j.is_object() || !j.contains("kernels") || j["kernels"] != tune_kernels_fingerprint())
-      return {};
-    std::vector<TunedSchedule> entries;
-    for (const auto& e : j.at("entries")) entries.push_back(from_json(e));
-    return entries;
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path + ": not a blurtool tuning table (" + e.what() +
-                "); run blurtool tune again or delete it");
+  if (!in) throw Error("cannot read it: " + errno_text(errno));
+  const nlohmann::json j = nlohmann::json::parse(in);
+  if (!j.is_object()) throw InvalidTable("not a JSON object");
+  if (!j.contains("kernels") || j["kernels"] != tune_kernels_fingerprint()) return {};
+  if (!j.contains("entries") || !j["entries"].is_array()) throw InvalidTable("no \"entries\" list");
+  std::vector<TunedSchedule> entries;
+  for (const auto& e : j["entries"]) {
+    try {
+      entries.push_back(checked_entry(e));
+    } catch (const std::exception& why) {
+      throw InvalidTable("entry " + std::to_string(entries.size() + 1) + ": " + why.what());
+    }
   }
+  return entries;
 }
 
 }  // namespace
@@ -102,8 +203,18 @@ std::optional<TunedSchedule> tuned_schedule(const DeviceInfo& device, const std:
   static std::map<std::string, CachedTable> tables;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = tables.find(path);
-  if (it == tables.end() || it->second.written != written || it->second.size != size)
-    it = tables.insert_or_assign(path, CachedTable{written, size, read_table(path)}).first;
+  if (it == tables.end() || it->second.written != written || it->second.size != size) {
+    // A table that is no tuning table is input gone bad, not a reason to stop or to blur
+    // wrongly: auto runs as without it, after one warning (again only when the file changes).
+    CachedTable table{written, size, {}};
+    try {
+      table.entries = read_table(path);
+    } catch (const std::exception& e) {
+      print_warning(path + ": ignored, not a valid tuning table (" + e.what() +
+                    "); blurtool tune writes a new one");
+    }
+    it = tables.insert_or_assign(path, std::move(table)).first;
+  }
   // The size class: of the image sizes the table holds for this op and format, the one
   // nearest to `pixels` by ratio (the larger on a tie, and when `pixels` is 0).
   double size_class = 0, nearest = 0;

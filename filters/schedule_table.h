@@ -93,8 +93,10 @@ std::string tune_kernels_fingerprint();
 /// for the box, 4..63 for the Gaussian, blocks 8 and 16 for bright points); none above the
 /// largest tuned radius, without a table, with a table tuned on other kernels
 /// (tune_kernels_fingerprint), or when $BLURTOOL_TUNE is "off". The table is read
-/// once per process and again when the file changes. Throws blurtool::Error naming the file
-/// when it is not a tuning table.
+/// once per process and again when the file changes. A file that is no tuning table (empty, cut
+/// short, not JSON, or a value the matching option would refuse: a segment of -5, a work-group
+/// of 0x8) is ignored as if absent, with one warning naming it (print_warning), until it
+/// changes.
 std::optional<TunedSchedule> tuned_schedule(const DeviceInfo& device, const std::string& op,
                                             const std::string& intermediate, int radius,
                                             std::uint64_t pixels);

@@ -446,7 +446,7 @@ class Pipeline {
   size_t workers() const { return workers_; }
   size_t lanes() const { return lanes_; }
   size_t failed() const { return failed_; }
-  size_t skipped() const { return skipped_; }
+  size_t skipped() const { return skipped_ + taken_; }
   double seconds() const { return ms_since(start_) / 1000; }
   double input_bytes() const { return input_bytes_; }
 
@@ -658,6 +658,7 @@ class Pipeline {
         lock.unlock();
         const Item& item = items_[f.item];
         const StageClock clock;
+        bool taken = false;  // the output appeared after planning: skipped, not replaced
         const bool ok = guarded(f.item, [&] {
           std::vector<std::uint8_t> bytes;
           try {
@@ -668,13 +669,16 @@ class Pipeline {
           }
           std::error_code ec;
           fs::create_directories(fs::path(item.output).parent_path(), ec);
-          write_file_atomic(item.output, bytes);
+          taken =
+              !write_file_atomic(item.output, bytes, o_.force ? IfExists::replace : IfExists::keep,
+                                 SyncFolder::caller);  // once a folder, after the run
         });
         const StageClock::Lap lap = clock.lap();
         lock.lock();
         --held_;
         held_bytes_ -= f.held_bytes;
-        if (ok) {
+        if (ok && taken) ++taken_;
+        if (ok && !taken) {
           ++done_;
           if (done_ == 1 || done_ % 100 == 0) trace("batch: written", done_);
           input_bytes_ += f.bytes;
@@ -805,6 +809,7 @@ class Pipeline {
     lock.unlock();
     const Item& it = items_[item];
     double file_bytes = 0;
+    bool taken = false;  // the output appeared after planning: skipped, not replaced
     const bool ok = guarded(item, [&] {
       std::vector<std::string> warnings;
       const InputBytes in = read_input(it.input, o_);
@@ -818,12 +823,14 @@ class Pipeline {
       for (const std::string& w : warnings) warn(w);
       std::error_code ec;
       fs::create_directories(fs::path(it.output).parent_path(), ec);
-      write_file_atomic(it.output, bytes);
+      taken = !write_file_atomic(it.output, bytes, o_.force ? IfExists::replace : IfExists::keep,
+                                 SyncFolder::caller);  // once a folder, after the run
       file_bytes = static_cast<double>(in.bytes.size());
     });
     lock.lock();
     --on_device_;
-    if (ok) {
+    if (ok && taken) ++taken_;
+    if (ok && !taken) {
       ++done_;
       input_bytes_ += file_bytes;
     }
@@ -835,7 +842,7 @@ class Pipeline {
   void draw_progress() {
     if (!progress_) return;
     const size_t total = items_.size() + skipped_ + planned_failures();
-    const size_t count = done_ + failed_ + skipped_;
+    const size_t count = done_ + failed_ + skipped_ + taken_;
     const double s = seconds();
     if (count < total && s - drawn_at_ < 0.1) return;
     drawn_at_ = s;
@@ -897,7 +904,7 @@ class Pipeline {
   size_t opening_ = 0;                   // devices still being opened
   std::exception_ptr setup_error_;       // the first device's failure to open, if any
   std::vector<std::string> held_lines_;  // messages kept while the devices open (say)
-  size_t done_ = 0, failed_ = 0, skipped_ = 0, failed_at_plan_ = 0;
+  size_t done_ = 0, failed_ = 0, skipped_ = 0, taken_ = 0, failed_at_plan_ = 0;
   double input_bytes_ = 0;
   StageTimes times_;
   bool progress_ = false;
@@ -987,6 +994,11 @@ int run_batch(const JobOptions& o) {
   }
   const Plan p = plan(o);
   trace("batch: planned", p.items.size());
+  // The outputs to write: the temporary files a killed run left beside them go first, their
+  // folders are synced once the files are written.
+  std::vector<std::string> outputs;
+  for (const Item& item : p.items) outputs.push_back(item.output);
+  const size_t stale = remove_stale_temp_files(outputs);
   for (const auto& [input, why] : p.failed)
     std::cerr << "blurtool: " << input << ": " << why << "\n";
   if (p.folders_without_images > 0 && !o.quiet)
@@ -1005,6 +1017,7 @@ int run_batch(const JobOptions& o) {
   pipeline.set_planned_failures(p.failed.size());
   try {
     pipeline.run();
+    sync_folders_of(outputs);  // the renames on disk before the summary says done
   } catch (...) {
     if (made_folder) fs::remove(o.output, ec);  // only while still empty
     throw;
@@ -1024,6 +1037,9 @@ int run_batch(const JobOptions& o) {
                     pipeline.input_bytes() / s / 1e6);
       std::cerr << line;
     }
+    if (stale > 0)
+      std::cerr << "; removed " << stale << " left-over temporary file" << (stale == 1 ? "" : "s")
+                << " (older than an hour)";
     std::cerr << "\n";
   }
   if (o.stage_times) print_stage_times(pipeline);

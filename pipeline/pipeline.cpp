@@ -382,9 +382,12 @@ SourceRun DeviceStage::run_unguarded(const Source& source, OutputKind kind,
   return render_source(runtime_, o_, *filter_, source, kind, request.runs);
 }
 
-void write_output(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+void write_output(const std::string& path, const std::vector<std::uint8_t>& bytes,
+                  IfExists if_exists) {
   if (path != "-") {
-    write_file(path, bytes);
+    if (!write_file(path, bytes, if_exists))
+      throw Error(path + ": appeared while the image was made; left as it is, not replaced (" +
+                  parameter("force") + " replaces it)");
     return;
   }
   errno = 0;
@@ -496,6 +499,11 @@ void warn_format_mismatch(const JobOptions& o, OutputKind kind,
 SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   const std::string& input = o.inputs.front();
   const OutputKind kind = output_kind(o.output, input, o);  // bad names refused before work
+  // An output that exists now is replaced, as cp(1) replaces it; one that appears while the
+  // image is made is another program's, and is left as it is unless --force.
+  std::error_code ec;
+  const IfExists if_exists =
+      o.force || fs::exists(fs::symlink_status(o.output, ec)) ? IfExists::replace : IfExists::keep;
   check_not_same_file(input, o.output);
   if (o.output == "-" && isatty(STDOUT_FILENO))
     throw UsageError("output '-' is a terminal; redirect standard output to a file or a pipe");
@@ -573,7 +581,7 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   start = std::chrono::steady_clock::now();
   const std::vector<std::uint8_t> bytes = encode_output(result.rendered, kind, o, o.jobs);
   trace("encoded");
-  write_output(o.output, bytes);
+  write_output(o.output, bytes, if_exists);
   run.encode_ms = ms_since(start);
   trace("written");
   return run;

@@ -39,6 +39,7 @@
 #include "image/image_io.h"
 #include "image/jpeg_planes.h"
 #include "runtime/cl_runtime.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace blurtool {
@@ -354,9 +355,11 @@ std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, cons
                                         int threads);
 
 /// Write stage: `bytes` to standard output for "-", else to `path` as write_file writes an
-/// image's output (a regular file atomically, replaced only once complete). Throws
-/// blurtool::Error naming the output ("<stdout>") on any failure.
-void write_output(const std::string& path, const std::vector<std::uint8_t>& bytes);
+/// image's output (a regular file atomically, replaced only once complete; with IfExists::keep
+/// never replaced). Throws blurtool::Error naming the output ("<stdout>") on any failure, and
+/// where `if_exists` is keep and `path` exists.
+void write_output(const std::string& path, const std::vector<std::uint8_t>& bytes,
+                  IfExists if_exists = IfExists::replace);
 
 /// What single mode leaves for its caller's reports: the device and filter it ran on, the
 /// decoded source, and the times of the run's parts. `filter` is null when the image ran in

@@ -1,7 +1,10 @@
 // `blurtool tune` (see tune.h); the table it writes is read by filters/schedule_table.cpp.
 #include "tools/tune.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -159,7 +162,29 @@ void tune_size(Runtime& runtime, const TuneOptions& o, int w, int h,
 
 }  // namespace
 
+namespace {
+
+// Creates the folder of the table at `path` and checks that a file can be written there, so
+// that a cache folder that cannot take the table fails at once, naming the folder, rather than
+// after minutes of measuring.
+void check_table_folder(const std::string& path) {
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw Error("tune: cannot create the cache folder '" + dir +
+                "' for the table: " + ec.message());
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    const int err = errno;
+    throw Error("tune: cannot write the table into the cache folder '" + dir +
+                "': " + errno_text(err));
+  }
+}
+
+}  // namespace
+
 std::vector<TunedSchedule> tune(Runtime& runtime, const TuneOptions& o, std::ostream* log) {
+  check_table_folder(tune_table_path(runtime.device()));
   const bool gpu = runtime.device().type & CL_DEVICE_TYPE_GPU;
   std::vector<std::pair<int, int>> sizes = {{kTuneWidth, kTuneHeight}};
   if (gpu) sizes.push_back({kTuneLargeWidth, kTuneLargeHeight});
@@ -173,8 +198,6 @@ std::vector<TunedSchedule> tune(Runtime& runtime, const TuneOptions& o, std::ost
 
   const DeviceInfo& d = runtime.device();
   const std::string path = tune_table_path(d);
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   const std::string text = schedule_table_text(d, o.runs, table);
   write_file_atomic(path, std::vector<std::uint8_t>(text.begin(), text.end()));
   return table;

@@ -26,7 +26,8 @@ struct TuneOptions {
 /// each case and size and writes the table atomically to tune_table_path(); prints one line per
 /// case to `log` (candidates, winner, time). A candidate the device cannot run (a work-group,
 /// local memory or feature it lacks) is skipped. Returns the table's entries. Throws
-/// blurtool::Error when the table cannot be written, cl::Error for device failures.
+/// blurtool::Error naming the folder before measuring anything where the table's folder cannot
+/// be created or written, and when the table cannot be written; cl::Error for device failures.
 std::vector<TunedSchedule> tune(Runtime& runtime, const TuneOptions& options, std::ostream* log);
 
 }  // namespace blurtool

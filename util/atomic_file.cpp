@@ -1,13 +1,17 @@
 // Atomic file writes and the temporary-file registry (see atomic_file.h).
 //
-// Output is written to a temporary file in the destination's directory that is renamed over the
-// destination. Each temporary file in flight is registered in a fixed, lock-free table that the
-// SIGINT/SIGTERM/SIGHUP handlers walk to unlink them (the "temporary-file registry" below).
+// Output is written to a temporary file in the destination's directory, synced, and renamed over
+// the destination (or beside it, never over it, where the caller planned a new file); the folder
+// is synced after the rename. Each temporary file in flight is registered in a fixed, lock-free
+// table that the SIGINT/SIGTERM/SIGHUP handlers walk to unlink them (the "temporary-file
+// registry" below); those of a killed run are removed by a later run over the same outputs.
 #include "util/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>  // renameat2
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,7 +22,9 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
+#include <map>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "util/error.h"
@@ -140,16 +146,51 @@ class CleanupSignalsBlocked {
   sigset_t saved_;
 };
 
-// A temporary file made by mkostemp (close-on-exec: a child another thread starts does not keep
-// it open) from a template ending in XXXXXX, registered for the signal
-// handlers and unlinked by the destructor unless renamed into place.
+// The letters and digits of a temporary file's XXXXXX (mkostemp's, so that files of earlier
+// blurtools are recognised as well).
+constexpr char kTempLetters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+constexpr int kTempLetterCount = sizeof kTempLetters - 1;
+constexpr std::size_t kTempSuffix = 6;  // the XXXXXX
+
+// As mkostemp(path, O_CLOEXEC), but the file is created with `mode` (less the umask) rather than
+// 0600: the trailing XXXXXX of `path` is replaced by letters and digits until a name is free.
+// Returns the descriptor, or -1 with errno.
+int create_unique(char* path, mode_t mode) {
+  const std::size_t n = std::strlen(path);
+  if (n < kTempSuffix || std::strcmp(path + n - kTempSuffix, "XXXXXX") != 0) {
+    errno = EINVAL;
+    return -1;
+  }
+  static std::atomic<std::uint64_t> counter{0};
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    timespec now = {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    // splitmix64 of the time, the process and a count: distinct names across threads and
+    // processes, as mkostemp's are.
+    std::uint64_t x = counter.fetch_add(1) + (static_cast<std::uint64_t>(::getpid()) << 32) +
+                      static_cast<std::uint64_t>(now.tv_nsec) * 0x9E3779B97F4A7C15ULL +
+                      static_cast<std::uint64_t>(now.tv_sec);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    x ^= x >> 31;
+    for (std::size_t i = n - kTempSuffix; i < n; ++i, x /= kTempLetterCount)
+      path[i] = kTempLetters[x % kTempLetterCount];
+    const int fd = ::open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1;  // errno: EEXIST
+}
+
+// A temporary file made by create_unique (close-on-exec: a child another thread starts does not
+// keep it open) from a template ending in XXXXXX, registered for the signal handlers and
+// unlinked by the destructor unless renamed into place.
 class TempFile {
  public:
-  explicit TempFile(std::string name_template) : path_(std::move(name_template)) {
+  TempFile(std::string name_template, mode_t mode) : path_(std::move(name_template)) {
     CleanupSignalsBlocked blocked;
     if (path_.size() < kTempPathBytes) slot_ = claim_slot();
-    if (!slot_) {  // no free slot, or a path too long to register (mkostemp then fails anyway)
-      fd_ = ::mkostemp(path_.data(), O_CLOEXEC);
+    if (!slot_) {  // no free slot, or a path too long to register (open then fails anyway)
+      fd_ = create_unique(path_.data(), mode);
       created_ = fd_ >= 0;
       return;
     }
@@ -158,7 +199,7 @@ class TempFile {
       wait_if_terminating();
     }
     std::memcpy(slot_->path, path_.c_str(), path_.size() + 1);
-    fd_ = ::mkostemp(slot_->path, O_CLOEXEC);
+    fd_ = create_unique(slot_->path, mode);
     const int err = errno;
     created_ = fd_ >= 0;
     if (created_) {
@@ -186,11 +227,14 @@ class TempFile {
     fd_ = -1;
     return result == 0 ? 0 : errno;
   }
-  // Renames the file to `target`; returns 0 or errno. The file is then no longer ours to remove.
-  int rename_to(const std::string& target) {
-    if (::rename(path_.c_str(), target.c_str()) != 0) {
-      const int err = errno;
-      wait_if_terminating();  // the handler removed the file: no error, the process is ending
+  // Renames the file to `target`, over it where `replace`, else only where it does not exist;
+  // returns 0 or errno (EEXIST: `target` exists, the file is still ours). The file is then no
+  // longer ours to remove.
+  int rename_to(const std::string& target, bool replace) {
+    const int err = replace ? (::rename(path_.c_str(), target.c_str()) == 0 ? 0 : errno)
+                            : rename_no_replace(path_, target);
+    if (err != 0) {
+      if (err != EEXIST) wait_if_terminating();  // the handler removed the file: the end
       return err;
     }
     renamed_ = true;
@@ -243,19 +287,73 @@ int write_all(int fd, const std::vector<std::uint8_t>& bytes) {
   return 0;
 }
 
-}  // namespace
-
-void write_file_atomic(const std::string& path, const std::vector<std::uint8_t>& bytes) {
-  install_cleanup_handlers();
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-    throw Error(path + ": is a device, named pipe or socket, not a file; refusing to replace it");
+// The folder and the temporary files' name prefix of output `path`: ".NAME." (NAME its file
+// name, at most 200 bytes: NAME_MAX is 255), which XXXXXX completes.
+std::pair<std::string, std::string> temp_prefix(const std::string& path) {
   const std::filesystem::path target(path);
   std::string dir = target.parent_path().string();
   if (dir.empty()) dir = ".";
+  return {dir, "." + target.filename().string().substr(0, 200) + "."};
+}
+
+// fsync() that retries on EINTR; 0 or the errno. EINVAL (a file that cannot be synced, such as
+// a folder on some file systems) is not a failure.
+int sync_fd(int fd) {
+  int result;
+  do result = ::fsync(fd);
+  while (result != 0 && errno == EINTR);
+  return result == 0 || errno == EINVAL ? 0 : errno;
+}
+
+// Syncs folder `dir`, so that a rename in it is on disk; 0 or the errno. A folder that cannot be
+// opened to read (write and search permission only) cannot be synced, and is not a failure.
+int sync_folder(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  const int err = sync_fd(fd);
+  ::close(fd);
+  return err;
+}
+
+}  // namespace
+
+int link_no_replace(const std::string& from, const std::string& to) {
+  if (::link(from.c_str(), to.c_str()) == 0) {
+    // ENOENT: a signal handler removed `from` after the link; `to` is in place all the same.
+    if (::unlink(from.c_str()) != 0 && errno != ENOENT) return errno;
+    return 0;
+  }
+  const int err = errno;
+  if (err != EPERM && err != ENOTSUP && err != EOPNOTSUPP && err != EMLINK) return err;
+  // No hard links here (FAT, some network file systems): as near as rename() comes.
+  struct stat st;
+  if (::lstat(to.c_str(), &st) == 0) return EEXIST;
+  return ::rename(from.c_str(), to.c_str()) == 0 ? 0 : errno;
+}
+
+int rename_no_replace(const std::string& from, const std::string& to) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
+  const int err = errno;
+  if (err != EINVAL && err != ENOSYS) return err;
+  return link_no_replace(from, to);
+}
+
+bool write_file_atomic(const std::string& path, const std::vector<std::uint8_t>& bytes,
+                       IfExists if_exists, SyncFolder sync) {
+  install_cleanup_handlers();
+  struct stat st;
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+    throw Error(path + ": is a device, named pipe or socket, not a file; refusing to replace it");
+  if (exists && if_exists == IfExists::keep) return false;
+  // A new file takes 0666 less the umask (and a folder's default ACL), which the kernel applies
+  // at creation; a replaced file keeps its permission bits, set below once the umask has
+  // narrowed them (created with them, the file is never readable by more than it will be).
+  const bool keep_mode = exists && S_ISREG(st.st_mode);
+  const mode_t mode = keep_mode ? (st.st_mode & 0777) : 0666;
+  const auto [dir, prefix] = temp_prefix(path);
   // Hidden, unique name beside the target, so that rename() stays within one file system.
-  const std::string stem = target.filename().string().substr(0, 200);  // NAME_MAX is 255
-  TempFile temp(dir + "/." + stem + ".XXXXXX");
+  TempFile temp(dir + "/" + prefix + "XXXXXX", mode);
   if (temp.fd() < 0) {
     const int err = errno;  // before any allocation can clobber it
     throw Error(path + ": cannot create a temporary file in '" + dir + "': " + errno_text(err));
@@ -263,20 +361,40 @@ void write_file_atomic(const std::string& path, const std::vector<std::uint8_t>&
 
   if (const int err = write_all(temp.fd(), bytes))
     throw Error(path + ": cannot write '" + temp.path() + "': " + errno_text(err));
-  // mkostemp creates the file 0600; give it the permissions an ordinary output file would have.
-  if (::fchmod(temp.fd(), 0644) != 0) {
+  if (keep_mode && ::fchmod(temp.fd(), mode) != 0) {
     const int err = errno;
     throw Error(path + ": cannot set permissions of '" + temp.path() + "': " + errno_text(err));
   }
+  // On disk before the rename makes it the output: after a crash the name holds the old file
+  // or the whole new one, never a renamed file whose data had not been written yet.
+  if (const int err = sync_fd(temp.fd()))
+    throw Error(path + ": cannot write '" + temp.path() + "': " + errno_text(err));
   if (const int err = temp.close()) {
     throw Error(path + ": cannot write '" + temp.path() + "': " + errno_text(err));
   }
-  if (const int err = temp.rename_to(path)) {
+  if (const int err = temp.rename_to(path, if_exists == IfExists::replace)) {
+    if (err == EEXIST && if_exists == IfExists::keep) return false;  // it appeared meanwhile
     throw Error(path + ": cannot rename the temporary file into place: " + errno_text(err));
   }
+  // The rename itself on disk.
+  if (sync == SyncFolder::now) {
+    if (const int err = sync_folder(dir))
+      throw Error(path + ": written, but its folder '" + dir +
+                  "' cannot be synced: " + errno_text(err));
+  }
+  return true;
 }
 
-void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+void sync_folders_of(const std::vector<std::string>& outputs) {
+  std::set<std::string> folders;
+  for (const std::string& output : outputs) folders.insert(temp_prefix(output).first);
+  for (const std::string& dir : folders)
+    if (const int err = sync_folder(dir))
+      throw Error("output folder '" + dir + "': cannot be synced to disk: " + errno_text(err));
+}
+
+bool write_file(const std::string& path, const std::vector<std::uint8_t>& bytes,
+                IfExists if_exists) {
   // Written into, not replaced: a character device or named pipe (/dev/null, a FIFO), and any
   // path under /dev or /proc (/dev/stdout, /dev/fd/N, /proc/self/fd/N name whatever the
   // descriptor is, a regular file too; renaming over them would replace the link itself).
@@ -293,10 +411,9 @@ void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes)
   }
   struct stat st;
   const bool exists = ::stat(path.c_str(), &st) == 0;
-  if (!exists || !(special_name || S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
-    write_file_atomic(path, bytes);
-    return;
-  }
+  if (!exists || !(special_name || S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+    return write_file_atomic(path, bytes, if_exists);
+  if (if_exists == IfExists::keep) return false;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);  // no O_CREAT: it exists
   if (fd < 0) {
     const int err = errno;
@@ -305,8 +422,7 @@ void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes)
   struct stat opened;
   if (::fstat(fd, &opened) != 0 || (S_ISREG(opened.st_mode) && !special_name)) {
     ::close(fd);  // it became a regular file after the stat(): replace it as any other
-    write_file_atomic(path, bytes);
-    return;
+    return write_file_atomic(path, bytes, if_exists);
   }
   if (S_ISREG(opened.st_mode)) (void)::ftruncate(fd, 0);  // /dev/stdout onto a file, as cp does
   if (const int err = write_all(fd, bytes)) {
@@ -317,6 +433,7 @@ void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes)
     const int err = errno;
     throw Error(path + ": cannot write: " + errno_text(err));
   }
+  return true;
 }
 
 void install_cleanup_handlers() {
@@ -335,6 +452,38 @@ void install_cleanup_handlers() {
       ::sigaction(kCleanupSignals[i], &action, nullptr);
     }
   });
+}
+
+std::size_t remove_stale_temp_files(const std::vector<std::string>& outputs,
+                                    std::chrono::seconds min_age) {
+  // The prefixes to look for, by folder: each folder is listed once, however many outputs.
+  std::map<std::string, std::set<std::string>> prefixes;
+  for (const std::string& output : outputs) {
+    if (output.empty() || output == "-") continue;
+    auto [dir, prefix] = temp_prefix(output);
+    prefixes[dir].insert(std::move(prefix));
+  }
+  const auto now = std::chrono::system_clock::now();
+  std::size_t removed = 0;
+  for (const auto& [dir, names] : prefixes) {
+    DIR* folder = ::opendir(dir.c_str());
+    if (!folder) continue;
+    while (const dirent* entry = ::readdir(folder)) {
+      const std::string name = entry->d_name;
+      if (name.size() <= kTempSuffix || name[0] != '.') continue;
+      const std::string prefix = name.substr(0, name.size() - kTempSuffix);
+      if (!names.count(prefix)) continue;
+      if (name.find_first_not_of(kTempLetters, prefix.size()) != std::string::npos) continue;
+      const std::string file = dir + "/" + name;
+      struct stat st;
+      if (::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      const auto modified = std::chrono::system_clock::from_time_t(st.st_mtim.tv_sec);
+      if (now - modified < min_age) continue;
+      if (::unlink(file.c_str()) == 0) ++removed;
+    }
+    ::closedir(folder);
+  }
+  return removed;
 }
 
 int in_flight_temp_files() {

@@ -1,26 +1,77 @@
-// Files written whole or not at all: a temporary file in the destination's directory renamed
-// into place, and the registry of temporary files in flight that signal handlers remove, so
-// that an interrupted run leaves no partial output (the util layer: no image or device code).
+// Files written whole or not at all: a temporary file in the destination's directory synced and
+// renamed into place (never over a file the caller did not mean to replace), the registry of
+// temporary files in flight that signal handlers remove, so that an interrupted run leaves no
+// partial output, and the removal of those a killed run left (the util layer: no image or
+// device code).
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace blurtool {
 
-/// Writes `bytes` to `path` through a temporary file in the same directory renamed into place,
-/// so that no partial file is ever left. Throws blurtool::Error naming `path` on any failure,
-/// and where `path` is a device, named pipe or socket (which renaming would replace).
-/// Thread-safe. The temporary file is registered for the signal handlers of
-/// install_cleanup_handlers(), which the first call installs.
-void write_file_atomic(const std::string& path, const std::vector<std::uint8_t>& bytes);
+/// What write_file_atomic does where `path` exists when the new file is to take its place.
+enum class IfExists {
+  replace,  ///< replace it; a regular file's permission bits are kept (a 0600 file stays 0600)
+  keep,     ///< leave it as it is and write nothing (a file planned as new, and taken meanwhile)
+};
+
+/// When write_file_atomic syncs the output's folder, which puts the rename itself on disk.
+enum class SyncFolder {
+  now,     ///< after the rename: two syncs a file
+  caller,  ///< left to the caller, who syncs each folder once after many files (sync_folders_of)
+};
+
+/// Writes `bytes` to `path` through a temporary file beside it (".NAME.XXXXXX", NAME the
+/// output's file name up to 200 bytes) that is synced to disk, renamed into place, and the
+/// folder then synced (by the caller with SyncFolder::caller), so that no partial file is ever
+/// left and a crash or power loss leaves the old file or the new one, whole. A new file gets mode
+/// 0666 less the umask, as any file a program creates; a replaced regular file keeps its permission
+/// bits (as cp(1) keeps them). With IfExists::keep the rename never replaces: a `path` that exists
+/// by then, even if it appeared after the call began, is left as it is, nothing is written and
+/// false is returned (true otherwise). Throws blurtool::Error naming `path` on any failure, and
+/// where `path` is a device, named pipe or socket (which renaming would replace). Thread-safe. The
+/// temporary file is registered for the signal handlers of install_cleanup_handlers(), which the
+/// first call installs.
+bool write_file_atomic(const std::string& path, const std::vector<std::uint8_t>& bytes,
+                       IfExists if_exists = IfExists::replace,
+                       SyncFolder sync_folder = SyncFolder::now);
+
+/// Syncs the folder of each of `outputs` once, so that the renames of the write_file_atomic
+/// calls with SyncFolder::caller that wrote them are on disk. Throws blurtool::Error naming a
+/// folder that cannot be synced.
+void sync_folders_of(const std::vector<std::string>& outputs);
 
 /// Writes `bytes` to `path` as the output of one image: into it where `path` is a character
 /// device or a named pipe (/dev/null, a FIFO: opening a FIFO waits for a reader) or lies under
 /// /dev or /proc (/dev/stdout onto a file: truncated and written, as cp does), else through
-/// write_file_atomic. Throws blurtool::Error naming `path` on any failure.
-void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes);
+/// write_file_atomic. With IfExists::keep a `path` that exists is neither written into nor
+/// replaced: false is returned. Throws blurtool::Error naming `path` on any failure.
+bool write_file(const std::string& path, const std::vector<std::uint8_t>& bytes,
+                IfExists if_exists = IfExists::replace);
+
+/// Renames `from` to `to` unless `to` exists (a file of any kind, a dangling link too), in one
+/// step: renameat2() with RENAME_NOREPLACE, or where the kernel or file system lacks it
+/// (EINVAL, ENOSYS), link_no_replace(). Returns 0, or the errno: EEXIST where `to` exists,
+/// `from` then left as it was.
+int rename_no_replace(const std::string& from, const std::string& to);
+
+/// rename_no_replace without renameat2: link() `from` as `to`, which fails with EEXIST where
+/// `to` exists, then unlink() `from`. On a file system without hard links (EPERM, ENOTSUP), a
+/// check that `to` is absent and a rename, which a file created in between would lose to.
+/// Returns 0 or the errno, as rename_no_replace.
+int link_no_replace(const std::string& from, const std::string& to);
+
+/// Removes the temporary files write_file_atomic left beside `outputs` in a run that was killed
+/// (SIGKILL, a power loss: no handler could remove them): regular files in an output's folder
+/// named as that output's temporary files are (".NAME.XXXXXX", X a letter or digit) and last
+/// modified at least `min_age` ago, so that the temporary file of a run still writing is never
+/// taken. A folder that cannot be read is passed over. Returns how many files were removed.
+std::size_t remove_stale_temp_files(const std::vector<std::string>& outputs,
+                                    std::chrono::seconds min_age = std::chrono::hours(1));
 
 /// Installs handlers for SIGINT, SIGTERM and SIGHUP that unlink the temporary files of every
 /// write_file_atomic in flight, in any thread, then hand the signal on: to the handler that was

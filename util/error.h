@@ -41,4 +41,12 @@ void set_parameter_spelling(ParameterSpelling spelling);
 /// "--segment" under the command line's spelling).
 std::string parameter(const std::string& key);
 
+/// Prints "blurtool: warning: TEXT" on standard error, for a warning of the layers below the
+/// front end that belongs to no one file's report (a tuning table ignored), unless the front
+/// end has silenced warnings (set_warnings_quiet). Thread-safe.
+void print_warning(const std::string& text);
+
+/// Silences print_warning (the front end's --quiet: nothing but errors); set once, at start.
+void set_warnings_quiet(bool quiet);
+
 }  // namespace blurtool

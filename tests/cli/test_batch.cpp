@@ -1094,5 +1094,72 @@ TEST_F(Batch, AnImageTooLargeForJpegNamesTheOutput) {
   EXPECT_EQ(tree(out_), Files{});
 }
 
+// New outputs take the umask, as any program's new files do (they were 0644 under every umask);
+// --force keeps the mode of each output it replaces, as cp(1) does (a 0600 one became 0644).
+TEST_F(Batch, NewOutputsTakeTheUmaskAndForceKeepsTheModeOfThoseItReplaces) {
+  for (unsigned i = 0; i < 2; ++i) make_image(in_ / ("p" + std::to_string(i) + ".png"), 30 + i);
+  {
+    const ScopedUmask mask(027);
+    const Result r = run({"--box", "1", in_.string(), out_.string()});
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  EXPECT_EQ(mode_of(out_ / "p0.png"), 0640u);
+  EXPECT_EQ(mode_of(out_ / "p1.png"), 0640u);
+  const auto first = contents(out_);
+  const ScopedUmask mask(022);
+  write_file(out_ / "p0.png", "stale");
+  fs::permissions(out_ / "p0.png", fs::perms(0600));
+  const Result r = run({"--box", "1", "--force", in_.string(), out_.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 2, 0, 0);
+  EXPECT_EQ(contents(out_), first);
+  EXPECT_EQ(mode_of(out_ / "p0.png"), 0600u);
+  EXPECT_EQ(mode_of(out_ / "p1.png"), 0640u);
+}
+
+// A batch without --force never replaces an output: one that appears after the batch planned
+// it (as when two batches write into one folder: the second replaced 19 outputs the first had
+// written) is left as it is and counted as skipped. Here it appears while the batch waits for
+// its input, a named pipe.
+TEST_F(Batch, AnOutputThatAppearsAfterPlanningIsSkippedNotReplaced) {
+  make_image(in_ / "a.png", 150, 16, 12);
+  const fs::path fifo = root_ / "pipe.png";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_directories(out_);
+  bool fed = false;
+  std::thread feeder([&] {
+    fed = feed_pipe_once_read(fifo, read_file(in_ / "a.png"),
+                              [&] { write_file(out_ / "pipe.png", "theirs"); });
+  });
+  const Result r = run({"--box", "1", fifo.string(), "-o", out_.string()});
+  feeder.join();
+  ASSERT_TRUE(fed) << r.err;
+  EXPECT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 0, 1, 0);
+  EXPECT_EQ(read_file(out_ / "pipe.png"), "theirs");
+  EXPECT_EQ(tree(out_), Files{"pipe.png"});  // no temporary file left
+}
+
+// The temporary files a batch killed outright (SIGKILL, a power loss) left beside the outputs it
+// was writing are removed by the next batch over them once an hour old, and its summary says how
+// many; a younger one (a run may be writing it) stays.
+TEST_F(Batch, LeftOverTemporaryFilesAnHourOldAreRemovedAndCounted) {
+  make_image(in_ / "a.png", 151, 16, 12);
+  make_image(in_ / "b.png", 152, 16, 12);
+  fs::create_directories(out_);
+  write_aged_files(out_, {{".a.png.AbC123", std::chrono::hours(2)},
+                          {".b.png.DeF456", std::chrono::hours(3)},
+                          {".a.png.XyZ789", std::chrono::minutes(1)}});
+  const Result r = run({"--box", "1", in_.string(), out_.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(tree(out_), (Files{"a.png", "b.png", ".a.png.XyZ789"}));
+  const std::vector<std::string> lines = lines_of(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_TRUE(std::regex_match(
+      lines.back(), std::regex(R"(blurtool: 2 done, 0 skipped, 0 failed in \d+\.\d s: .*; )"
+                               R"(removed 2 left-over temporary files \(older than an hour\))")))
+      << r.err;
+}
+
 }  // namespace
 }  // namespace blurtool

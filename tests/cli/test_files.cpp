@@ -179,16 +179,7 @@ TEST_F(Cli, NamedPipeInputIsReadOnce) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
   std::thread writer([&] { write_file(fifo, read_file(kCoffee)); });
   Spawn spawn;
-  spawn.while_running = [](pid_t pid) {
-    for (int waited_ms = 0; waited_ms < 60000; waited_ms += 10) {
-      siginfo_t info = {};
-      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
-          info.si_pid == pid)
-        return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ::kill(pid, SIGKILL);  // hung
-  };
+  spawn.while_running = kill_after(std::chrono::seconds(60));  // hung
   const Result r =
       run_blurtool({"--box", "2", fifo.string(), (out_ / "o.png").string()}, root_, root_, spawn);
   writer.join();
@@ -233,6 +224,83 @@ TEST_F(Cli, InputLimitsRefuseLargeImagesAndFiles) {
     expect_failure(run({"--box", "3", option, value, kCoffee, out_ / "x.png"}), 2, {option, value},
                    Files{"o.png"});
   }
+}
+
+// An output is created as any program creates a file, mode 0666 less the umask (it was 0644
+// under every umask, readable by all under umask 077), and an output replaced keeps its mode, as
+// cp(1) keeps it (a 0600 output became 0644).
+TEST_F(Cli, AnOutputTakesTheUmaskAndAReplacedOutputKeepsItsMode) {
+  const fs::path out = out_ / "o.png";
+  {
+    const ScopedUmask mask(077);
+    ASSERT_EQ(run({"--box", "3", kCoffee, out}).status, 0);
+    EXPECT_EQ(mode_of(out), 0600u);
+  }
+  const std::string blurred = read_file(out);
+  const ScopedUmask mask(022);
+  ASSERT_EQ(run({"--box", "3", kCoffee, out_ / "p.png"}).status, 0);
+  EXPECT_EQ(mode_of(out_ / "p.png"), 0644u);
+  for (const mode_t own : {mode_t{0600}, mode_t{0640}, mode_t{0666}}) {
+    SCOPED_TRACE(own);
+    write_file(out, "stale");
+    fs::permissions(out, fs::perms(own));
+    const Result r = run({"--box", "3", kCoffee, out});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(mode_of(out), own);
+    EXPECT_TRUE(read_file(out) == blurred) << "not replaced";
+  }
+  EXPECT_EQ(listing(out_), (Files{"o.png", "p.png"}));
+}
+
+// Single mode replaces an output that exists when it starts, as cp(1) does; one that appears
+// while the image is made (here while blurtool waits for its input, a named pipe) is another
+// program's: it is left as it is, whole, and the run fails naming it (it was replaced). --force
+// replaces it.
+TEST_F(Cli, AnOutputThatAppearsWhileTheImageIsMadeIsNotReplaced) {
+  const fs::path fifo = in_ / "pipe.png", out = out_ / "o.png";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  for (const bool force : {false, true}) {
+    SCOPED_TRACE(force ? "--force" : "no --force");
+    fs::remove(out);
+    bool fed = false;
+    std::thread feeder([&] {
+      fed = feed_pipe_once_read(fifo, read_file(kCoffee), [&] { write_file(out, "theirs"); });
+    });
+    std::vector<std::string> args = {"--box", "2", fifo.string(), out.string()};
+    if (force) args.insert(args.begin(), "--force");
+    const Result r = run(args);
+    feeder.join();
+    ASSERT_TRUE(fed) << r.err;
+    EXPECT_EQ(listing(out_), Files{"o.png"}) << "a temporary file was left";
+    if (force) {
+      EXPECT_EQ(r.status, 0) << r.err;
+      EXPECT_EQ(max_diff(load_image(out), expected_box(load_image(kCoffee), 2, EdgeMode::clamp)),
+                0);
+    } else {
+      EXPECT_EQ(r.status, 1) << r.err;
+      EXPECT_NE(r.err.find(out.string() + ": appeared while the image was made; left as it is"),
+                std::string::npos)
+          << r.err;
+      EXPECT_EQ(read_file(out), "theirs");
+    }
+  }
+}
+
+// The temporary file of a run that was killed outright (SIGKILL, a power loss) is removed by the
+// next run over the same output once it is an hour old, with a note; a younger one (a run may be
+// writing it) and one named for another output stay.
+TEST_F(Cli, LeftOverTemporaryFilesOfTheOutputAreRemovedWhenAnHourOld) {
+  const fs::path out = out_ / "o.png";
+  write_aged_files(out_, {{".o.png.AbC123", std::chrono::hours(2)},
+                          {".o.png.XyZ789", std::chrono::minutes(1)},
+                          {".other.png.QQQQQQ", std::chrono::hours(2)}});
+  const Result r = run({"--box", "3", kCoffee, out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(listing(out_), (Files{"o.png", ".o.png.XyZ789", ".other.png.QQQQQQ"}));
+  EXPECT_EQ(r.err, "blurtool: note: removed 1 left-over temporary file of '" + out.string() +
+                       "' (older than an hour)\n");
+  // Nothing left to remove: no note.
+  EXPECT_EQ(run({"--box", "3", kCoffee, out}).err, "");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -198,6 +199,77 @@ inline Result run_blurtool(const std::vector<std::string>& args, const std::file
 /// under root's home is). The tests that need such a run are skipped there.
 inline bool unprivileged_run_unavailable(const Result& r) {
   return r.status == 125 || r.err.find("no OpenCL platform found") != std::string::npos;
+}
+
+/// The process's umask for one scope, restored when it ends; a blurtool run meanwhile inherits it.
+class ScopedUmask {
+ public:
+  explicit ScopedUmask(mode_t mask) : saved_(::umask(mask)) {}
+  ~ScopedUmask() { ::umask(saved_); }
+  ScopedUmask(const ScopedUmask&) = delete;
+  ScopedUmask& operator=(const ScopedUmask&) = delete;
+
+ private:
+  mode_t saved_;
+};
+
+/// The permission bits of `path` (its own, not a link's target's).
+inline mode_t mode_of(const std::filesystem::path& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
+}
+
+/// Feeds named pipe `fifo` to the blurtool that reads it as an input: waits (up to a minute) for
+/// a reader to open it, calls `meanwhile` (what happens while blurtool waits for its input, its
+/// outputs planned), then writes `bytes` and closes the pipe. Returns false, having written
+/// nothing, where no reader came. Run it in a thread beside run_blurtool.
+inline bool feed_pipe_once_read(const std::filesystem::path& fifo, const std::string& bytes,
+                                const std::function<void()>& meanwhile) {
+  int fd = -1;
+  for (int waited_ms = 0; fd < 0 && waited_ms < 60000; waited_ms += 5) {
+    fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);  // ENXIO: no reader yet
+    if (fd < 0 && errno != ENXIO) return false;
+    if (fd < 0) ::usleep(5000);
+  }
+  if (fd < 0) return false;
+  ::fcntl(fd, F_SETFL, 0);  // blocking writes from here
+  meanwhile();
+  for (size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return true;
+}
+
+/// A Spawn::while_running that kills the child (SIGKILL) if it still runs after `limit`, so that
+/// a run that hangs fails its test rather than holding it.
+inline std::function<void(pid_t)> kill_after(std::chrono::milliseconds limit) {
+  return [limit](pid_t pid) {
+    for (auto waited = std::chrono::milliseconds(0); waited < limit;
+         waited += std::chrono::milliseconds(10)) {
+      siginfo_t info = {};
+      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+          info.si_pid == pid)
+        return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ::kill(pid, SIGKILL);
+  };
+}
+
+/// Writes "partial" into each file of `files` (names in `dir`), last modified its age ago: the
+/// temporary files a killed run left.
+inline void write_aged_files(
+    const std::filesystem::path& dir,
+    const std::vector<std::pair<std::string, std::chrono::minutes>>& files) {
+  const auto now = std::filesystem::file_time_type::clock::now();
+  for (const auto& [name, age] : files) {
+    write_file(dir / name, "partial");
+    std::filesystem::last_write_time(dir / name, now - age);
+  }
 }
 
 /// Fixture of end-to-end tests that all start with one argument (a subcommand such as `bench` or

@@ -1,0 +1,191 @@
+// The atomic file writes of util/atomic_file.h as the outputs of a run rely on them: a new file's
+// mode follows the umask and a replaced one keeps its own, a rename that must not replace leaves
+// a file that appeared in its place as it was (with its bytes), whichever way the file system
+// allows it, and the temporary files a killed run left beside its outputs are removed when they
+// are old and named for an output, and only then. Fsync itself cannot be observed from a test:
+// these check that the writes stay correct with it.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/support/test_support.h"
+#include "util/atomic_file.h"
+
+namespace blurtool {
+namespace {
+
+namespace fs = std::filesystem;
+using Bytes = std::vector<std::uint8_t>;
+
+class AtomicFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ =
+        fs::temp_directory_path() / ("blurtool atomic " + name + " " + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    umask_ = ::umask(022);
+  }
+  void TearDown() override {
+    ::umask(umask_);
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::set<std::string> listing() const {
+    std::set<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_)) names.insert(e.path().filename());
+    return names;
+  }
+  fs::path dir_;
+  mode_t umask_ = 0;
+};
+
+mode_t mode_of(const std::string& path) {
+  struct stat st;
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+Bytes bytes_of(const std::string& text) {
+  return Bytes(text.begin(), text.end());
+}
+
+// Sets the modification time of `path` to `age` ago.
+void age(const std::string& path, std::chrono::seconds age) {
+  const timespec now = {::time(nullptr) - static_cast<time_t>(age.count()), 0};
+  const timespec times[2] = {now, now};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW), 0) << path;
+}
+
+TEST_F(AtomicFile, ANewFileTakesTheUmaskAndAReplacedFileKeepsItsMode) {
+  for (const mode_t mask : {mode_t{077}, mode_t{022}, mode_t{027}, mode_t{0}}) {
+    SCOPED_TRACE(mask);
+    ::umask(mask);
+    const std::string file = path("new " + std::to_string(mask));
+    EXPECT_TRUE(write_file_atomic(file, bytes_of("new")));
+    EXPECT_EQ(mode_of(file), 0666 & ~mask);
+    EXPECT_EQ(read_file(file), "new");
+  }
+  // Replaced, as cp(1) replaces: the file's own bits, whatever the umask.
+  for (const mode_t mask : {mode_t{022}, mode_t{077}}) {
+    ::umask(mask);
+    for (const mode_t own :
+         {mode_t{0600}, mode_t{0640}, mode_t{0755}, mode_t{0666}, mode_t{0444}}) {
+      SCOPED_TRACE(std::to_string(mask) + " " + std::to_string(own));
+      const std::string file = path("old");
+      write_file(file, "old");
+      ASSERT_EQ(::chmod(file.c_str(), own), 0);
+      EXPECT_TRUE(write_file_atomic(file, bytes_of("replaced")));
+      EXPECT_EQ(mode_of(file), own);
+      EXPECT_EQ(read_file(file), "replaced");
+    }
+  }
+  EXPECT_EQ(listing().size(), 5u) << "a temporary file was left";
+}
+
+// The rename that must not replace, both ways: renameat2(RENAME_NOREPLACE) and the link() +
+// unlink() that stands in where the kernel or file system lacks it. A target that appeared
+// between the caller's plan and the rename (a regular file, a dangling link) survives whole.
+TEST_F(AtomicFile, ARenameThatMustNotReplaceLeavesATargetThatAppeared) {
+  using Rename = int (*)(const std::string&, const std::string&);
+  for (const Rename rename : {Rename{rename_no_replace}, Rename{link_no_replace}}) {
+    SCOPED_TRACE(rename == link_no_replace ? "link" : "renameat2");
+    const std::string from = path(".out.png.AbC123"), to = path("out.png");
+    write_file(from, "ours");
+    write_file(to, "theirs");  // appeared after the plan, before the rename
+    EXPECT_EQ(rename(from, to), EEXIST);
+    EXPECT_EQ(read_file(to), "theirs");
+    EXPECT_EQ(read_file(from), "ours");  // still the caller's, to remove
+
+    fs::remove(to);
+    ASSERT_EQ(::symlink("nowhere", to.c_str()), 0);
+    EXPECT_EQ(rename(from, to), EEXIST);
+    EXPECT_TRUE(fs::is_symlink(to));
+    EXPECT_EQ(fs::read_symlink(to), "nowhere");
+
+    fs::remove(to);
+    EXPECT_EQ(rename(from, to), 0);
+    EXPECT_EQ(read_file(to), "ours");
+    EXPECT_FALSE(fs::exists(from));
+    EXPECT_EQ(listing(), std::set<std::string>{"out.png"});
+    fs::remove(to);
+  }
+}
+
+TEST_F(AtomicFile, KeepWritesNothingWhereTheFileExistsAndLeavesNoTemporaryFile) {
+  const std::string file = path("out.png");
+  // Planned as new; another process made it before the write.
+  write_file(file, "theirs");
+  ASSERT_EQ(::chmod(file.c_str(), 0600), 0);
+  EXPECT_FALSE(write_file_atomic(file, bytes_of("ours"), IfExists::keep));
+  EXPECT_FALSE(write_file(file, bytes_of("ours"), IfExists::keep));
+  EXPECT_EQ(read_file(file), "theirs");
+  EXPECT_EQ(mode_of(file), 0600u);
+  EXPECT_EQ(listing(), std::set<std::string>{"out.png"});
+  // Where nothing is in the way, keep writes as replace does.
+  const std::string other = path("other.png");
+  EXPECT_TRUE(write_file_atomic(other, bytes_of("ours"), IfExists::keep));
+  EXPECT_EQ(read_file(other), "ours");
+  EXPECT_EQ(mode_of(other), 0644u);
+  EXPECT_TRUE(write_file_atomic(file, bytes_of("replaced")));  // replace still replaces
+  EXPECT_EQ(read_file(file), "replaced");
+  EXPECT_EQ(listing(), (std::set<std::string>{"out.png", "other.png"}));
+}
+
+TEST_F(AtomicFile, OnlyOldTemporaryFilesNamedForAnOutputAreRemoved) {
+  using namespace std::chrono_literals;
+  const std::vector<std::string> old = {".out.png.AbC123", ".out.png.zz9ZZ0", ".b.jpg.QQQQQQ"};
+  const std::vector<std::string> kept = {
+      ".out.png.XyZ789",    // a minute old: a run may be writing it
+      ".out.png.Ab-123",    // not six letters or digits
+      ".out.png.AbC1234",   // seven
+      ".out.png.",          // none
+      "out.png.AbC123",     // not hidden
+      ".other.png.AAAAAA",  // no output of this run
+      ".out.png.link00",    // a link, not a file
+  };
+  for (const std::string& name : old) write_file(path(name), "partial");
+  for (const std::string& name : kept)
+    if (name != ".out.png.link00") write_file(path(name), "partial");
+  ASSERT_EQ(::symlink(".out.png.AbC123", path(".out.png.link00").c_str()), 0);
+  fs::create_directory(path(".out.png.DIR000"));
+  for (const std::string& name : old) age(path(name), 2h);
+  for (const std::string& name : kept) age(path(name), name == ".out.png.XyZ789" ? 1min : 2h);
+  age(path(".out.png.DIR000"), 2h);
+  write_file(path("b.jpg"), "an output");
+
+  EXPECT_EQ(remove_stale_temp_files({path("out.png"), path("b.jpg"), path("missing/c.png"), "-"}),
+            old.size());
+  std::set<std::string> left(kept.begin(), kept.end());
+  left.insert({".out.png.DIR000", "b.jpg"});
+  EXPECT_EQ(listing(), left);
+  EXPECT_EQ(remove_stale_temp_files({path("out.png")}), 0u);
+  // With a shorter age, the minute-old one goes too.
+  EXPECT_EQ(remove_stale_temp_files({path("out.png")}, 30s), 1u);
+  EXPECT_FALSE(fs::exists(path(".out.png.XyZ789")));
+}
+
+// A name up to 255 bytes: its temporary file holds the first 200 (NAME_MAX is 255), which is
+// what the removal looks for.
+TEST_F(AtomicFile, ALongOutputNamesItsTemporaryFilesByItsFirst200Bytes) {
+  const std::string name(250, 'n');
+  const std::string stale = "." + name.substr(0, 200) + ".AbC123";
+  write_file(path(stale), "partial");
+  age(path(stale), std::chrono::hours(2));
+  EXPECT_EQ(remove_stale_temp_files({path(name)}), 1u);
+  EXPECT_TRUE(write_file_atomic(path(name), bytes_of("whole")));
+  EXPECT_EQ(listing(), std::set<std::string>{name});
+}
+
+}  // namespace
+}  // namespace blurtool
