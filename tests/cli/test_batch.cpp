@@ -1117,29 +1117,6 @@ TEST_F(Batch, NewOutputsTakeTheUmaskAndForceKeepsTheModeOfThoseItReplaces) {
   EXPECT_EQ(mode_of(out_ / "p1.png"), 0640u);
 }
 
-// A batch without --force never replaces an output: one that appears after the batch planned
-// it (as when two batches write into one folder: the second replaced 19 outputs the first had
-// written) is left as it is and counted as skipped. Here it appears while the batch waits for
-// its input, a named pipe.
-TEST_F(Batch, AnOutputThatAppearsAfterPlanningIsSkippedNotReplaced) {
-  make_image(in_ / "a.png", 150, 16, 12);
-  const fs::path fifo = root_ / "pipe.png";
-  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  fs::create_directories(out_);
-  bool fed = false;
-  std::thread feeder([&] {
-    fed = feed_pipe_once_read(fifo, read_file(in_ / "a.png"),
-                              [&] { write_file(out_ / "pipe.png", "theirs"); });
-  });
-  const Result r = run({"--box", "1", fifo.string(), "-o", out_.string()});
-  feeder.join();
-  ASSERT_TRUE(fed) << r.err;
-  EXPECT_EQ(r.status, 0) << r.err;
-  expect_summary(r, 0, 1, 0);
-  EXPECT_TRUE(read_file(out_ / "pipe.png") == "theirs") << "replaced";
-  EXPECT_EQ(tree(out_), Files{"pipe.png"});  // no temporary file left
-}
-
 // The temporary files a batch killed outright (SIGKILL, a power loss) left beside the outputs it
 // was writing are removed by the next batch over them once an hour old, and its summary says how
 // many; a younger one (a run may be writing it) stays.
