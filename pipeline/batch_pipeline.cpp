@@ -815,10 +815,7 @@ class Pipeline {
       const InputBytes in = read_input(it.input, o_);
       const ImageHeader header = read_image_header(in.bytes, in.name, o_.max_pixels, o_.orient);
       const StripPlan plan = plan_strips(o_, header, in.bytes, in.name);
-      if (it.kind == OutputKind::jpeg && (header.width > 65535 || header.height > 65535))
-        throw Error("output '" + it.output + "': the image is " + std::to_string(header.width) +
-                    "x" + std::to_string(header.height) +
-                    ", too large for JPEG (at most 65535 pixels a side); write a PNG");
+      check_jpeg_sides(it.kind, header.width, header.height, "output '" + it.output + "'");
       const std::vector<std::uint8_t> bytes = run_strips(rt, o_, in, it.kind, plan, &warnings);
       for (const std::string& w : warnings) warn(w);
       std::error_code ec;

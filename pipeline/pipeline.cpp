@@ -264,16 +264,27 @@ SourceRun render_source(Runtime& runtime, const JobOptions& o, Filter& filter, c
   return r;
 }
 
-std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const JobOptions& o,
-                                        int threads) {
-  if (kind == OutputKind::csv || kind == OutputKind::json)
-    return std::vector<std::uint8_t>(r.text.begin(), r.text.end());
-  const ImageFormat format = kind == OutputKind::png ? ImageFormat::png : ImageFormat::jpeg;
+void check_jpeg_sides(OutputKind kind, int width, int height, const std::string& output) {
+  if (kind == OutputKind::jpeg && (width > 65535 || height > 65535))
+    throw Error(output + ": the image is " + std::to_string(width) + "x" + std::to_string(height) +
+                ", too large for JPEG (at most 65535 pixels a side); write a PNG");
+}
+
+EncodeOptions encode_options(const JobOptions& o, int threads) {
   EncodeOptions e;
   e.jpeg_quality = o.quality;
   e.jpeg_subsampling = o.subsampling;
   e.png_level = o.png_level;
   e.threads = threads;
+  return e;
+}
+
+std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const JobOptions& o,
+                                        int threads) {
+  if (kind == OutputKind::csv || kind == OutputKind::json)
+    return std::vector<std::uint8_t>(r.text.begin(), r.text.end());
+  const ImageFormat format = kind == OutputKind::png ? ImageFormat::png : ImageFormat::jpeg;
+  const EncodeOptions e = encode_options(o, threads);
   if (!r.planes.empty()) return encode_jpeg_planes(r.planes, e);
   // The RGBA result is encoded as r.channels without a reduced copy (encode_rgba).
   if (r.image16.channels != 0) {
@@ -521,10 +532,7 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
     // Larger than the memory budget: strip by strip, the device opened first.
     if (kind != OutputKind::png && kind != OutputKind::jpeg)
       throw Error(in.name + ": " + parameter("bright") + " runs in one piece");
-    if (kind == OutputKind::jpeg && (header.width > 65535 || header.height > 65535))
-      throw Error((o.output == "-" ? std::string("<stdout>") : o.output) + ": the image is " +
-                  std::to_string(header.width) + "x" + std::to_string(header.height) +
-                  ", too large for JPEG (at most 65535 pixels a side); write a PNG");
+    check_jpeg_sides(kind, header.width, header.height, o.output == "-" ? "<stdout>" : o.output);
     run.runtime = std::make_unique<Runtime>(
         o.devices.empty() ? select_device(o.device)
                           : select_device(o.devices.front(), parameter("devices")));
@@ -562,10 +570,7 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
     for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
   const Source& source = run.source;
   // JPEG stores each side in 16 bits: say so before the blur, naming the output.
-  if (kind == OutputKind::jpeg && (source.width() > 65535 || source.height() > 65535))
-    throw Error((o.output == "-" ? std::string("<stdout>") : o.output) + ": the image is " +
-                std::to_string(source.width()) + "x" + std::to_string(source.height()) +
-                ", too large for JPEG (at most 65535 pixels a side); write a PNG");
+  check_jpeg_sides(kind, source.width(), source.height(), o.output == "-" ? "<stdout>" : o.output);
 
   PreparedDevice prepared = device.get();
   trace("device ready");

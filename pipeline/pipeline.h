@@ -354,6 +354,14 @@ class DeviceStage {
 std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const JobOptions& o,
                                         int threads);
 
+/// JPEG stores each side in 16 bits: throws blurtool::Error "OUTPUT: the image is WxH, too
+/// large for JPEG ..." (`output` as the message names it) for a JPEG `kind` of a side above
+/// 65535, before any blur; nothing for other kinds and sizes.
+void check_jpeg_sides(OutputKind kind, int width, int height, const std::string& output);
+
+/// The encoders' settings of o (JPEG quality and subsampling, PNG level) on `threads` threads.
+EncodeOptions encode_options(const JobOptions& o, int threads);
+
 /// Write stage: `bytes` to standard output for "-", else to `path` as write_file writes an
 /// image's output (a regular file atomically, replaced only once complete; with IfExists::keep
 /// never replaced). Throws blurtool::Error naming the output ("<stdout>") on any failure, and

@@ -196,11 +196,7 @@ std::vector<std::uint8_t> run_strips(Runtime& runtime, const JobOptions& o, cons
         resolve_gauss_schedule(o.gauss_params, runtime.device(), width, height, inner);
   DeviceStage stage(runtime, same);
 
-  EncodeOptions e;
-  e.jpeg_quality = o.quality;
-  e.jpeg_subsampling = o.subsampling;
-  e.png_level = o.png_level;
-  e.threads = o.jobs;
+  const EncodeOptions e = encode_options(o, o.jobs);
   const bool png = kind == OutputKind::png;
   const int out_depth = png && deep ? 16 : 8;
   std::vector<std::uint8_t> out;
