@@ -208,7 +208,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
       ("format", "output format: png or jpg (with --bright also csv or json); default: by the "
                  "output's extension (.png, .jpg, .jpeg), in batch the input's",
        cxxopts::value<std::string>(), "FMT")
-      ("force", "batch: replace outputs that exist (default: skip them and count them)")
+      ("force",
+       "replace outputs that exist in a batch (default: skip and count them), and one that "
+       "appears while a single image is made (default: fail)")
       ("no-orient", "keep a JPEG's pixels as stored (default: turn and mirror them as its EXIF "
                     "orientation says, so that phone photos come out upright)")
       ("quality", "JPEG quality 1..100", cxxopts::value<std::string>()->default_value("95"), "Q")

@@ -23,7 +23,6 @@ namespace blurtool {
 
 namespace {
 
-
 // libjpeg's error manager, extended with the jump back and what went wrong.
 struct JpegErrors {
   jpeg_error_mgr mgr;
@@ -111,7 +110,7 @@ class JpegRows : public RowSource {
     info_.err = &errors_.mgr;
     info_.client_data = &errors_;  // kept by jpeg_create_decompress, read by its errors
     jpeg_create_decompress(&info_);
-    created_ = true;
+    decompressor_.info = &info_;
     bool colour = true;
     const long limit = static_cast<long>(std::min<std::uint64_t>(max_memory, LONG_MAX));
     if (!jpeg_header_colour(&info_, &errors_, bytes, &colour)) fail();
@@ -121,10 +120,6 @@ class JpegRows : public RowSource {
     height_ = static_cast<int>(info_.output_height);
     stored_channels_ = info_.num_components == 1 ? 1 : 3;
     depth_ = 8;
-  }
-
-  ~JpegRows() override {
-    if (created_) jpeg_destroy_decompress(&info_);
   }
 
   void read(void* out, int rows) override {
@@ -154,7 +149,14 @@ class JpegRows : public RowSource {
   JpegErrors errors_;
   jpeg_progress_mgr progress_{};
   jpeg_decompress_struct info_{};
-  bool created_ = false;
+  // Destroys the decompressor also when the constructor throws (a bad header), where
+  // ~JpegRows would not run.
+  struct Destroyer {
+    jpeg_decompress_struct* info = nullptr;
+    ~Destroyer() {
+      if (info) jpeg_destroy_decompress(info);
+    }
+  } decompressor_;
 };
 
 }  // namespace
@@ -362,24 +364,42 @@ RowWriter::RowWriter(ImageFormat format, int width, int height, int channels, in
 
 RowWriter::~RowWriter() = default;
 
-void RowWriter::write(const void* rows, int count) {
+void RowWriter::write(const void* rows, int count, int before) {
   const std::size_t row_bytes = static_cast<std::size_t>(width_) * 4 * (depth_ / 8);
   if (png_) {
     if (count < 1) return;
+    // Deflate's 32 KiB window in whole rows, of the `done` rows written so far.
+    const auto window = [&](std::size_t done) {
+      return static_cast<int>(std::min(done, (std::size_t{32768} + row_bytes - 1) / row_bytes));
+    };
+    // Encodes the `count` new rows at `pixels` after `context` rows before them.
+    const auto add = [&](const std::uint8_t* pixels, int context) {
+      PngPixels p;
+      p.pixels = pixels - context * row_bytes;
+      p.width = width_;
+      p.height = context + count;
+      p.channels = channels_;
+      p.stride = 4;
+      p.depth = depth_;
+      png_->add(p, context);
+    };
+    const auto* in = static_cast<const std::uint8_t*>(rows);
+    const int wanted = window(png_->rows_done());
+    if (before >= wanted) {  // the context is in the caller's buffer
+      add(in, wanted);
+      // The next call's context, should its buffer not hold it.
+      const int context = window(png_->rows_done());
+      const std::uint8_t* end = in + count * row_bytes;
+      png_rows_.assign(end - context * row_bytes, end);
+      png_context_ = context;
+      return;
+    }
     // The rows go behind the last ones written (whole rows up to deflate's 32 KiB window).
     const int keep = png_context_;
     png_rows_.resize((keep + count) * row_bytes);
     std::memcpy(png_rows_.data() + keep * row_bytes, rows, count * row_bytes);
-    PngPixels p;
-    p.pixels = png_rows_.data();
-    p.width = width_;
-    p.height = keep + count;
-    p.channels = channels_;
-    p.stride = 4;
-    p.depth = depth_;
-    png_->add(p, keep);
-    const int context = static_cast<int>(
-        std::min<std::size_t>(keep + count, (std::size_t{32768} + row_bytes - 1) / row_bytes));
+    add(png_rows_.data() + keep * row_bytes, keep);
+    const int context = window(keep + count);
     std::memmove(png_rows_.data(), png_rows_.data() + (keep + count - context) * row_bytes,
                  context * row_bytes);
     png_context_ = context;

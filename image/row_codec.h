@@ -91,9 +91,12 @@ class RowWriter {
   ~RowWriter();
 
   /// Encodes `count` rows of RGBA samples (8 or 16 bits as constructed) at `rows`, the image's
-  /// next rows. Throws blurtool::Error where encoding fails or the rows go past the image, and
-  /// what the sink throws.
-  void write(const void* rows, int count);
+  /// next rows. `before` rows just above `rows` in the same buffer (row pitch width x 4 samples)
+  /// may hold the rows last written, the same samples: a PNG encoder then reads its filter's row
+  /// above and its dictionary there instead of keeping a copy of each strip. Throws
+  /// blurtool::Error where encoding fails or the rows go past the image, and what the sink
+  /// throws.
+  void write(const void* rows, int count, int before = 0);
 
  private:
   struct Jpeg;

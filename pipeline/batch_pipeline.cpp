@@ -816,12 +816,15 @@ class Pipeline {
       const ImageHeader header = read_image_header(in.bytes, in.name, o_.max_pixels, o_.orient);
       const StripPlan plan = plan_strips(o_, header, in.bytes, in.name);
       check_jpeg_sides(it.kind, header.width, header.height, "output '" + it.output + "'");
-      const std::vector<std::uint8_t> bytes = run_strips(rt, o_, in, it.kind, plan, &warnings);
-      for (const std::string& w : warnings) warn(w);
       std::error_code ec;
       fs::create_directories(fs::path(it.output).parent_path(), ec);
-      taken = !write_file_atomic(it.output, bytes, o_.force ? IfExists::replace : IfExists::keep,
-                                 SyncFolder::caller);  // once a folder, after the run
+      // Encoded rows go to the output's temporary file as each strip is done; its folder is
+      // synced once, after the run.
+      taken = !write_output_streamed(
+          it.output, OutputFile::Special::refuse, o_.force ? IfExists::replace : IfExists::keep,
+          SyncFolder::caller,
+          [&](const ByteSink& sink) { run_strips(rt, o_, in, it.kind, plan, sink, &warnings); });
+      for (const std::string& w : warnings) warn(w);
       file_bytes = static_cast<double>(in.bytes.size());
     });
     lock.lock();

@@ -410,6 +410,27 @@ void write_output(const std::string& path, const std::vector<std::uint8_t>& byte
   }
 }
 
+bool write_output_streamed(const std::string& path, OutputFile::Special special, IfExists if_exists,
+                           SyncFolder sync_folder,
+                           const std::function<void(const ByteSink&)>& make) {
+  if (path == "-") {
+    make([](const std::uint8_t* data, std::size_t size) {
+      errno = 0;
+      if (std::fwrite(data, 1, size, stdout) != size) {
+        const int err = errno;
+        throw Error("<stdout>: cannot write" +
+                    (err ? ": " + std::generic_category().message(err) : std::string()));
+      }
+    });
+    if (std::fflush(stdout) != 0) throw Error("<stdout>: cannot write");
+    return true;
+  }
+  OutputFile file(path, special, if_exists, sync_folder);
+  if (file.taken()) return false;
+  make([&file](const std::uint8_t* data, std::size_t size) { file.write(data, size); });
+  return file.commit();
+}
+
 namespace {
 
 // Refuses an output that is the input itself (same path, or another name for the same file).
@@ -463,12 +484,17 @@ struct PreparedDevice {
   FilterKey key;
 };
 
+// The device single mode runs on: --device, or the first of --devices.
+std::unique_ptr<Runtime> open_single_device(const JobOptions& job) {
+  return std::make_unique<Runtime>(job.devices.empty()
+                                       ? select_device(job.device)
+                                       : select_device(job.devices.front(), parameter("devices")));
+}
+
 PreparedDevice prepare_device(const JobOptions& job, const ImageHeader& header, OutputKind kind,
                               const DeviceRequest& request) {
   PreparedDevice p;
-  p.runtime = std::make_unique<Runtime>(
-      job.devices.empty() ? select_device(job.device)
-                          : select_device(job.devices.front(), parameter("devices")));
+  p.runtime = open_single_device(job);
   if (job.operation == JobOptions::Operation::bright || !request.make_ahead ||
       (kind == OutputKind::jpeg && (header.width > 65535 || header.height > 65535)))
     return p;
@@ -530,22 +556,20 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   const StripPlan strips = plan_strips(o, header, in.bytes, in.name, request.timed_by);
   if (strips.streams()) {
     // Larger than the memory budget: strip by strip, the device opened first.
-    if (kind != OutputKind::png && kind != OutputKind::jpeg)
-      throw Error(in.name + ": " + parameter("bright") + " runs in one piece");
     check_jpeg_sides(kind, header.width, header.height, o.output == "-" ? "<stdout>" : o.output);
-    run.runtime = std::make_unique<Runtime>(
-        o.devices.empty() ? select_device(o.device)
-                          : select_device(o.devices.front(), parameter("devices")));
+    run.runtime = open_single_device(o);
     trace("device ready");
     run.decode_ms = ms_since(start);
-    const std::vector<std::uint8_t> bytes =
-        run_strips(*run.runtime, o, in, kind, strips, &warnings);
+    // Encoded rows go to the output's temporary file as each strip is done.
+    if (!write_output_streamed(o.output, OutputFile::Special::write_into, if_exists,
+                               SyncFolder::now, [&](const ByteSink& sink) {
+                                 run_strips(*run.runtime, o, in, kind, strips, sink, &warnings);
+                               }))
+      throw Error(o.output + ": appeared while the image was made; left as it is, not replaced (" +
+                  parameter("force") + " replaces it)");
     warn_format_mismatch(o, kind, warnings);
     if (!o.quiet)
       for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
-    start = std::chrono::steady_clock::now();
-    write_output(o.output, bytes);
-    run.encode_ms = ms_since(start);
     trace("written");
     return run;
   }

@@ -369,6 +369,20 @@ EncodeOptions encode_options(const JobOptions& o, int threads);
 void write_output(const std::string& path, const std::vector<std::uint8_t>& bytes,
                   IfExists if_exists = IfExists::replace);
 
+/// Takes the bytes of an output as they are made.
+using ByteSink = std::function<void(const std::uint8_t* data, std::size_t size)>;
+
+/// Write stage for an output made in pieces (strips): `make` is called with a sink that writes
+/// to standard output for "-", else into an OutputFile of `path` (a temporary file renamed into
+/// place once `make` returns, removed if it throws: no partial file; a device or named pipe
+/// refused or written into as `special` says). Returns false, and writes
+/// nothing, where `if_exists` is keep and `path` exists before (`make` is not called) or
+/// appeared meanwhile; true otherwise. Throws what `make` throws, and blurtool::Error naming the
+/// output ("<stdout>") on any write failure.
+bool write_output_streamed(const std::string& path, OutputFile::Special special, IfExists if_exists,
+                           SyncFolder sync_folder,
+                           const std::function<void(const ByteSink&)>& make);
+
 /// What single mode leaves for its caller's reports: the device and filter it ran on, the
 /// decoded source, and the times of the run's parts. `filter` is null when the image ran in
 /// tiles (never for a timed run).

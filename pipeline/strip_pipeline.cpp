@@ -17,6 +17,20 @@ constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 // A strip's working set at most: larger strips save only the halo's share of the kernels' work.
 constexpr std::uint64_t kStripBytes = 256 * kMiB;
+// The widest column piece of a band that goes to the device at once (plus its halo): a band
+// wider than this, or than the device holds, runs piece by piece, so that the device's images
+// (host memory on a CPU device) take the width of a piece, not the image's.
+constexpr int kPieceWidth = 16384;
+
+// A run's decoded input and result, bytes a pixel.
+std::uint64_t host_bytes_per_pixel(bool wide) {
+  return wide ? 16 : 8;
+}
+
+// The device's images of a blur (input, output, intermediate), bytes a pixel.
+std::uint64_t device_bytes_per_pixel(bool filter_wide) {
+  return filter_wide ? kWideTileBytesPerPixel : 24;
+}
 
 std::string mib(std::uint64_t bytes) {
   return std::to_string((bytes + kMiB - 1) / kMiB) + " MiB";
@@ -49,7 +63,9 @@ bool rows_transparent(const InputBytes& in, int depth, std::uint64_t max_memory,
 // shares with this one move to the front instead of being decoded again).
 class Band {
  public:
-  Band(RowSource& rows, int channels, const WorkingSpace& space) : rows_(rows) {
+  // `widen`: 8-bit rows handed out at 16 bits (widen()).
+  Band(RowSource& rows, int channels, const WorkingSpace& space, bool widen)
+      : rows_(rows), widen_(widen) {
     source_.channels = channels;
     source_.deep = rows.sixteen_bit();
     source_.space = space;
@@ -58,10 +74,12 @@ class Band {
   // Makes the band rows [first, last) of the image: rows it holds already are kept, the rest
   // decoded (they must follow the ones held, as strips go down the image).
   void cover(int first, int last) {
-    if (rows_.depth() == 16)
+    if (rows_.depth() == 16) {
       cover(source_.rgba16, first, last);
-    else
+    } else {
       cover(source_.rgba, first, last);
+      if (widen_) source_.rgba16 = widen(source_.rgba);
+    }
     first_ = first;
   }
 
@@ -95,9 +113,64 @@ class Band {
   }
 
   RowSource& rows_;
+  bool widen_;
   Source source_;
   int first_ = 0;
 };
+
+// Columns [left, left + width) of rows [top, top + height) of RGBA `image`.
+template <typename T>
+BasicImage<T> columns(const BasicImage<T>& image, int left, int width, int top, int height) {
+  BasicImage<T> part;
+  part.width = width;
+  part.height = height;
+  part.channels = 4;
+  part.pixels.resize(static_cast<std::size_t>(width) * height * 4);
+  for (int y = 0; y < height; ++y)
+    std::memcpy(part.pixels.data() + static_cast<std::size_t>(y) * width * 4,
+                image.pixels.data() + (static_cast<std::size_t>(top + y) * image.width + left) * 4,
+                static_cast<std::size_t>(width) * 4 * sizeof(T));
+  return part;
+}
+
+// Copies `width` x `height` RGBA pixels of `from` at (from_x, from_y) into `to` at (to_x, 0),
+// `to` made `to_width` x `height` first where it is not.
+template <typename T>
+void place(const BasicImage<T>& from, int from_x, int from_y, int width, int height, int to_x,
+           int to_width, BasicImage<T>* to) {
+  if (to->width != to_width || to->height != height) {
+    to->width = to_width;
+    to->height = height;
+    to->channels = 4;
+    to->pixels.resize(static_cast<std::size_t>(to_width) * height * 4);
+  }
+  for (int y = 0; y < height; ++y)
+    std::memcpy(
+        to->pixels.data() + (static_cast<std::size_t>(y) * to_width + to_x) * 4,
+        from.pixels.data() + (static_cast<std::size_t>(from_y + y) * from.width + from_x) * 4,
+        static_cast<std::size_t>(width) * 4 * sizeof(T));
+}
+
+// Encodes rows [first, first + count) of an RGBA8 result whose `before` rows above them are
+// the rows last written (RowWriter::write).
+void write_rows(RowWriter& writer, const Image& result, int first, int count, int before,
+                int /*depth*/, Image* /*narrowed*/) {
+  writer.write(result.pixels.data() + static_cast<std::size_t>(result.width) * 4 * first, count,
+               before);
+}
+
+// The same for an RGBA16 result: at 16 bits, or narrowed to 8 (in `narrowed`) where the
+// output's `depth` is 8.
+void write_rows(RowWriter& writer, const Image16& result, int first, int count, int before,
+                int depth, Image* narrowed) {
+  const std::size_t row = static_cast<std::size_t>(result.width) * 4;
+  if (depth == 16) {
+    writer.write(result.pixels.data() + row * first, count, before);
+    return;
+  }
+  *narrowed = narrow(result);
+  writer.write(narrowed->pixels.data() + row * first, count, before);
+}
 
 }  // namespace
 
@@ -112,7 +185,7 @@ std::uint64_t memory_budget(const JobOptions& o) {
 }
 
 std::uint64_t run_bytes_per_pixel(bool wide, bool filter_wide) {
-  return (wide ? 16 : 8) + (filter_wide ? kWideTileBytesPerPixel : 24);
+  return host_bytes_per_pixel(wide) + device_bytes_per_pixel(filter_wide);
 }
 
 StripPlan plan_strips(const JobOptions& o, const ImageHeader& header,
@@ -124,16 +197,15 @@ StripPlan plan_strips(const JobOptions& o, const ImageHeader& header,
   // The widest the run can be: 16 bits in a working space (transparency is not known yet).
   const bool filter_wide = header.sixteen_bit || o.linear_light ||
                            (!o.straight_alpha && (header.channels == 2 || header.channels == 4));
-  const std::uint64_t per_row = width * run_bytes_per_pixel(header.sixteen_bit, filter_wide);
-  plan.need = per_row * static_cast<std::uint64_t>(header.height) + bytes.size();
+  plan.need = width * run_bytes_per_pixel(header.sixteen_bit, filter_wide) *
+                  static_cast<std::uint64_t>(header.height) +
+              bytes.size();
   if (plan.need <= budget) return plan;
 
   const std::string over = name + ": the image is " + std::to_string(header.width) + "x" +
                            std::to_string(header.height) + " and needs " + mib(plan.need) +
                            " in one piece, more than " + parameter("max_memory") + " (" +
                            mib(budget) + ")";
-  if (o.operation == JobOptions::Operation::bright)
-    throw Error(over + "; " + parameter("bright") + " runs in one piece");
   if (!timed_by.empty()) throw UsageError(over + "; " + timed_by + " times the image in one piece");
   // A file that cannot be read by rows is decoded whole (RGBA), the rest of the budget for the
   // strips.
@@ -143,7 +215,14 @@ StripPlan plan_strips(const JobOptions& o, const ImageHeader& header,
                                                   (header.sixteen_bit ? 8 : 4);
   plan.decode_whole = !why.empty();
   plan.halo = operation_halo(o);
-  const std::uint64_t halo_rows = 2 * static_cast<std::uint64_t>(plan.halo);
+  // The halo above and below a strip, and the row above it that the PNG encoder reads.
+  const std::uint64_t halo_rows = 2 * static_cast<std::uint64_t>(plan.halo) + 1;
+  // A row of a band: its decoded input, its result and the encoder's buffers across the whole
+  // width (three images' rows), the device's images across a column piece at most (run_strips).
+  const std::uint64_t piece =
+      std::min<std::uint64_t>(width, kPieceWidth + 2 * static_cast<std::uint64_t>(plan.halo));
+  const std::uint64_t per_row = width * host_bytes_per_pixel(header.sixteen_bit) * 3 / 2 +
+                                piece * device_bytes_per_pixel(filter_wide);
   const std::uint64_t fixed = bytes.size() + decoded;
   if (plan.decode_whole && fixed + (halo_rows + 1) * per_row * 2 > budget)
     throw Error(over + "; " + why + " is decoded whole (" + mib(decoded) +
@@ -151,18 +230,36 @@ StripPlan plan_strips(const JobOptions& o, const ImageHeader& header,
   const std::uint64_t held = budget > fixed ? budget - fixed : 0;
   std::uint64_t band = std::min(held / 4, kStripBytes) / per_row;
   if (band < halo_rows + 16) band = held / 2 / per_row;  // wide rows: more of the budget
+  const bool bright = o.operation == JobOptions::Operation::bright;
   if (band < halo_rows + 1)
-    throw Error(over + ", and a strip of one row with the blur's " + std::to_string(plan.halo) +
-                "-row halo above and below needs " + mib((halo_rows + 1) * per_row * 2) +
-                "; raise " + parameter("max_memory") + " or use a smaller radius");
+    throw Error(over + ", and a strip of one row with " +
+                (bright ? parameter("bright") + "'s glow, its " : "the blur's ") +
+                std::to_string(plan.halo) + "-row halo above and below, needs " +
+                mib((halo_rows + 1) * per_row * 2) + "; raise " + parameter("max_memory") +
+                (bright ? " or use smaller blocks" : " or use a smaller radius"));
   plan.rows = static_cast<int>(
       std::min<std::uint64_t>(band - halo_rows, static_cast<std::uint64_t>(header.height)));
+  if (bright) {
+    // Whole blocks in every strip (the glow's halo is whole blocks too), so that each block
+    // finds the point it finds in one piece.
+    const int block = o.bright_params.block;
+    if (plan.rows < block)
+      throw Error(over + ", and a strip of one row of " + parameter("bright") + "'s " +
+                  std::to_string(block) + "-pixel blocks with its glow's " +
+                  std::to_string(plan.halo) + "-row halo above and below does not fit; raise " +
+                  parameter("max_memory") + " or use smaller blocks");
+    if (plan.rows < header.height) plan.rows = plan.rows / block * block;
+  }
   return plan;
 }
 
-std::vector<std::uint8_t> run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in,
-                                     OutputKind kind, const StripPlan& plan,
-                                     std::vector<std::string>* warnings) {
+void run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in, OutputKind kind,
+                const StripPlan& plan, const ByteSink& sink, std::vector<std::string>* warnings) {
+  const bool bright = o.operation == JobOptions::Operation::bright;
+  if (kind != OutputKind::png && kind != OutputKind::jpeg)
+    throw Error(in.name + ": " + parameter("bright") +
+                "'s list of points is made from the image in one piece, and the image is " +
+                "larger than " + parameter("max_memory") + "; write an image (png, jpg) instead");
   const std::uint64_t budget = memory_budget(o);
   std::unique_ptr<RowSource> rows;
   bool transparent = false;
@@ -184,14 +281,13 @@ std::vector<std::uint8_t> run_strips(Runtime& runtime, const JobOptions& o, cons
     transparent = alpha && !o.straight_alpha &&
                   rows_transparent(in, rows->depth(), budget, std::max(1, plan.rows));
   const WorkingSpace space = working_space(o, channels, deep, transparent);
-  trace("strips planned");
 
   // Every strip with the schedule auto takes for the whole image, as tiles do (render_tiled).
   JobOptions same = o;
   const PixelDepth inner = filter_depth(deep, space);
   if (o.operation == JobOptions::Operation::box)
     same.box_params = resolve_box_schedule(o.box_params, runtime.device(), width, height, inner);
-  else
+  else if (!bright)
     same.gauss_params =
         resolve_gauss_schedule(o.gauss_params, runtime.device(), width, height, inner);
   DeviceStage stage(runtime, same);
@@ -199,35 +295,72 @@ std::vector<std::uint8_t> run_strips(Runtime& runtime, const JobOptions& o, cons
   const EncodeOptions e = encode_options(o, o.jobs);
   const bool png = kind == OutputKind::png;
   const int out_depth = png && deep ? 16 : 8;
-  std::vector<std::uint8_t> out;
-  RowWriter writer(
-      png ? ImageFormat::png : ImageFormat::jpeg, width, height, channels, out_depth, e,
-      [&out](const std::uint8_t* p, std::size_t n) { out.insert(out.end(), p, p + n); });
+  RowWriter writer(png ? ImageFormat::png : ImageFormat::jpeg, width, height, channels, out_depth,
+                   e, sink);
 
-  Band band(*rows, channels, space);
-  Image narrowed;  // a 16-bit strip narrowed for an 8-bit output
+  // Bands wider than the device holds, or than kPieceWidth, go to it in column pieces of one
+  // width (one filter for all), each with the halo's columns beside it; an image edge is a
+  // piece's edge only where it is the image's.
+  const int band_rows = std::min(height, plan.rows + 2 * plan.halo + 1);
+  int piece = width;
+  if (o.max_tile.is_default() && !bright) {  // bright points' pieces would need whole blocks
+    const TileSize t =
+        operation_tiles(runtime, same, width, band_rows, inner == PixelDepth::u16, {});
+    if (t.height >= band_rows)
+      piece = std::min(width, std::min(t.width, kPieceWidth) + 2 * plan.halo);
+  }
+
+  trace(piece < width ? "strips planned, in column pieces" : "strips planned");
+
+  // --bright in linear light reads 8-bit files at 16 bits (source_depth), as make_source does.
+  const bool widen = !deep && source_depth(o, deep, space) == PixelDepth::u16;
+  Band band(*rows, channels, space, widen);
+  Image strip8;     // a strip's rows put together from its pieces, or narrowed from 16 bits
+  Image16 strip16;  // the same at 16 bits
   for (int y = 0; y < height; y += plan.rows) {
     const int last = std::min(height, y + plan.rows);
-    band.cover(std::max(0, y - plan.halo), std::min(height, last + plan.halo));
+    // One row more above the halo: the output row above the strip comes out exact too, and
+    // the PNG encoder reads its row above there (RowWriter::write's `before`).
+    const int before = y > 0 && !bright ? 1 : 0;  // bright points: whole blocks in the band
+    band.cover(std::max(0, y - plan.halo - before), std::min(height, last + plan.halo));
     for (std::string& w : rows->take_warnings()) warnings->push_back(std::move(w));
-    // The device stage returns RGBA whatever the output (its JPEG planes are for whole images).
-    SourceRun r = stage.run(band.source(), OutputKind::png);
     const int skip = y - band.first(), count = last - y;
-    const std::size_t row = static_cast<std::size_t>(width) * 4;
-    if (r.rendered.image16.channels != 0) {
-      const Image16& strip = r.rendered.image16;
-      if (out_depth == 16) {
-        writer.write(strip.pixels.data() + row * skip, count);
-      } else {
-        narrowed = narrow(strip);
-        writer.write(narrowed.pixels.data() + row * skip, count);
-      }
-    } else {
-      writer.write(r.rendered.image.pixels.data() + row * skip, count);
+    // The device stage returns RGBA whatever the output (its JPEG planes are for whole images).
+    if (piece >= width) {
+      SourceRun r = stage.run(band.source(), OutputKind::png);
+      if (r.rendered.image16.channels != 0)
+        write_rows(writer, r.rendered.image16, skip, count, before, out_depth, &strip8);
+      else
+        write_rows(writer, r.rendered.image, skip, count, before, out_depth, &strip8);
+      continue;
     }
+    const Source& whole = band.source();
+    for (int x = 0; x < width;) {
+      // Input columns [left, left + piece); output columns [x, right).
+      const int left = std::max(0, std::min(x - plan.halo, width - piece));
+      const int right = left + piece == width ? width : left + piece - plan.halo;
+      Source part;
+      part.channels = whole.channels;
+      part.deep = whole.deep;
+      part.space = whole.space;
+      if (whole.wide())
+        part.rgba16 = columns(whole.rgba16, left, piece, 0, whole.height());
+      else
+        part.rgba = columns(whole.rgba, left, piece, 0, whole.height());
+      SourceRun r = stage.run(part, OutputKind::png);
+      const int from = skip - before, rows_out = before + count;
+      if (r.rendered.image16.channels != 0)
+        place(r.rendered.image16, x - left, from, right - x, rows_out, x, width, &strip16);
+      else
+        place(r.rendered.image, x - left, from, right - x, rows_out, x, width, &strip8);
+      x = right;
+    }
+    if (strip16.channels != 0)
+      write_rows(writer, strip16, before, count, before, out_depth, &strip8);
+    else
+      write_rows(writer, strip8, before, count, before, out_depth, nullptr);
   }
   trace("strips done");
-  return out;
 }
 
 }  // namespace blurtool

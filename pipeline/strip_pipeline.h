@@ -43,22 +43,25 @@ struct StripPlan {
 /// The plan for o's operation on the image with `header` whose bytes are `bytes`, named `name`:
 /// one piece where its run (run_bytes_per_pixel a pixel) fits memory_budget(o); else strips
 /// that take at most a quarter of the budget, or 256 MiB, whichever is smaller, or more of it
-/// where a strip of one row and its halo needs more. Throws blurtool::Error naming `name` and
-/// giving the bytes it would need when the image fits neither way: even a strip of one row is
-/// larger than the budget, the operation is --bright, or `timed_by` (--bench) times it in one
-/// piece. A file that cannot be read by rows (rows_unreadable: an interlaced PNG, an
-/// EXIF-rotated JPEG) is decoded whole (decode_whole) where its decoded pixels and a strip fit.
+/// where a strip of one row and its halo needs more (--bright: strips of whole blocks). Throws
+/// blurtool::Error naming `name` and giving the bytes it would need when the image fits neither
+/// way: even a strip of one row (one block row for --bright) is larger than the budget, or
+/// `timed_by` (--bench) times it in one piece. A file that cannot be read by rows
+/// (rows_unreadable: an interlaced PNG, an EXIF-rotated JPEG) is decoded whole (decode_whole)
+/// where its decoded pixels and a strip fit.
 StripPlan plan_strips(const JobOptions& o, const ImageHeader& header,
                       const std::vector<std::uint8_t>& bytes, const std::string& name,
                       const std::string& timed_by = {});
 
-/// Runs o's blur over the image in `in` strip by strip as `plan` says on `runtime` and returns
+/// Runs o's blur over the image in `in` strip by strip as `plan` says on `runtime` and hands
 /// the encoded output for `kind` (PNG or JPEG; the same samples as run_single's one-piece
-/// result). Warnings (each naming the input) are appended to `warnings`. Throws
-/// blurtool::Error naming the input for a file that fails to decode (nothing is written then),
-/// and what the device stage throws.
-std::vector<std::uint8_t> run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in,
-                                     OutputKind kind, const StripPlan& plan,
-                                     std::vector<std::string>* warnings);
+/// result) to `sink` as each strip's rows are encoded (write_output_streamed takes them).
+/// --bright draws each strip's glows from the points of the blocks within the glow's reach, as
+/// in one piece; its list of points (a csv or json `kind`) is refused. Warnings (each naming
+/// the input) are appended to `warnings`. Throws blurtool::Error naming the input for a file
+/// that fails to decode (the sink has then had part of the output) or a text `kind`, what the
+/// device stage throws and what the sink throws.
+void run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in, OutputKind kind,
+                const StripPlan& plan, const ByteSink& sink, std::vector<std::string>* warnings);
 
 }  // namespace blurtool

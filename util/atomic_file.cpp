@@ -24,6 +24,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -276,10 +277,10 @@ class TempFile {
 namespace {
 
 // Writes all of `bytes` to `fd`, resuming after short writes and EINTR; 0, or the errno.
-int write_all(int fd, const std::vector<std::uint8_t>& bytes) {
+int write_all(int fd, const std::uint8_t* bytes, std::size_t size) {
   std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+  while (done < size) {
+    const ssize_t n = ::write(fd, bytes + done, size - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return n < 0 ? errno : EIO;
     done += static_cast<std::size_t>(n);
@@ -338,51 +339,175 @@ int rename_no_replace(const std::string& from, const std::string& to) {
   return link_no_replace(from, to);
 }
 
-bool write_file_atomic(const std::string& path, const std::vector<std::uint8_t>& bytes,
-                       IfExists if_exists, SyncFolder sync) {
-  install_cleanup_handlers();
-  struct stat st;
-  const bool exists = ::stat(path.c_str(), &st) == 0;
-  if (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-    throw Error(path + ": is a device, named pipe or socket, not a file; refusing to replace it");
-  if (exists && if_exists == IfExists::keep) return false;
-  // A new file takes 0666 less the umask (and a folder's default ACL), which the kernel applies
-  // at creation; a replaced file keeps its permission bits, set below once the umask has
-  // narrowed them (created with them, the file is never readable by more than it will be).
-  const bool keep_mode = exists && S_ISREG(st.st_mode);
-  const mode_t mode = keep_mode ? (st.st_mode & 0777) : 0666;
-  const auto [dir, prefix] = temp_prefix(path);
-  // Hidden, unique name beside the target, so that rename() stays within one file system.
-  TempFile temp(dir + "/" + prefix + "XXXXXX", mode);
-  if (temp.fd() < 0) {
-    const int err = errno;  // before any allocation can clobber it
-    throw Error(path + ": cannot create a temporary file in '" + dir + "': " + errno_text(err));
+namespace {
+
+// Whether `path` names a file to be written into rather than replaced: a character device or
+// named pipe (/dev/null, a FIFO), or a path under /dev or /proc, through any links
+// (/dev/stdout, /dev/fd/N, /proc/self/fd/N name whatever the descriptor is, a regular file
+// too; renaming over them would replace the link itself). `special_name` says which of the
+// latter it is; `st` is the stat of `path`.
+bool written_into(const std::string& path, const struct stat& st, bool* special_name) {
+  *special_name = false;
+  std::filesystem::path hop = path;  // the path, then each link's target in turn
+  for (int links = 0; links < 40 && !*special_name; ++links) {
+    const std::string normal = std::filesystem::absolute(hop).lexically_normal().string();
+    *special_name = normal.rfind("/dev/", 0) == 0 || normal.rfind("/proc/", 0) == 0;
+    std::error_code ec;
+    if (!std::filesystem::is_symlink(hop, ec)) break;
+    const std::filesystem::path target = std::filesystem::read_symlink(hop, ec);
+    if (ec) break;
+    hop = target.is_absolute() ? target : hop.parent_path() / target;
+  }
+  return *special_name || S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode);
+}
+
+}  // namespace
+
+struct OutputFile::State {
+  std::string path;
+  IfExists if_exists = IfExists::replace;
+  SyncFolder sync = SyncFolder::now;
+  bool taken = false;  // the path exists and is kept: nothing is written
+  int direct = -1;     // the descriptor of a device, pipe or /dev path written into
+  std::optional<TempFile> temp;
+  bool keep_mode = false;  // a replaced regular file's permission bits, set on the temporary file
+  mode_t mode = 0666;
+  std::string dir;
+  bool done = false;  // committed (or failed to): nothing more is written
+
+  ~State() {
+    if (direct >= 0) ::close(direct);
   }
 
-  if (const int err = write_all(temp.fd(), bytes))
-    throw Error(path + ": cannot write '" + temp.path() + "': " + errno_text(err));
-  if (keep_mode && ::fchmod(temp.fd(), mode) != 0) {
+  // The temporary file beside `path` (write_file_atomic's way).
+  void open_temp() {
+    install_cleanup_handlers();
+    struct stat st;
+    const bool exists = ::stat(path.c_str(), &st) == 0;
+    if (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+      throw Error(path + ": is a device, named pipe or socket, not a file; refusing to replace it");
+    if (exists && if_exists == IfExists::keep) {
+      taken = true;
+      return;
+    }
+    // A new file takes 0666 less the umask (and a folder's default ACL), which the kernel
+    // applies at creation; a replaced file keeps its permission bits, set at commit once the
+    // umask has narrowed them (created with them, the file is never readable by more than it
+    // will be).
+    keep_mode = exists && S_ISREG(st.st_mode);
+    mode = keep_mode ? (st.st_mode & 0777) : 0666;
+    auto [folder, prefix] = temp_prefix(path);
+    dir = std::move(folder);
+    // Hidden, unique name beside the target, so that rename() stays within one file system.
+    temp.emplace(dir + "/" + prefix + "XXXXXX", mode);
+    if (temp->fd() < 0) {
+      const int err = errno;  // before any allocation can clobber it
+      throw Error(path + ": cannot create a temporary file in '" + dir + "': " + errno_text(err));
+    }
+  }
+
+  // write_file's way: into a device, pipe or /dev path that exists, else open_temp().
+  void open_any() {
+    struct stat st;
+    bool special_name = false;
+    if (::stat(path.c_str(), &st) != 0 || !written_into(path, st, &special_name))
+      return open_temp();
+    if (if_exists == IfExists::keep) {
+      taken = true;
+      return;
+    }
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);  // no O_CREAT: it exists
+    if (fd < 0) {
+      const int err = errno;
+      throw Error(path + ": cannot open: " + errno_text(err));
+    }
+    struct stat opened;
+    if (::fstat(fd, &opened) != 0 || (S_ISREG(opened.st_mode) && !special_name)) {
+      ::close(fd);  // it became a regular file after the stat(): replace it as any other
+      return open_temp();
+    }
+    if (S_ISREG(opened.st_mode)) (void)::ftruncate(fd, 0);  // /dev/stdout onto a file, as cp does
+    direct = fd;
+  }
+};
+
+OutputFile::OutputFile(const std::string& path, Special special, IfExists if_exists,
+                       SyncFolder sync)
+    : state_(std::make_unique<State>()) {
+  state_->path = path;
+  state_->if_exists = if_exists;
+  state_->sync = sync;
+  if (special == Special::write_into)
+    state_->open_any();
+  else
+    state_->open_temp();
+}
+
+OutputFile::~OutputFile() = default;
+
+bool OutputFile::taken() const {
+  return state_->taken;
+}
+
+void OutputFile::write(const std::uint8_t* data, std::size_t size) {
+  State& s = *state_;
+  if (s.taken || s.done) throw Error(s.path + ": written after it was finished");
+  if (s.direct >= 0) {
+    if (const int err = write_all(s.direct, data, size))
+      throw Error(s.path + ": cannot write: " + errno_text(err));
+    return;
+  }
+  if (const int err = write_all(s.temp->fd(), data, size))
+    throw Error(s.path + ": cannot write '" + s.temp->path() + "': " + errno_text(err));
+}
+
+bool OutputFile::commit() {
+  State& s = *state_;
+  if (s.taken) return false;
+  if (s.done) throw Error(s.path + ": finished twice");
+  s.done = true;
+  if (s.direct >= 0) {
+    const int fd = s.direct;
+    s.direct = -1;
+    if (::close(fd) != 0 && errno != EINTR) {
+      const int err = errno;
+      throw Error(s.path + ": cannot write: " + errno_text(err));
+    }
+    return true;
+  }
+  TempFile& temp = *s.temp;
+  if (s.keep_mode && ::fchmod(temp.fd(), s.mode) != 0) {
     const int err = errno;
-    throw Error(path + ": cannot set permissions of '" + temp.path() + "': " + errno_text(err));
+    throw Error(s.path + ": cannot set permissions of '" + temp.path() + "': " + errno_text(err));
   }
   // On disk before the rename makes it the output: after a crash the name holds the old file
   // or the whole new one, never a renamed file whose data had not been written yet.
   if (const int err = sync_fd(temp.fd()))
-    throw Error(path + ": cannot write '" + temp.path() + "': " + errno_text(err));
-  if (const int err = temp.close()) {
-    throw Error(path + ": cannot write '" + temp.path() + "': " + errno_text(err));
-  }
-  if (const int err = temp.rename_to(path, if_exists == IfExists::replace)) {
-    if (err == EEXIST && if_exists == IfExists::keep) return false;  // it appeared meanwhile
-    throw Error(path + ": cannot rename the temporary file into place: " + errno_text(err));
+    throw Error(s.path + ": cannot write '" + temp.path() + "': " + errno_text(err));
+  if (const int err = temp.close())
+    throw Error(s.path + ": cannot write '" + temp.path() + "': " + errno_text(err));
+  if (const int err = temp.rename_to(s.path, s.if_exists == IfExists::replace)) {
+    if (err == EEXIST && s.if_exists == IfExists::keep) {  // it appeared meanwhile
+      s.taken = true;
+      return false;
+    }
+    throw Error(s.path + ": cannot rename the temporary file into place: " + errno_text(err));
   }
   // The rename itself on disk.
-  if (sync == SyncFolder::now) {
-    if (const int err = sync_folder(dir))
-      throw Error(path + ": written, but its folder '" + dir +
+  if (s.sync == SyncFolder::now) {
+    if (const int err = sync_folder(s.dir))
+      throw Error(s.path + ": written, but its folder '" + s.dir +
                   "' cannot be synced: " + errno_text(err));
   }
   return true;
+}
+
+bool write_file_atomic(const std::string& path, const std::vector<std::uint8_t>& bytes,
+                       IfExists if_exists, SyncFolder sync) {
+  OutputFile file(path, OutputFile::Special::refuse, if_exists, sync);
+  if (file.taken()) return false;
+  file.write(bytes.data(), bytes.size());
+  return file.commit();
 }
 
 void sync_folders_of(const std::vector<std::string>& outputs) {
@@ -395,45 +520,10 @@ void sync_folders_of(const std::vector<std::string>& outputs) {
 
 bool write_file(const std::string& path, const std::vector<std::uint8_t>& bytes,
                 IfExists if_exists) {
-  // Written into, not replaced: a character device or named pipe (/dev/null, a FIFO), and any
-  // path under /dev or /proc (/dev/stdout, /dev/fd/N, /proc/self/fd/N name whatever the
-  // descriptor is, a regular file too; renaming over them would replace the link itself).
-  bool special_name = false;
-  std::filesystem::path hop = path;  // the path, then each link's target in turn
-  for (int links = 0; links < 40 && !special_name; ++links) {
-    const std::string normal = std::filesystem::absolute(hop).lexically_normal().string();
-    special_name = normal.rfind("/dev/", 0) == 0 || normal.rfind("/proc/", 0) == 0;
-    std::error_code ec;
-    if (!std::filesystem::is_symlink(hop, ec)) break;
-    const std::filesystem::path target = std::filesystem::read_symlink(hop, ec);
-    if (ec) break;
-    hop = target.is_absolute() ? target : hop.parent_path() / target;
-  }
-  struct stat st;
-  const bool exists = ::stat(path.c_str(), &st) == 0;
-  if (!exists || !(special_name || S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
-    return write_file_atomic(path, bytes, if_exists);
-  if (if_exists == IfExists::keep) return false;
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);  // no O_CREAT: it exists
-  if (fd < 0) {
-    const int err = errno;
-    throw Error(path + ": cannot open: " + errno_text(err));
-  }
-  struct stat opened;
-  if (::fstat(fd, &opened) != 0 || (S_ISREG(opened.st_mode) && !special_name)) {
-    ::close(fd);  // it became a regular file after the stat(): replace it as any other
-    return write_file_atomic(path, bytes, if_exists);
-  }
-  if (S_ISREG(opened.st_mode)) (void)::ftruncate(fd, 0);  // /dev/stdout onto a file, as cp does
-  if (const int err = write_all(fd, bytes)) {
-    ::close(fd);
-    throw Error(path + ": cannot write: " + errno_text(err));
-  }
-  if (::close(fd) != 0 && errno != EINTR) {
-    const int err = errno;
-    throw Error(path + ": cannot write: " + errno_text(err));
-  }
-  return true;
+  OutputFile file(path, OutputFile::Special::write_into, if_exists);
+  if (file.taken()) return false;
+  file.write(bytes.data(), bytes.size());
+  return file.commit();
 }
 
 void install_cleanup_handlers() {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,47 @@ enum class SyncFolder {
 bool write_file_atomic(const std::string& path, const std::vector<std::uint8_t>& bytes,
                        IfExists if_exists = IfExists::replace,
                        SyncFolder sync_folder = SyncFolder::now);
+
+/// An output written in pieces as it is made (an image encoded strip by strip) and put in place
+/// whole by commit(): into a temporary file beside `path`, synced and renamed into place as
+/// write_file_atomic does (mode, IfExists and SyncFolder alike), or, with Special::write_into,
+/// straight into a character device, named pipe or /dev or /proc path that exists, as write_file
+/// does. Destroyed without a commit (an exception while the image is made), the temporary file
+/// is removed: no partial output is ever left under `path`. Not thread-safe; one writer.
+class OutputFile {
+ public:
+  /// What an output that is a device, named pipe or socket gets.
+  enum class Special {
+    refuse,      ///< an Error (write_file_atomic)
+    write_into,  ///< written into (write_file); a socket is still refused
+  };
+
+  /// Opens the output: creates the temporary file (or opens the device). Throws
+  /// blurtool::Error naming `path` where it cannot. With IfExists::keep and `path` existing,
+  /// nothing is created and taken() is true.
+  OutputFile(const std::string& path, Special special, IfExists if_exists = IfExists::replace,
+             SyncFolder sync_folder = SyncFolder::now);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  /// Whether the output is left as it is (IfExists::keep and `path` exists): nothing is written.
+  bool taken() const;
+
+  /// Appends `size` bytes. Throws blurtool::Error naming `path` (and the temporary file) on a
+  /// write failure, or when the file is taken() or committed.
+  void write(const std::uint8_t* data, std::size_t size);
+
+  /// Syncs and renames the file into place (or closes the device). Returns false, writing
+  /// nothing, where the output is taken(), also when `path` appeared meanwhile under
+  /// IfExists::keep (the temporary file is then removed); true otherwise. Throws
+  /// blurtool::Error naming `path` on any failure.
+  bool commit();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 /// Syncs the folder of each of `outputs` once, so that the renames of the write_file_atomic
 /// calls with SyncFolder::caller that wrote them are on disk. Throws blurtool::Error naming a

@@ -115,7 +115,8 @@ TEST_F(Cli, ImageThatFitsNoStripIsRefusedWithWhatItNeeds) {
 
 // Files that cannot be read by rows (an interlaced PNG, a JPEG turned by its EXIF orientation)
 // are decoded whole, then run in strips, where that fits: the one-piece output; where their
-// decoded pixels leave no room for a strip they are refused by name. --bright runs in one piece.
+// decoded pixels leave no room for a strip they are refused by name, as is --bright's list of
+// points of an image over the budget.
 TEST_F(Cli, FilesThatCannotStreamAreDecodedWholeOrRefused) {
   const Traced traced;
   const Image turned_pixels = random_image(300, 200, 3, 6);
@@ -151,6 +152,100 @@ TEST_F(Cli, HeaderWithoutDataFailsOnTheFirstRow) {
   const fs::path input = in_ / "promise.png";
   write_bytes(input, with_ihdr(png, 16384, 16384, 0));
   expect_failure(run({"--box", "3", input, out_ / "o.png"}), 1, {input.string(), "PNG"}, Files{});
+}
+
+// --bright in strips of whole blocks, each with the glow's reach of blocks above and below:
+// the glows drawn are the one-piece run's, at 8 bits, 16 bits and in linear light.
+TEST_F(Cli, BrightPointsRunInStripsWithTheSameImage) {
+  write_bytes(in_ / "rgb.png", encode_image(random_image(230, 900, 3, 13), ImageFormat::png, 95));
+  Image16 deep{190, 700, 4, PixelVector<std::uint16_t>(std::size_t{190} * 700 * 4)};
+  for (std::size_t i = 0; i < deep.pixels.size(); ++i)
+    deep.pixels[i] = static_cast<std::uint16_t>(i * 2654435761u >> 7);
+  write_bytes(in_ / "deep.png", encode_image(deep, ImageFormat::png, 95));
+  const Traced traced;
+  struct Case {
+    std::string input;
+    std::vector<std::string> op;
+    std::string budget;  // below the one-piece run's, above a strip's
+  };
+  for (const Case& c :
+       std::vector<Case>{{"rgb.png", {"--bright", "0.8"}, "4M"},
+                         {"rgb.png", {"--bright", "0.6", "--block", "5"}, "4M"},
+                         {"rgb.png", {"--bright", "0.7", "--linear-light"}, "4M"},
+                         {"deep.png", {"--bright", "0.7", "--block", "16"}, "8M"}}) {
+    SCOPED_TRACE(c.input + " " + c.op.back());
+    std::vector<std::string> strips = c.op, whole = c.op;
+    strips.insert(strips.end(),
+                  {"--max-memory", c.budget, (in_ / c.input).string(), (out_ / "s.png").string()});
+    whole.insert(whole.end(), {(in_ / c.input).string(), (out_ / "w.png").string()});
+    const Result r = run(strips);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(ran_in_strips(r)) << r.err;
+    const Result one = run(whole);
+    ASSERT_EQ(one.status, 0) << one.err;
+    EXPECT_FALSE(ran_in_strips(one));
+    const DecodedImage a = load_image_wide(out_ / "w.png"), b = load_image_wide(out_ / "s.png");
+    EXPECT_TRUE(a.narrow.pixels == b.narrow.pixels);
+    EXPECT_TRUE(a.wide.pixels == b.wide.pixels);
+  }
+}
+
+// A band wider than the device's widest piece (kPieceWidth) goes to it in column pieces, each
+// with the halo's columns beside it: the same output as one piece, at 8 and at 16 bits.
+TEST_F(Cli, WideStripsRunInColumnPiecesWithTheSameOutput) {
+  const fs::path rgb = in_ / "wide.png", deep = in_ / "wide16.png";
+  const Image image = random_image(16500, 40, 3, 12);
+  write_bytes(rgb, encode_image(image, ImageFormat::png, 95));
+  Image16 sixteen{16450, 64, 4, PixelVector<std::uint16_t>(std::size_t{16450} * 64 * 4)};
+  for (std::size_t i = 0; i < sixteen.pixels.size(); ++i)
+    sixteen.pixels[i] = static_cast<std::uint16_t>(i * 2654435761u >> 7);
+  write_bytes(deep, encode_image(sixteen, ImageFormat::png, 95));
+  const Traced traced;
+  struct Case {
+    fs::path input;
+    std::vector<std::string> op;
+    std::string budget;  // below the one-piece run's, above a strip's
+  };
+  for (const Case& c : std::vector<Case>{{rgb, {"--box", "5"}, "20M"},
+                                         {rgb, {"--gauss", "2", "--edge", "mirror"}, "20M"},
+                                         {deep, {"--box", "4"}, "40M"}}) {
+    SCOPED_TRACE(c.input.filename().string() + " " + c.op[0]);
+    std::vector<std::string> pieces = c.op, whole = c.op;
+    pieces.insert(pieces.end(),
+                  {"--max-memory", c.budget, c.input.string(), (out_ / "p.png").string()});
+    whole.insert(whole.end(), {c.input.string(), (out_ / "w.png").string()});
+    const Result r = run(pieces);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("strips planned, in column pieces"), std::string::npos) << r.err;
+    ASSERT_EQ(run(whole).status, 0);
+    const DecodedImage a = load_image_wide(out_ / "w.png"), b = load_image_wide(out_ / "p.png");
+    EXPECT_TRUE(a.narrow.pixels == b.narrow.pixels);
+    EXPECT_TRUE(a.wide.pixels == b.wide.pixels);
+    if (c.op[0] == "--box" && c.input == rgb) {
+      EXPECT_LE(max_diff(load_image(out_ / "p.png"), expected_box(image, 5, EdgeMode::clamp)), 1);
+    }
+  }
+}
+
+// Strips are encoded into the output's temporary file as they are done: a file whose data
+// ends halfway (its header promises twice the rows it holds) fails after strips were written,
+// and leaves neither a partial output nor a temporary file, and an output that was there stays
+// as it was.
+TEST_F(Cli, AStripRunThatFailsHalfwayLeavesNoPartialOutput) {
+  const std::vector<std::uint8_t> png =
+      encode_image(random_image(300, 400, 3, 11), ImageFormat::png, 95);
+  const fs::path input = in_ / "cut.png";
+  write_bytes(input, with_ihdr(png, 300, 800, 0));
+  {
+    Traced traced;
+    const Result r = run({"--box", "3", "--max-memory", "1M", input, out_ / "new.png"});
+    EXPECT_TRUE(ran_in_strips(r)) << r.err;
+    expect_failure(r, 1, {input.string(), "PNG"}, Files{});
+  }
+  write_file(out_ / "old.png", "the old output");
+  expect_failure(run({"--box", "3", "--max-memory", "1M", input, out_ / "old.png"}), 1,
+                 {input.string()}, Files{"old.png"});
+  EXPECT_EQ(read_file(out_ / "old.png"), "the old output");
 }
 
 // A batch with a budget that two of its images exceed: those run in strips, the others as

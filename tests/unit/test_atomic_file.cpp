@@ -18,6 +18,7 @@
 
 #include "tests/support/test_support.h"
 #include "util/atomic_file.h"
+#include "util/error.h"
 
 namespace blurtool {
 namespace {
@@ -139,6 +140,46 @@ TEST_F(AtomicFile, KeepWritesNothingWhereTheFileExistsAndLeavesNoTemporaryFile) 
   EXPECT_EQ(mode_of(other), 0644u);
   EXPECT_TRUE(write_file_atomic(file, bytes_of("replaced")));  // replace still replaces
   EXPECT_EQ(read_file(file), "replaced");
+  EXPECT_EQ(listing(), (std::set<std::string>{"out.png", "other.png"}));
+}
+
+// An output made in pieces (strips) appears whole at commit or not at all.
+TEST_F(AtomicFile, AnOutputWrittenInPiecesAppearsWholeAtCommitOrNotAtAll) {
+  const std::string file = path("out.png");
+  const Bytes first = bytes_of("first strip, "), second = bytes_of("second strip");
+  {
+    OutputFile out(file, OutputFile::Special::refuse);
+    EXPECT_FALSE(out.taken());
+    out.write(first.data(), first.size());
+    EXPECT_EQ(listing().count("out.png"), 0u);  // only the temporary file so far
+    EXPECT_EQ(listing().size(), 1u);
+    out.write(second.data(), second.size());
+    EXPECT_TRUE(out.commit());
+    EXPECT_THROW(out.write(first.data(), first.size()), Error);
+  }
+  EXPECT_EQ(read_file(file), "first strip, second strip");
+  EXPECT_EQ(listing(), std::set<std::string>{"out.png"});
+  {  // abandoned halfway (the image failed): the old output stays, the temporary file goes
+    OutputFile out(file, OutputFile::Special::refuse);
+    out.write(second.data(), second.size());
+  }
+  EXPECT_EQ(read_file(file), "first strip, second strip");
+  EXPECT_EQ(listing(), std::set<std::string>{"out.png"});
+  {  // kept: nothing created
+    OutputFile out(file, OutputFile::Special::refuse, IfExists::keep);
+    EXPECT_TRUE(out.taken());
+    EXPECT_FALSE(out.commit());
+    EXPECT_THROW(out.write(first.data(), first.size()), Error);
+  }
+  {  // appeared meanwhile: left as it is, the temporary file removed
+    const std::string other = path("other.png");
+    OutputFile out(other, OutputFile::Special::refuse, IfExists::keep);
+    EXPECT_FALSE(out.taken());
+    out.write(first.data(), first.size());
+    write_file(other, "theirs");
+    EXPECT_FALSE(out.commit());
+    EXPECT_EQ(read_file(other), "theirs");
+  }
   EXPECT_EQ(listing(), (std::set<std::string>{"out.png", "other.png"}));
 }
 
