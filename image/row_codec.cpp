@@ -111,7 +111,7 @@ class JpegRows : public RowSource {
     info_.err = &errors_.mgr;
     info_.client_data = &errors_;  // kept by jpeg_create_decompress, read by its errors
     jpeg_create_decompress(&info_);
-    created_ = true;
+    decompressor_.info = &info_;
     bool colour = true;
     const long limit = static_cast<long>(std::min<std::uint64_t>(max_memory, LONG_MAX));
     if (!jpeg_header_colour(&info_, &errors_, bytes, &colour)) fail();
@@ -121,10 +121,6 @@ class JpegRows : public RowSource {
     height_ = static_cast<int>(info_.output_height);
     stored_channels_ = info_.num_components == 1 ? 1 : 3;
     depth_ = 8;
-  }
-
-  ~JpegRows() override {
-    if (created_) jpeg_destroy_decompress(&info_);
   }
 
   void read(void* out, int rows) override {
@@ -154,7 +150,14 @@ class JpegRows : public RowSource {
   JpegErrors errors_;
   jpeg_progress_mgr progress_{};
   jpeg_decompress_struct info_{};
-  bool created_ = false;
+  // Destroys the decompressor also when the constructor throws (a bad header), where
+  // ~JpegRows would not run.
+  struct Destroyer {
+    jpeg_decompress_struct* info = nullptr;
+    ~Destroyer() {
+      if (info) jpeg_destroy_decompress(info);
+    }
+  } decompressor_;
 };
 
 }  // namespace
