@@ -79,4 +79,16 @@ struct CheckedFile {
   std::vector<JpegSegment> segments;
 };
 
+/// The checks decode_image and the other decoders of image_io.cpp make before any decoder runs:
+/// the size of `bytes` (not empty, under 2 GiB), a PNG or JPEG signature, the header (a PNG's
+/// IHDR, read_png_header; a JPEG's marker segments to its first scan, check_jpeg_complete, and
+/// its frame header, read_jpeg_frame), at most kMaxJpegScans scans, width * height at most
+/// `max_pixels`, and a PNG's chunks whole to IEND (check_png_complete). Returns what they learnt,
+/// for the codecs (decode_png_libpng, decode_jpeg_turbojpeg) to be called on a file they hold to
+/// be sound: no decoder has run. Throws blurtool::Error naming `name` for a file that fails any
+/// of them, in decode_image's words (empty, not a PNG or JPEG, truncated, corrupt or unsupported
+/// header, too many scans, larger than max_pixels).
+CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                       std::uint64_t max_pixels);
+
 }  // namespace blurtool

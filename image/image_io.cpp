@@ -109,10 +109,7 @@ std::string not_a_file_reason(const std::string& path) {
   return std::string("not a regular file (") + kind + ")";
 }
 
-namespace {
-
-// The checks made before anything is decoded: size, signature, the header, max_pixels, the
-// file's completeness (for a JPEG before its header). Throws blurtool::Error naming `name`.
+// The checks made before anything is decoded (see codec_common.h).
 CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string& name,
                        std::uint64_t max_pixels) {
   if (bytes.empty()) throw Error(name + ": file is empty");
@@ -163,6 +160,8 @@ CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string
   file.sixteen_bit = file.png && file.png_header.depth == 16;
   return file;
 }
+
+namespace {
 
 // A checked PNG with samples of T (a 16-bit file reduced to its high bytes for 8-bit T): libpng,
 // else stb_image; in RGBA with `rgba`. *stored (if not null): the channels the file holds, an
