@@ -289,6 +289,38 @@ bool strip_parts(const JpegBytes& strip, int width, StripParts* parts) {
 // entropy-coded data with RSTm between them, and EOI. Empty where the strips cannot be joined
 // (strip_parts refuses one, or their marker segments differ anywhere but in the SOF0 height:
 // other tables, as TurboJPEG's TJ_OPTIMIZE environment variable gives per strip).
+// Whether strip `b` (its parts `p`) has the marker segments of the first strip `first` (`p0`)
+// but for the SOF0 height, as joining needs.
+bool same_marker_segments(const std::uint8_t* b, const StripParts& p, const std::uint8_t* first,
+                          const StripParts& p0) {
+  return p.scan == p0.scan && p.height == p0.height && std::equal(b, b + p.height, first) &&
+         std::equal(b + p.height + 2, b + p.scan, first + p.height + 2);
+}
+
+// Appends the joined JPEG's head: the first strip's marker segments up to its SOS with the SOF0
+// height set to `height`, a DRI of `restart_interval`, and its SOS.
+void append_joined_head(std::vector<std::uint8_t>& out, const std::uint8_t* first,
+                        const StripParts& p0, int height, int restart_interval) {
+  const std::size_t at = out.size();
+  out.insert(out.end(), first, first + p0.sos);
+  put16(out.data() + at + p0.height, static_cast<unsigned>(height));
+  std::uint8_t dri[6] = {0xFF, 0xDD, 0x00, 0x04};
+  put16(dri + 4, static_cast<unsigned>(restart_interval));
+  out.insert(out.end(), std::begin(dri), std::end(dri));
+  out.insert(out.end(), first + p0.sos, first + p0.scan);
+}
+
+// Appends strip `index`'s entropy-coded data, after RSTm (RST0..RST7 in turn) but for the first.
+void append_joined_strip(std::vector<std::uint8_t>& out, const JpegBytes& strip,
+                         const StripParts& p, std::size_t index) {
+  if (index > 0) {
+    out.push_back(0xFF);
+    out.push_back(static_cast<std::uint8_t>(0xD0 + (index - 1) % 8));
+  }
+  const std::uint8_t* b = strip.data.get();
+  out.insert(out.end(), b + p.scan, b + strip.size - 2);
+}
+
 std::vector<std::uint8_t> join_jpeg_strips(const std::vector<JpegBytes>& strips, int width,
                                            int height, int restart_interval) {
   std::vector<StripParts> parts(strips.size());
@@ -299,30 +331,13 @@ std::vector<std::uint8_t> join_jpeg_strips(const std::vector<JpegBytes>& strips,
   const StripParts& p0 = parts[0];
   std::size_t total = p0.scan + 6 + 2;  // the marker segments, DRI, EOI
   for (std::size_t i = 0; i < strips.size(); ++i) {
-    const std::uint8_t* b = strips[i].data.get();
-    const StripParts& p = parts[i];
-    const bool same = p.scan == p0.scan && p.height == p0.height &&
-                      std::equal(b, b + p.height, first) &&
-                      std::equal(b + p.height + 2, b + p.scan, first + p.height + 2);
-    if (!same) return {};
-    total += strips[i].size - 2 - p.scan + (i > 0 ? 2 : 0);  // entropy-coded data, RSTm
+    if (!same_marker_segments(strips[i].data.get(), parts[i], first, p0)) return {};
+    total += strips[i].size - 2 - parts[i].scan + (i > 0 ? 2 : 0);  // entropy-coded data, RSTm
   }
   std::vector<std::uint8_t> out;
   out.reserve(total);
-  out.insert(out.end(), first, first + p0.sos);
-  put16(out.data() + p0.height, static_cast<unsigned>(height));
-  std::uint8_t dri[6] = {0xFF, 0xDD, 0x00, 0x04};
-  put16(dri + 4, static_cast<unsigned>(restart_interval));
-  out.insert(out.end(), std::begin(dri), std::end(dri));
-  out.insert(out.end(), first + p0.sos, first + p0.scan);
-  for (std::size_t i = 0; i < strips.size(); ++i) {
-    if (i > 0) {
-      out.push_back(0xFF);
-      out.push_back(static_cast<std::uint8_t>(0xD0 + (i - 1) % 8));  // RST0..RST7 in turn
-    }
-    const std::uint8_t* b = strips[i].data.get();
-    out.insert(out.end(), b + parts[i].scan, b + strips[i].size - 2);
-  }
+  append_joined_head(out, first, p0, height, restart_interval);
+  for (std::size_t i = 0; i < strips.size(); ++i) append_joined_strip(out, strips[i], parts[i], i);
   out.push_back(0xFF);
   out.push_back(0xD9);
   return out;
@@ -347,6 +362,103 @@ std::vector<std::uint8_t> compress_jpeg_strips(
   }
   const JpegBytes jpeg = compress(0, height);
   return std::vector<std::uint8_t>(jpeg.data.get(), jpeg.data.get() + jpeg.size);
+}
+
+struct JpegStripWriter::Head {
+  std::vector<std::uint8_t> bytes;  // the first strip's marker segments, up to its scan data
+  StripParts parts;
+};
+
+JpegStripWriter::JpegStripWriter(int width, int height, int channels, const EncodeOptions& options,
+                                 Sink sink)
+    : width_(width),
+      height_(height),
+      layout_(jpeg_strip_layout(width, height, channels < 3, options.jpeg_subsampling,
+                                options.jpeg_strip_rows)),
+      threads_(options.threads),
+      subsampling_(channels < 3 ? TJSAMP_GRAY : tj_subsampling(options.jpeg_subsampling)),
+      quality_(options.jpeg_quality),
+      sink_(std::move(sink)) {
+  if (quality_ < 1 || quality_ > 100)
+    throw UsageError("JPEG quality " + std::to_string(quality_) + " is not in 1..100");
+}
+
+JpegStripWriter::~JpegStripWriter() = default;
+
+int JpegStripWriter::strip_height(int strip) const {
+  return std::min(layout_.strip_rows, height_ - strip * layout_.strip_rows);
+}
+
+void JpegStripWriter::write(const std::uint8_t* rows, int count) {
+  if (count < 0 || count > height_ - rows_done_)
+    throw Error("encoding JPEG failed: rows " + std::to_string(rows_done_) + "+" +
+                std::to_string(count) + " are past the image's " + std::to_string(height_));
+  const std::size_t pitch = static_cast<std::size_t>(width_) * 4;
+  // The strips whose rows are all here: the pending rows completed first, then whole strips
+  // read where the caller's rows lie; the rows of a strip not yet whole wait in pending_.
+  std::vector<std::pair<const std::uint8_t*, int>> complete;
+  int strip = strips_done_, used = 0;
+  if (pending_rows_ > 0) {
+    used = std::min(strip_height(strip) - pending_rows_, count);
+    pending_.insert(pending_.end(), rows, rows + used * pitch);
+    pending_rows_ += used;
+    if (pending_rows_ < strip_height(strip)) {
+      rows_done_ += count;  // all of them wait for the rest of the strip
+      return;
+    }
+    complete.emplace_back(pending_.data(), pending_rows_);
+    ++strip;
+  }
+  while (strip < layout_.strips && count - used >= strip_height(strip)) {
+    complete.emplace_back(rows + used * pitch, strip_height(strip));
+    used += strip_height(strip);
+    ++strip;
+  }
+  std::vector<JpegBytes> jpegs(complete.size());
+  struct NoState {};
+  const int n = static_cast<int>(complete.size());
+  for_each_piece<NoState>(n, worker_threads(threads_, n), [&](int i, NoState&) {
+    const JpegSource source{
+        complete[i].first, width_,  static_cast<int>(pitch), complete[i].second, TJPF_RGBX,
+        subsampling_,      quality_};
+    jpegs[i] = compress_rows(source, 0, complete[i].second);
+  });
+  for (int i = 0; i < n; ++i) emit(jpegs[i], strips_done_ + i);
+  strips_done_ = strip;
+  pending_.clear();  // whole and written, if it held rows
+  pending_rows_ = 0;
+  if (used < count) {
+    pending_.assign(rows + used * pitch, rows + count * pitch);
+    pending_rows_ = count - used;
+  }
+  rows_done_ += count;
+}
+
+void JpegStripWriter::emit(const JpegBytes& jpeg, int index) {
+  if (layout_.strips == 1) {
+    sink_(jpeg.data.get(), jpeg.size);
+    return;
+  }
+  const std::uint8_t* b = jpeg.data.get();
+  StripParts parts;
+  if (!strip_parts(jpeg, width_, &parts) ||
+      (index > 0 && !same_marker_segments(b, parts, head_->bytes.data(), head_->parts)))
+    throw Error(
+        "encoding JPEG failed: TurboJPEG's strips cannot be joined by restart markers "
+        "(TJ_RESTART or TJ_OPTIMIZE set?)");
+  std::vector<std::uint8_t> out;
+  if (index == 0) {
+    head_ = std::make_unique<Head>();
+    head_->bytes.assign(b, b + parts.scan);
+    head_->parts = parts;
+    append_joined_head(out, b, parts, height_, layout_.restart_interval);
+  }
+  append_joined_strip(out, jpeg, parts, static_cast<std::size_t>(index));
+  if (index == layout_.strips - 1) {
+    out.push_back(0xFF);
+    out.push_back(0xD9);
+  }
+  sink_(out.data(), out.size());
 }
 
 std::vector<std::uint8_t> encode_jpeg(const Image& image, int channels,

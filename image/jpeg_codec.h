@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,43 @@ std::string tj_header_reason(const std::vector<std::uint8_t>& bytes);
 bool decode_jpeg_turbojpeg(const std::vector<std::uint8_t>& bytes, int width, int height,
                            int channels, bool rgba, Image* image, std::string* damage,
                            std::string* refusal = nullptr);
+
+/// A JPEG written as its rows arrive (strips of an image larger than memory): the restart strips
+/// of jpeg_strip_layout, each compressed by TurboJPEG once all its rows are given (the strips
+/// completed by one write() on up to options.threads threads) and joined by restart markers as
+/// JpegStripLayout describes, so that the bytes are encode_jpeg's for the same RGBA pixels,
+/// `channels` and options. The file's bytes go to `sink` in order as strips are done; rows of
+/// a strip not yet whole are kept (fewer than the layout's strip_rows). An image of one strip
+/// is compressed at its last row.
+class JpegStripWriter {
+ public:
+  using Sink = std::function<void(const std::uint8_t* data, std::size_t size)>;
+
+  /// Throws blurtool::UsageError for a jpeg_quality outside 1..100, blurtool::Error where a
+  /// side is not 1..65535.
+  JpegStripWriter(int width, int height, int channels, const EncodeOptions& options, Sink sink);
+  ~JpegStripWriter();
+
+  /// Encodes `count` RGBA8 rows at `rows` (pitch width x 4 bytes), the image's next rows.
+  /// Throws blurtool::Error where the rows go past the image or TurboJPEG fails or its strips
+  /// cannot be joined (its TJ_RESTART or TJ_OPTIMIZE variables), and what the sink throws.
+  void write(const std::uint8_t* rows, int count);
+
+ private:
+  struct Head;
+  int strip_height(int strip) const;
+  void emit(const JpegBytes& jpeg, int index);
+
+  int width_, height_;
+  JpegStripLayout layout_;
+  int threads_, subsampling_, quality_;
+  Sink sink_;
+  std::vector<std::uint8_t> pending_;  // rows of the next strip, not yet whole
+  int pending_rows_ = 0;
+  int rows_done_ = 0;
+  int strips_done_ = 0;
+  std::unique_ptr<Head> head_;  // the first strip's marker segments, which the others must match
+};
 
 /// The JPEG of the `channels` samples of `image`'s pixels that encode_image writes (all of them,
 /// or from an RGBA image those from_rgba keeps; alpha never): greyscale for 1 or 2 channels,

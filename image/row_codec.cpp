@@ -16,6 +16,7 @@
 #include <exception>
 
 #include "image/codec_common.h"
+#include "image/jpeg_codec.h"
 #include "image/png_codec.h"
 #include "util/error.h"
 
@@ -225,107 +226,6 @@ std::unique_ptr<RowSource> rows_of(DecodedImage image) {
 
 // --- writing ------------------------------------------------------------------------------
 
-namespace {
-
-constexpr std::size_t kJpegOutBytes = std::size_t{1} << 16;
-
-}  // namespace
-
-// libjpeg's compressor with a destination that hands each full buffer to the sink.
-struct RowWriter::Jpeg {
-  JpegErrors errors;
-  jpeg_compress_struct info{};
-  // libjpeg's destination, first, and the Jpeg it belongs to (of() finds it from info->dest).
-  struct Destination {
-    jpeg_destination_mgr mgr;
-    Jpeg* owner;
-  } destination{{}, this};
-  RowWriter::Sink sink;
-  std::vector<std::uint8_t> buffer = std::vector<std::uint8_t>(kJpegOutBytes);
-  bool created = false;
-
-  ~Jpeg() {
-    if (created) jpeg_destroy_compress(&info);
-  }
-
-  // The Jpeg of a compressor: its destination's owner (errors_of needs client_data).
-  static Jpeg& of(j_compress_ptr info) {
-    return *reinterpret_cast<Destination*>(info->dest)->owner;
-  }
-
-  // Hands `n` bytes of the buffer to the sink; a sink's exception goes back through libjpeg's
-  // error jump (C code is never unwound) and is rethrown by the caller.
-  static void hand_over(j_compress_ptr info, std::size_t n) {
-    Jpeg& j = of(info);
-    try {
-      j.sink(j.buffer.data(), n);
-    } catch (...) {
-      j.errors.sink_error = std::current_exception();
-      std::longjmp(j.errors.back, 1);
-    }
-    j.destination.mgr.next_output_byte = j.buffer.data();
-    j.destination.mgr.free_in_buffer = j.buffer.size();
-  }
-
-  static void init_destination(j_compress_ptr info) {
-    Jpeg& j = of(info);
-    j.destination.mgr.next_output_byte = j.buffer.data();
-    j.destination.mgr.free_in_buffer = j.buffer.size();
-  }
-  static boolean empty_output_buffer(j_compress_ptr info) {
-    hand_over(info, of(info).buffer.size());
-    return TRUE;
-  }
-  static void term_destination(j_compress_ptr info) {
-    Jpeg& j = of(info);
-    hand_over(info, j.buffer.size() - j.destination.mgr.free_in_buffer);
-  }
-};
-
-namespace {
-
-// Starts compressing with TurboJPEG's settings for tjCompress2 of TJPF_RGBX pixels (JFIF, the
-// IJG quality scaling with baseline tables, the fast integer DCT below quality 96, standard
-// Huffman tables, greyscale or YCbCr with the MCU of `subsampling`); false where libjpeg fails.
-bool jpeg_start_compress(jpeg_compress_struct* c, JpegErrors* e, int width, int height, bool grey,
-                         ChromaSubsampling subsampling, int quality) {
-  if (setjmp(e->back)) return false;
-  c->image_width = static_cast<JDIMENSION>(width);
-  c->image_height = static_cast<JDIMENSION>(height);
-  c->input_components = 4;
-  c->in_color_space = JCS_EXT_RGBX;
-  jpeg_set_defaults(c);
-  jpeg_set_quality(c, quality, TRUE);
-  c->dct_method = quality >= 96 ? JDCT_ISLOW : JDCT_FASTEST;
-  jpeg_set_colorspace(c, grey ? JCS_GRAYSCALE : JCS_YCbCr);
-  if (!grey) {
-    c->comp_info[0].h_samp_factor = subsampling == ChromaSubsampling::s444 ? 1 : 2;
-    c->comp_info[0].v_samp_factor = subsampling == ChromaSubsampling::s420 ? 2 : 1;
-    for (int i = 1; i < 3; ++i) c->comp_info[i].h_samp_factor = c->comp_info[i].v_samp_factor = 1;
-  }
-  jpeg_start_compress(c, TRUE);
-  return true;
-}
-
-bool jpeg_write_rows(jpeg_compress_struct* c, JpegErrors* e, const std::uint8_t* rows,
-                     std::size_t row_bytes, int count, bool finish) {
-  if (setjmp(e->back)) return false;
-  for (int y = 0; y < count;) {
-    JSAMPROW row = const_cast<std::uint8_t*>(rows + row_bytes * y);
-    y += static_cast<int>(jpeg_write_scanlines(c, &row, 1));
-  }
-  if (finish) jpeg_finish_compress(c);
-  return true;
-}
-
-[[noreturn]] void jpeg_write_failed(const JpegErrors& e) {
-  if (e.sink_error) std::rethrow_exception(e.sink_error);
-  throw Error(std::string("encoding JPEG failed: ") +
-              (e.message[0] ? e.message : "libjpeg failed"));
-}
-
-}  // namespace
-
 RowWriter::RowWriter(ImageFormat format, int width, int height, int channels, int depth,
                      const EncodeOptions& options, Sink sink)
     : format_(format), width_(width), height_(height), channels_(channels), depth_(depth) {
@@ -339,27 +239,11 @@ RowWriter::RowWriter(ImageFormat format, int width, int height, int channels, in
                                               std::move(sink));
     return;
   }
-  if (options.jpeg_quality < 1 || options.jpeg_quality > 100)
-    throw UsageError("JPEG quality " + std::to_string(options.jpeg_quality) + " is not in 1..100");
   if (depth != 8) throw Error("encoding JPEG failed: 16-bit rows (narrow them first)");
   if (width > 65535 || height > 65535)
     throw Error("encoding JPEG failed: " + std::to_string(width) + "x" + std::to_string(height) +
                 " is more than JPEG's 65535 pixels a side");
-  jpeg_ = std::make_unique<Jpeg>();
-  Jpeg& j = *jpeg_;
-  j.sink = std::move(sink);
-  init_errors(j.errors);
-  j.info.err = &j.errors.mgr;
-  j.info.client_data = &j.errors;
-  jpeg_create_compress(&j.info);
-  j.created = true;
-  j.destination.mgr.init_destination = Jpeg::init_destination;
-  j.destination.mgr.empty_output_buffer = Jpeg::empty_output_buffer;
-  j.destination.mgr.term_destination = Jpeg::term_destination;
-  j.info.dest = &j.destination.mgr;
-  if (!jpeg_start_compress(&j.info, &j.errors, width, height, channels < 3,
-                           options.jpeg_subsampling, options.jpeg_quality))
-    jpeg_write_failed(j.errors);
+  jpeg_ = std::make_unique<JpegStripWriter>(width, height, channels, options, std::move(sink));
 }
 
 RowWriter::~RowWriter() = default;
@@ -405,14 +289,7 @@ void RowWriter::write(const void* rows, int count, int before) {
     png_context_ = context;
     return;
   }
-  Jpeg& j = *jpeg_;
-  const int done = static_cast<int>(j.info.next_scanline);
-  if (count < 0 || count > height_ - done)
-    throw Error("encoding JPEG failed: rows " + std::to_string(done) + "+" + std::to_string(count) +
-                " are past the image's " + std::to_string(height_));
-  if (!jpeg_write_rows(&j.info, &j.errors, static_cast<const std::uint8_t*>(rows), row_bytes, count,
-                       done + count == height_))
-    jpeg_write_failed(j.errors);
+  jpeg_->write(static_cast<const std::uint8_t*>(rows), count);
 }
 
 }  // namespace blurtool

@@ -1,7 +1,7 @@
 // Images a band of rows at a time, for images larger than memory should hold whole (the strips
 // of pipeline/strip_pipeline.h): decoders that hand out rows top to bottom (libpng's and
-// libjpeg's row interfaces) and encoders that take them (PngStreamEncoder, libjpeg's scanline
-// compressor). The pixels are those of the whole-image decoder and encoder (decode_image_wide
+// libjpeg's row interfaces) and encoders that take them (PngStreamEncoder, JpegStripWriter).
+// The pixels are those of the whole-image decoder and encoder (decode_image_wide
 // with expand_rgba, encode_rgba): the same samples in, files that decode to the same samples out.
 #pragma once
 
@@ -15,6 +15,8 @@
 #include "image/image_io.h"
 
 namespace blurtool {
+
+class JpegStripWriter;  // image/jpeg_codec.h
 
 /// A decoder that hands out an image's rows top to bottom as RGBA of 8 or 16 bits (grey to
 /// R=G=B, a missing alpha at full scale; the samples of decode_image_wide with expand_rgba, as
@@ -75,8 +77,8 @@ std::unique_ptr<RowSource> rows_of(DecodedImage image);
 
 /// An encoder that takes an image's rows top to bottom as RGBA and writes a PNG (1-4 channels
 /// kept, 8 or 16 bits: PngStreamEncoder) or a JPEG (greyscale for 1-2 channels, YCbCr otherwise,
-/// 8 bits: libjpeg's scanline compressor with TurboJPEG's settings, one piece) as it goes.
-/// The file decodes to the same samples as encode_rgba's of the whole image. Not thread-safe.
+/// 8 bits: JpegStripWriter, the bytes encode_rgba writes for the whole image) as it goes. The
+/// file decodes to the same samples as encode_rgba's of the whole image. Not thread-safe.
 class RowWriter {
  public:
   using Sink = std::function<void(const std::uint8_t* data, std::size_t size)>;
@@ -99,7 +101,6 @@ class RowWriter {
   void write(const void* rows, int count, int before = 0);
 
  private:
-  struct Jpeg;
   ImageFormat format_;
   int width_, height_, channels_, depth_;
   std::unique_ptr<PngStreamEncoder> png_;
@@ -107,7 +108,7 @@ class RowWriter {
   // followed by the new ones.
   std::vector<std::uint8_t> png_rows_;
   int png_context_ = 0;
-  std::unique_ptr<Jpeg> jpeg_;
+  std::unique_ptr<JpegStripWriter> jpeg_;
 };
 
 }  // namespace blurtool
