@@ -43,10 +43,14 @@ template <typename T>
 bool rows_transparent(RowSource& pass, int rows) {
   const int height = pass.height();
   rows = std::max(1, std::min(rows, height));
-  std::vector<T> buffer(pass.row_bytes() / sizeof(T) * rows);
-  for (int y = 0; y < height; y += rows) {
-    const int n = std::min(rows, height - y);
+  // The first row alone before a buffer sized from the header: a file whose header promises
+  // rows its data does not hold fails before that allocation.
+  std::vector<T> buffer(pass.row_bytes() / sizeof(T));
+  for (int y = 0; y < height;) {
+    const int n = y == 0 ? 1 : std::min(rows, height - y);
+    if (y == 1) buffer.resize(pass.row_bytes() / sizeof(T) * rows);
     pass.read(buffer.data(), n);
+    y += n;
     if (any_transparent(buffer.data(), static_cast<std::size_t>(n) * pass.width() * 4)) return true;
   }
   return false;
