@@ -419,7 +419,7 @@ PngStreamEncoder::PngStreamEncoder(int width, int height, int channels, int dept
 void PngStreamEncoder::add(const PngPixels& image, int before) {
   const int count = image.height - before;
   if (image.width != width_ || image.channels != channels_ || image.depth != depth_ || before < 0 ||
-      count < 1 || before > done_ || count > height_ - done_)
+      count < 1 || before > done_ || (done_ > 0 && before < 1) || count > height_ - done_)
     fail("rows " + std::to_string(done_) + "+" + std::to_string(count) + " do not continue a " +
          std::to_string(width_) + "x" + std::to_string(height_) + " image");
   check(image, settings_);
@@ -447,12 +447,16 @@ void PngStreamEncoder::add(const PngPixels& image, int before) {
     std::size_t dictionary = 0;
     const std::uint8_t* dictionary_end = nullptr;
     if (first > 0) {
-      const int back =
-          static_cast<int>(std::min<std::size_t>(first, (kWindowBytes + line - 1) / line));
-      ws.dictionary.reserve(back * line);
-      filter_rows(rows, settings_.filter, first - back, back, ws, ws.dictionary.data.get());
-      dictionary = std::min(kWindowBytes, back * line);
-      dictionary_end = ws.dictionary.data.get() + back * line;
+      int back = static_cast<int>(std::min<std::size_t>(first, (kWindowBytes + line - 1) / line));
+      // Row 0 of `image` is filtered against the row above it, which `image` lacks unless it is
+      // the image's first row: it is only the filter's row above then, never dictionary.
+      if (back == first && done_ > before) back = first - 1;
+      if (back > 0) {
+        ws.dictionary.reserve(back * line);
+        filter_rows(rows, settings_.filter, first - back, back, ws, ws.dictionary.data.get());
+        dictionary = std::min(kWindowBytes, back * line);
+        dictionary_end = ws.dictionary.data.get() + back * line;
+      }
     }
     if (s == 0 && done_ == 0) {
       o.bytes.reserve(2);

@@ -94,8 +94,9 @@ class PngStreamEncoder {
                    Sink sink);
 
   /// Encodes the rows of `image` from its row `before` on as the image's next rows; its rows
-  /// [0, before) are the image's rows just before them, already added (up to 32 KiB of them
-  /// make the dictionary: passing fewer costs only compression). `image` has the width,
+  /// [0, before) are the image's rows just before them, already added, at least one after the
+  /// first call (the filter's row above; up to 32 KiB of rows above that one make the
+  /// dictionary: passing fewer costs only compression). `image` has the width,
   /// channels and depth given at construction, any stride PngPixels allows. Throws
   /// blurtool::Error for rows that do not continue the image (a band past its height, more rows
   /// before than were added) or when zlib fails, and what `sink` throws.

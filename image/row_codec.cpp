@@ -252,9 +252,10 @@ void RowWriter::write(const void* rows, int count, int before) {
   const std::size_t row_bytes = static_cast<std::size_t>(width_) * 4 * (depth_ / 8);
   if (png_) {
     if (count < 1) return;
-    // Deflate's 32 KiB window in whole rows, of the `done` rows written so far.
+    // The rows the encoder reads before new ones, of the `done` rows written so far: the
+    // filter's row above and deflate's 32 KiB window in whole rows above that.
     const auto window = [&](std::size_t done) {
-      return static_cast<int>(std::min(done, (std::size_t{32768} + row_bytes - 1) / row_bytes));
+      return static_cast<int>(std::min(done, (std::size_t{32768} + row_bytes - 1) / row_bytes + 1));
     };
     // Encodes the `count` new rows at `pixels` after `context` rows before them.
     const auto add = [&](const std::uint8_t* pixels, int context) {
@@ -268,8 +269,11 @@ void RowWriter::write(const void* rows, int count, int before) {
       png_->add(p, context);
     };
     const auto* in = static_cast<const std::uint8_t*>(rows);
-    const int wanted = window(png_->rows_done());
-    if (before >= wanted) {  // the context is in the caller's buffer
+    const int wanted = window(png_->rows_done());  // png_context_ rows are kept
+    // The context in the caller's buffer, where its rows are those written: a strip's rows
+    // above it are made again from its halo, and a schedule may round them differently.
+    if (before >= wanted && (wanted == 0 || std::memcmp(in - wanted * row_bytes, png_rows_.data(),
+                                                        wanted * row_bytes) == 0)) {
       add(in, wanted);
       // The next call's context, should its buffer not hold it.
       const int context = window(png_->rows_done());
@@ -278,7 +282,7 @@ void RowWriter::write(const void* rows, int count, int before) {
       png_context_ = context;
       return;
     }
-    // The rows go behind the last ones written (whole rows up to deflate's 32 KiB window).
+    // The rows go behind the last ones written (the row above and the window above it).
     const int keep = png_context_;
     png_rows_.resize((keep + count) * row_bytes);
     std::memcpy(png_rows_.data() + keep * row_bytes, rows, count * row_bytes);

@@ -815,6 +815,7 @@ class Pipeline {
       const InputBytes in = read_input(it.input, o_);
       const ImageHeader header = read_image_header(in.bytes, in.name, o_.max_pixels, o_.orient);
       const StripPlan plan = plan_strips(o_, header, in.bytes, in.name);
+      check_strip_output(o_, it.kind, plan, in.name);
       check_jpeg_sides(it.kind, header.width, header.height, "output '" + it.output + "'");
       std::error_code ec;
       fs::create_directories(fs::path(it.output).parent_path(), ec);

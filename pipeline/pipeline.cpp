@@ -422,7 +422,12 @@ bool write_output_streamed(const std::string& path, OutputFile::Special special,
                     (err ? ": " + std::generic_category().message(err) : std::string()));
       }
     });
-    if (std::fflush(stdout) != 0) throw Error("<stdout>: cannot write");
+    errno = 0;
+    if (std::fflush(stdout) != 0) {
+      const int err = errno;
+      throw Error("<stdout>: cannot write" +
+                  (err ? ": " + std::generic_category().message(err) : std::string()));
+    }
     return true;
   }
   OutputFile file(path, special, if_exists, sync_folder);
@@ -556,6 +561,7 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   const StripPlan strips = plan_strips(o, header, in.bytes, in.name, request.timed_by);
   if (strips.streams()) {
     // Larger than the memory budget: strip by strip, the device opened first.
+    check_strip_output(o, kind, strips, in.name);
     check_jpeg_sides(kind, header.width, header.height, o.output == "-" ? "<stdout>" : o.output);
     run.runtime = open_single_device(o);
     trace("device ready");

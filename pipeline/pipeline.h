@@ -375,7 +375,8 @@ using ByteSink = std::function<void(const std::uint8_t* data, std::size_t size)>
 /// Write stage for an output made in pieces (strips): `make` is called with a sink that writes
 /// to standard output for "-", else into an OutputFile of `path` (a temporary file renamed into
 /// place once `make` returns, removed if it throws: no partial file; a device or named pipe
-/// refused or written into as `special` says). Returns false, and writes
+/// refused or written into as `special` says, and then, like standard output, given the bytes
+/// as they are made). Returns false, and writes
 /// nothing, where `if_exists` is keep and `path` exists before (`make` is not called) or
 /// appeared meanwhile; true otherwise. Throws what `make` throws, and blurtool::Error naming the
 /// output ("<stdout>") on any write failure.

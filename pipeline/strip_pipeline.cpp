@@ -21,6 +21,9 @@ constexpr std::uint64_t kStripBytes = 256 * kMiB;
 // wider than this, or than the device holds, runs piece by piece, so that the device's images
 // (host memory on a CPU device) take the width of a piece, not the image's.
 constexpr int kPieceWidth = 16384;
+// Output rows above a strip that its band makes as well: a PNG encoder's row above and, for rows
+// of 32 KiB or more, its dictionary (RowWriter::write's `before`).
+constexpr int kRowsBefore = 2;
 
 // A run's decoded input and result, bytes a pixel.
 std::uint64_t host_bytes_per_pixel(bool wide) {
@@ -219,14 +222,22 @@ StripPlan plan_strips(const JobOptions& o, const ImageHeader& header,
                                                   (header.sixteen_bit ? 8 : 4);
   plan.decode_whole = !why.empty();
   plan.halo = operation_halo(o);
-  // The halo above and below a strip, and the row above it that the PNG encoder reads.
-  const std::uint64_t halo_rows = 2 * static_cast<std::uint64_t>(plan.halo) + 1;
-  // A row of a band: its decoded input, its result and the encoder's buffers across the whole
-  // width (three images' rows), the device's images across a column piece at most (run_strips).
+  // The halo above and below a strip, and the rows above it that the PNG encoder reads.
+  const std::uint64_t halo_rows = 2 * static_cast<std::uint64_t>(plan.halo) + kRowsBefore;
+  // A row of a band: across the whole width its decoded input (and its 16-bit copy where
+  // --bright widens 8-bit rows), its result and a second image of the result's depth (the
+  // strip put together from pieces, a narrowed copy, the encoder's buffers); the device's
+  // images across a column piece at most (run_strips; bright points and --max-tile take none).
+  const bool bright = o.operation == JobOptions::Operation::bright;
+  const std::uint64_t input = header.sixteen_bit ? 8 : 4;
+  const std::uint64_t result = header.sixteen_bit || filter_wide ? 8 : 4;
+  const std::uint64_t widened = bright && filter_wide && !header.sixteen_bit ? 8 : 0;
   const std::uint64_t piece =
-      std::min<std::uint64_t>(width, kPieceWidth + 2 * static_cast<std::uint64_t>(plan.halo));
-  const std::uint64_t per_row = width * host_bytes_per_pixel(header.sixteen_bit) * 3 / 2 +
-                                piece * device_bytes_per_pixel(filter_wide);
+      bright || !o.max_tile.is_default()
+          ? width
+          : std::min<std::uint64_t>(width, kPieceWidth + 2 * static_cast<std::uint64_t>(plan.halo));
+  const std::uint64_t per_row =
+      width * (input + widened + 2 * result) + piece * device_bytes_per_pixel(filter_wide);
   const std::uint64_t fixed = bytes.size() + decoded;
   if (plan.decode_whole && fixed + (halo_rows + 1) * per_row * 2 > budget)
     throw Error(over + "; " + why + " is decoded whole (" + mib(decoded) +
@@ -234,7 +245,6 @@ StripPlan plan_strips(const JobOptions& o, const ImageHeader& header,
   const std::uint64_t held = budget > fixed ? budget - fixed : 0;
   std::uint64_t band = std::min(held / 4, kStripBytes) / per_row;
   if (band < halo_rows + 16) band = held / 2 / per_row;  // wide rows: more of the budget
-  const bool bright = o.operation == JobOptions::Operation::bright;
   if (band < halo_rows + 1)
     throw Error(over + ", and a strip of one row with " +
                 (bright ? parameter("bright") + "'s glow, its " : "the blur's ") +
@@ -257,13 +267,18 @@ StripPlan plan_strips(const JobOptions& o, const ImageHeader& header,
   return plan;
 }
 
+void check_strip_output(const JobOptions& o, OutputKind kind, const StripPlan& plan,
+                        const std::string& name) {
+  if (kind == OutputKind::png || kind == OutputKind::jpeg) return;
+  throw Error(name + ": " + parameter("bright") + "'s list of points is made from the whole " +
+              "image, which needs " + mib(plan.need) + ", more than " + parameter("max_memory") +
+              " (" + mib(memory_budget(o)) + "); write an image (png, jpg) instead");
+}
+
 void run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in, OutputKind kind,
                 const StripPlan& plan, const ByteSink& sink, std::vector<std::string>* warnings) {
   const bool bright = o.operation == JobOptions::Operation::bright;
-  if (kind != OutputKind::png && kind != OutputKind::jpeg)
-    throw Error(in.name + ": " + parameter("bright") +
-                "'s list of points is made from the image in one piece, and the image is " +
-                "larger than " + parameter("max_memory") + "; write an image (png, jpg) instead");
+  check_strip_output(o, kind, plan, in.name);
   const std::uint64_t budget = memory_budget(o);
   std::unique_ptr<RowSource> rows;
   bool transparent = false;
@@ -305,7 +320,7 @@ void run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in, Out
   // Bands wider than the device holds, or than kPieceWidth, go to it in column pieces of one
   // width (one filter for all), each with the halo's columns beside it; an image edge is a
   // piece's edge only where it is the image's.
-  const int band_rows = std::min(height, plan.rows + 2 * plan.halo + 1);
+  const int band_rows = std::min(height, plan.rows + 2 * plan.halo + kRowsBefore);
   int piece = width;
   if (o.max_tile.is_default() && !bright) {  // bright points' pieces would need whole blocks
     const TileSize t =
@@ -323,9 +338,10 @@ void run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in, Out
   Image16 strip16;  // the same at 16 bits
   for (int y = 0; y < height; y += plan.rows) {
     const int last = std::min(height, y + plan.rows);
-    // One row more above the halo: the output row above the strip comes out exact too, and
-    // the PNG encoder reads its row above there (RowWriter::write's `before`).
-    const int before = y > 0 && !bright ? 1 : 0;  // bright points: whole blocks in the band
+    // Two rows more above the halo: the output rows above the strip come out as written (the
+    // same input rows), and the PNG encoder of a wide image reads its row above and its window
+    // there (RowWriter::write's `before`). Not for bright points: whole blocks in the band.
+    const int before = bright ? 0 : std::min(y, kRowsBefore);
     band.cover(std::max(0, y - plan.halo - before), std::min(height, last + plan.halo));
     for (std::string& w : rows->take_warnings()) warnings->push_back(std::move(w));
     const int skip = y - band.first(), count = last - y;

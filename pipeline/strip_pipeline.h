@@ -53,6 +53,12 @@ StripPlan plan_strips(const JobOptions& o, const ImageHeader& header,
                       const std::vector<std::uint8_t>& bytes, const std::string& name,
                       const std::string& timed_by = {});
 
+/// Throws blurtool::Error naming `name`, with the memory `plan` says the image needs, where
+/// `kind` is not an image (PNG or JPEG): --bright's list of points (csv, json) is made from the
+/// whole image. Called before the device and the output are opened.
+void check_strip_output(const JobOptions& o, OutputKind kind, const StripPlan& plan,
+                        const std::string& name);
+
 /// Runs o's blur over the image in `in` strip by strip as `plan` says on `runtime` and hands
 /// the encoded output for `kind` (PNG or JPEG; the same samples as run_single's one-piece
 /// result) to `sink` as each strip's rows are encoded (write_output_streamed takes them).

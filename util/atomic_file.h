@@ -46,7 +46,8 @@ bool write_file_atomic(const std::string& path, const std::vector<std::uint8_t>&
 /// write_file_atomic does (mode, IfExists and SyncFolder alike), or, with Special::write_into,
 /// straight into a character device, named pipe or /dev or /proc path that exists, as write_file
 /// does. Destroyed without a commit (an exception while the image is made), the temporary file
-/// is removed: no partial output is ever left under `path`. Not thread-safe; one writer.
+/// is removed: no partial file is ever left under `path` (a device, named pipe or /dev path
+/// written into has had the bytes written so far). Not thread-safe; one writer.
 class OutputFile {
  public:
   /// What an output that is a device, named pipe or socket gets.

@@ -53,6 +53,44 @@ void check_png_bands() {
   }
 }
 
+// A patterned RGBA8 image whose rows repeat: deflate's matches reach back into the rows
+// before each band (its dictionary).
+Image repeating_image(int width, int height) {
+  Image image{width, height, 4, PixelVector<std::uint8_t>(std::size_t{4} * width * height)};
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width * 4; ++x)
+      image.pixels[std::size_t{4} * width * y + x] =
+          static_cast<std::uint8_t>((x % 97) * 3 + (y % 5) * 41 + (x / 400) * 7);
+  return image;
+}
+
+// Bands after more than deflate's 32 KiB window of rows, at a level whose matches reach into
+// the dictionary (level 6, Z_FILTERED), with the rows above each band in the caller's buffer
+// (`before`, as strips pass them) and without: the file decodes to the image. Wide rows (one
+// row is the whole window) and narrow ones (many rows are).
+TEST(RowCodec, PngBandsPastTheWindowKeepTheirContext) {
+  for (const auto& [width, height] : std::vector<std::pair<int, int>>{{8300, 24}, {61, 700}}) {
+    const Image rgba = repeating_image(width, height);
+    for (int before : {0, 1, 2, 3}) {
+      for (int band : {1, 5, 64}) {
+        SCOPED_TRACE(std::to_string(width) + " wide, bands of " + std::to_string(band) + " with " +
+                     std::to_string(before) + " rows before");
+        EncodeOptions e;
+        e.png_level = 6;
+        Bytes png;
+        RowWriter writer(
+            ImageFormat::png, width, height, 4, 8, e,
+            [&png](const std::uint8_t* p, std::size_t n) { png.insert(png.end(), p, p + n); });
+        const std::size_t row = std::size_t{4} * width;
+        for (int y = 0; y < height; y += band)
+          writer.write(rgba.pixels.data() + row * y, std::min(band, height - y),
+                       std::min(y, before));
+        EXPECT_TRUE(decode_image(png, "bands.png").pixels == rgba.pixels);
+      }
+    }
+  }
+}
+
 TEST(RowCodec, PngWrittenInBandsDecodesToTheWholeImagesSamples8) {
   check_png_bands<std::uint8_t>();
 }
