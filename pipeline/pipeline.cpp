@@ -395,19 +395,10 @@ SourceRun DeviceStage::run_unguarded(const Source& source, OutputKind kind,
 
 void write_output(const std::string& path, const std::vector<std::uint8_t>& bytes,
                   IfExists if_exists) {
-  if (path != "-") {
-    if (!write_file(path, bytes, if_exists))
-      throw Error(path + ": appeared while the image was made; left as it is, not replaced (" +
-                  parameter("force") + " replaces it)");
-    return;
-  }
-  errno = 0;
-  if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() ||
-      std::fflush(stdout) != 0) {
-    const int err = errno;
-    throw Error("<stdout>: cannot write" +
-                (err ? ": " + std::generic_category().message(err) : std::string()));
-  }
+  if (!write_output_streamed(path, OutputFile::Special::write_into, if_exists, SyncFolder::now,
+                             [&](const ByteSink& sink) { sink(bytes.data(), bytes.size()); }))
+    throw Error(path + ": appeared while the image was made; left as it is, not replaced (" +
+                parameter("force") + " replaces it)");
 }
 
 bool write_output_streamed(const std::string& path, OutputFile::Special special, IfExists if_exists,
