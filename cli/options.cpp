@@ -205,6 +205,16 @@ CliOptions parse_options(int argc, const char* const* argv) {
       ("o,output", "batch: write every output into FOLDER (created if missing), named as its "
                    "input", cxxopts::value<std::string>(), "FOLDER")
       ("r,recursive", "batch: descend into sub-folders of folder inputs, mirroring them")
+      ("files-from", "batch: also read INPUT paths from FILE ('-': standard input), one a line; "
+                     "each output mirrors its path under -o FOLDER",
+       cxxopts::value<std::string>(), "FILE")
+      ("0,null", "with --files-from: paths end in NUL bytes (find -print0), not newlines")
+      ("shard", "batch: make only share I of N, the files whose path hashes to I modulo N "
+                "(I from 0 to N-1, or 1 to N), so that N runs cover the inputs once "
+                "(docs/scale-out.md)", cxxopts::value<std::string>(), "I/N")
+      ("report", "batch: append to FILE ('-': standard output) a JSON line for every input "
+                 "(done, skipped or failed, why, size, bytes, times, device) and a summary line",
+       cxxopts::value<std::string>(), "FILE")
       ("format", "output format: png or jpg (with --bright also csv or json); default: by the "
                  "output's extension (.png, .jpg, .jpeg), in batch the input's",
        cxxopts::value<std::string>(), "FMT")
@@ -471,6 +481,23 @@ CliOptions parse_options(int argc, const char* const* argv) {
     }
   }
 
+  const bool listing = parsed.count("files-from") > 0;
+  if (parsed.count("null") && !listing)
+    throw UsageError("-0 (--null) says how --files-from's list is separated: give --files-from");
+  if (listing && !parsed.count("output"))
+    throw UsageError("--files-from '" + parsed["files-from"].as<std::string>() +
+                     "': the outputs mirror the listed paths under -o FOLDER; give -o");
+  if (parsed.count("shard")) o.shard = parse_shard(parsed["shard"].as<std::string>());
+  if (parsed.count("report")) {
+    o.report = parsed["report"].as<std::string>();
+    if (o.report.empty()) throw UsageError("--report '': name the report file ('-': stdout)");
+    if (is_image_name(o.report))
+      throw UsageError("--report '" + o.report +
+                       "' names an image; the report is JSON lines (e.g. report.jsonl)");
+    if (o.report == "-" && o.bench_runs > 0)
+      throw UsageError("--report - and --bench both write to standard output; name a file");
+  }
+
   // An empty name is no file (and the checks below read names' last characters).
   for (const std::string& f : files)
     if (f.empty()) throw UsageError("an empty file argument ''; name a file, a folder or '-'");
@@ -480,6 +507,12 @@ CliOptions parse_options(int argc, const char* const* argv) {
     o.output = parsed["output"].as<std::string>();
     o.inputs = files;
     o.batch = true;
+    if (listing) {
+      const std::string list = parsed["files-from"].as<std::string>();
+      // An empty list is a batch with nothing to do, as an empty folder is.
+      o.listed = read_file_list(list, parsed.count("null") > 0);
+      o.listing = true;
+    }
   } else {
     if (files.size() < 2)
       throw UsageError("expected INPUT and OUTPUT, got " + std::to_string(files.size()) +
@@ -507,7 +540,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
           "'" + o.inputs[0] + "' is a folder, and a folder of outputs would be named '" + o.output +
           "': name the output folder (or -o " + o.output + " to have a folder of that name)");
   }
-  if (o.inputs.empty()) throw UsageError("no INPUT given (-o names the output folder)");
+  if (o.inputs.empty() && !o.listing)
+    throw UsageError("no INPUT given (-o names the output folder)");
   if (o.batch) {
     for (const std::string& in : o.inputs)
       if (in == "-")
@@ -526,6 +560,12 @@ CliOptions parse_options(int argc, const char* const* argv) {
   } else if (o.devices.size() > 1 || (o.devices.size() == 1 && o.devices[0] == "all")) {
     throw UsageError("--devices '" + parsed["devices"].as<std::string>() +
                      "' spreads a batch over devices; one image runs on one: use --device");
+  } else {
+    for (const char* batch_only : {"shard", "report"})
+      if (parsed.count(batch_only))
+        throw UsageError("--" + std::string(batch_only) +
+                         " goes with a batch (a folder, several inputs, -o FOLDER or "
+                         "--files-from); one image runs as INPUT OUTPUT");
   }
   return o;
 }

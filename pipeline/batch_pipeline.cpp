@@ -36,6 +36,8 @@
 
 #include "filters/filter.h"
 #include "filters/ycbcr_device.h"
+#include "pipeline/batch_report.h"
+#include "pipeline/file_list.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/strip_pipeline.h"
 #include "util/host_memory.h"
@@ -56,8 +58,8 @@ struct Item {
 // What planning found: the images to make, and those already failed or skipped.
 struct Plan {
   std::vector<Item> items;
-  std::vector<std::pair<std::string, std::string>> failed;  // input, reason
-  size_t skipped = 0;
+  std::vector<std::pair<std::string, std::string>> failed;   // input, reason
+  std::vector<std::pair<std::string, std::string>> skipped;  // input, its existing output
   size_t folders_without_images = 0;
 };
 
@@ -136,6 +138,34 @@ Plan plan(const JobOptions& o) {
   // (input file, output path relative to the output folder)
   std::vector<std::pair<fs::path, fs::path>> found;
   Plan p;
+  // A folder's images, sorted, added to `found` (relative to `mirror` under the output folder).
+  auto add_folder = [&](const std::string& input, const fs::path& mirror) {
+    std::vector<std::pair<fs::path, fs::path>> here;
+    const size_t failed_before = p.failed.size();
+    scan_folder(input, mirror, o.recursive, out_canonical, o, here, p);
+    if (here.empty() && p.failed.size() == failed_before) ++p.folders_without_images;
+    std::sort(here.begin(), here.end());
+    found.insert(found.end(), here.begin(), here.end());
+  };
+  // --files-from: each path mirrored under the output folder, each named once.
+  std::set<std::string> listed;
+  for (const std::string& input : o.listed) {
+    if (!listed.insert(path_key(input)).second) continue;
+    const std::string mirror = mirrored_path(input);
+    if (mirror.empty()) {
+      p.failed.emplace_back(input,
+                            "a listed path that leaves its starting folder ('..') has no place "
+                            "under the output folder; list it from a folder that holds it");
+      continue;
+    }
+    if (fs::is_directory(input, ec)) {
+      add_folder(input, mirror);
+    } else if (const std::string why = not_a_file_reason(input); !why.empty()) {
+      p.failed.emplace_back(input, why);
+    } else {
+      found.emplace_back(input, output_name(mirror, o));
+    }
+  }
   for (const std::string& input : o.inputs) {
     if (!fs::is_directory(input, ec)) {
       const fs::path name = fs::path(input).filename();
@@ -152,13 +182,12 @@ Plan plan(const JobOptions& o) {
       found.emplace_back(input, output_name(name, o));
       continue;
     }
-    std::vector<std::pair<fs::path, fs::path>> here;
-    const size_t failed_before = p.failed.size();
-    scan_folder(input, fs::path(), o.recursive, out_canonical, o, here, p);
-    if (here.empty() && p.failed.size() == failed_before) ++p.folders_without_images;
-    std::sort(here.begin(), here.end());
-    found.insert(found.end(), here.begin(), here.end());
+    add_folder(input, fs::path());
   }
+  // --shard: this run's share of the failures found so far; of the files, below.
+  p.failed.erase(std::remove_if(p.failed.begin(), p.failed.end(),
+                                [&](const auto& f) { return !o.shard.takes(f.first); }),
+                 p.failed.end());
 
   // Every input file, by name and by identity, so that no output replaces another input (with
   // --force an output may otherwise land on an input of another name: a.png -> a.jpg).
@@ -181,29 +210,38 @@ Plan plan(const JobOptions& o) {
     return it == input_ids.end() ? nullptr : &it->second;
   };
 
-  std::map<fs::path, std::string> claimed;  // output -> the input that makes it
+  std::map<fs::path, std::string> claimed;          // output -> the input that makes it
+  std::set<std::pair<std::string, fs::path>> seen;  // an input named twice is made once
   for (const auto& [input, relative] : found) {
     const fs::path out = out_dir / relative;
     const std::string in = input.string();
+    if (!seen.emplace(path_key(in), relative).second) continue;
+    // Every input is checked against all the others, whatever its shard, so that the shards'
+    // runs agree on which input makes an output; each run reports and makes only its own.
+    const bool mine = o.shard.takes(in);
     if (same_file(input, out)) {
-      p.failed.emplace_back(
-          in, "output '" + out.string() + "' is the input file; refusing to overwrite it");
+      if (mine)
+        p.failed.emplace_back(
+            in, "output '" + out.string() + "' is the input file; refusing to overwrite it");
       continue;
     }
     if (const std::string* other = input_at(out)) {
-      p.failed.emplace_back(in, "output '" + out.string() + "' is another input ('" + *other +
-                                    "'); refusing to overwrite it");
+      if (mine)
+        p.failed.emplace_back(in, "output '" + out.string() + "' is another input ('" + *other +
+                                      "'); refusing to overwrite it");
       continue;
     }
     const fs::path key = fs::weakly_canonical(out, ec);
     if (auto it = claimed.find(key); it != claimed.end()) {
-      p.failed.emplace_back(
-          in, "output '" + out.string() + "' is also the output of '" + it->second + "'");
+      if (mine)
+        p.failed.emplace_back(
+            in, "output '" + out.string() + "' is also the output of '" + it->second + "'");
       continue;
     }
     claimed[key] = in;
+    if (!mine) continue;
     if (!o.force && fs::exists(out, ec)) {
-      ++p.skipped;
+      p.skipped.emplace_back(in, out.string());
       continue;
     }
     Item item{in, out.string(), OutputKind::png};
@@ -216,7 +254,7 @@ Plan plan(const JobOptions& o) {
 // The devices of --devices (every one for "all"), or the one of --device.
 std::vector<DeviceInfo> batch_devices(const JobOptions& o) {
   if (o.devices.empty()) return {select_device(o.device)};
-  std::vector<DeviceInfo> all = list_devices(), chosen;
+  std::vector<DeviceInfo> all = every_device(list_devices()), chosen;
   std::set<int> seen;
   for (const std::string& spec : o.devices) {
     std::vector<DeviceInfo> add =
@@ -373,8 +411,10 @@ std::string clock_text(double seconds) {
 class Pipeline {
  public:
   // `devices`: batch_devices(o), being resolved since before the plan was made.
-  Pipeline(const JobOptions& o, const Plan& plan, std::future<std::vector<DeviceInfo>> devices)
-      : o_(o), items_(plan.items), devices_found_(std::move(devices)) {
+  // `report`: --report's file, or null.
+  Pipeline(const JobOptions& o, const Plan& plan, std::future<std::vector<DeviceInfo>> devices,
+           BatchReport* report)
+      : o_(o), items_(plan.items), devices_found_(std::move(devices)), report_(report) {
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     workers_ = o.jobs > 0 ? static_cast<size_t>(o.jobs) : hw;
     cap_ = workers_ + 2;  // until the devices are known (open_devices)
@@ -383,7 +423,7 @@ class Pipeline {
       planes_ = memo_ == 1;
     }
     failed_ = plan.failed.size();
-    skipped_ = plan.skipped;
+    skipped_ = plan.skipped.size();
     progress_ = !o.quiet && isatty(STDERR_FILENO);
   }
 
@@ -449,6 +489,13 @@ class Pipeline {
   size_t skipped() const { return skipped_ + taken_; }
   double seconds() const { return ms_since(start_) / 1000; }
   double input_bytes() const { return input_bytes_; }
+  double output_bytes() const { return output_bytes_; }
+  // The devices that ran the batch, once known.
+  const std::vector<DeviceInfo>& devices() const { return devices_; }
+
+  // Why an output is skipped that appeared while the batch ran.
+  static constexpr const char* kAppeared =
+      "the output appeared while the batch ran; --force replaces it";
 
  private:
   struct Decoded {
@@ -478,6 +525,23 @@ class Pipeline {
     std::unique_lock<std::mutex> lock(mutex_);
     ++failed_;
     say("blurtool: " + items_[item].input + ": " + why + "\n");
+    settle(item, FileRecord::Status::failed, why);
+  }
+
+  // With the lock held: `item`'s report line (--report) with what its stages recorded, kept
+  // with the messages while the devices open (say).
+  void settle(size_t item, FileRecord::Status status, const std::string& reason = "") {
+    if (!report_) return;
+    FileRecord r = std::move(records_[item]);
+    records_.erase(item);
+    r.input = items_[item].input;
+    r.output = items_[item].output;
+    r.status = status;
+    r.reason = reason;
+    if (opening_ > 0)
+      held_records_.push_back(std::move(r));
+    else
+      report_->file(r);
   }
 
   void warn(const std::string& text) {
@@ -582,6 +646,8 @@ class Pipeline {
       if (--opening_ == 0 && !setup_error_) {
         for (const std::string& line : held_lines_) say(line);
         held_lines_.clear();
+        for (const FileRecord& r : held_records_) report_->file(r);
+        held_records_.clear();
         times_.ready_s = seconds();
         trace("batch: every device ready");
       }
@@ -659,6 +725,7 @@ class Pipeline {
         const Item& item = items_[f.item];
         const StageClock clock;
         bool taken = false;  // the output appeared after planning: skipped, not replaced
+        double bytes_out = 0;
         const bool ok = guarded(f.item, [&] {
           std::vector<std::uint8_t> bytes;
           try {
@@ -672,17 +739,27 @@ class Pipeline {
           taken =
               !write_file_atomic(item.output, bytes, o_.force ? IfExists::replace : IfExists::keep,
                                  SyncFolder::caller);  // once a folder, after the run
+          bytes_out = static_cast<double>(bytes.size());
         });
         const StageClock::Lap lap = clock.lap();
         lock.lock();
         --held_;
         held_bytes_ -= f.held_bytes;
-        if (ok && taken) ++taken_;
+        if (ok && taken) {
+          ++taken_;
+          settle(f.item, FileRecord::Status::skipped, kAppeared);
+        }
         if (ok && !taken) {
           ++done_;
           if (done_ == 1 || done_ % 100 == 0) trace("batch: written", done_);
           input_bytes_ += f.bytes;
+          output_bytes_ += bytes_out;
           add(times_.encode, lap);
+          if (report_) {
+            records_[f.item].encode_ms = lap.wall_ms;
+            records_[f.item].bytes_out = bytes_out;
+          }
+          settle(f.item, FileRecord::Status::done);
         }
         draw_progress();
         cv_.notify_all();
@@ -719,6 +796,13 @@ class Pipeline {
           held_bytes_ += 2 * d.source.bytes();  // the source, and the result to come
           if (times_.decode.images == 0) trace("batch: first image decoded");
           add(times_.decode, lap);
+          if (report_) {
+            FileRecord& r = records_[i];
+            r.decode_ms = lap.wall_ms;
+            r.width = d.source.width();
+            r.height = d.source.height();
+            r.bytes_in = d.bytes;
+          }
           if (d.source.has_planes()) ++times_.planes_in;
           if (d.source.planes.as_blocks()) ++times_.blocks_in;
           if (d.source.planes.dct.is_sparse()) ++times_.sparse_in;
@@ -772,6 +856,11 @@ class Pipeline {
         if (!f.rendered.planes.empty()) ++times_.planes_out;
         if (f.rendered.planes.as_blocks()) ++times_.blocks_out;
         if (f.rendered.planes.dct.is_sparse()) ++times_.sparse_out;
+        if (report_) {
+          records_[f.item].device_ms = lap.wall_ms;
+          records_[f.item].device = rt.device().name;
+          records_[f.item].device_index = rt.device().index;
+        }
         finished_.push_back(std::move(f));
         add(times_.device, lap);
         times_.upload_ms += timings.upload_ms;
@@ -809,12 +898,16 @@ class Pipeline {
     lock.unlock();
     const Item& it = items_[item];
     double file_bytes = 0;
+    int width = -1, height = -1;
     bool taken = false;  // the output appeared after planning: skipped, not replaced
+    const StageClock clock;
     const bool ok = guarded(item, [&] {
       std::vector<std::string> warnings;
       const InputBytes in = read_input(it.input, o_);
       const ImageHeader header = read_image_header(in.bytes, in.name, o_.max_pixels, o_.orient);
       const StripPlan plan = plan_strips(o_, header, in.bytes, in.name);
+      width = header.width;
+      height = header.height;
       check_strip_output(o_, it.kind, plan, in.name);
       check_jpeg_sides(it.kind, header.width, header.height, "output '" + it.output + "'");
       std::error_code ec;
@@ -828,12 +921,31 @@ class Pipeline {
       for (const std::string& w : warnings) warn(w);
       file_bytes = static_cast<double>(in.bytes.size());
     });
+    const StageClock::Lap lap = clock.lap();
+    std::error_code ec;
+    const auto written = ok && !taken ? fs::file_size(it.output, ec) : 0;
     lock.lock();
     --on_device_;
-    if (ok && taken) ++taken_;
+    if (report_) {
+      FileRecord& r = records_[item];
+      r.width = width;
+      r.height = height;
+      r.bytes_in = file_bytes;
+      r.device_ms = lap.wall_ms;  // read, decode, filter, encode and write, strip by strip
+      r.device = rt.device().name;
+      r.device_index = rt.device().index;
+      r.strips = true;
+      if (ok && !taken && !ec) r.bytes_out = static_cast<double>(written);
+    }
+    if (ok && taken) {
+      ++taken_;
+      settle(item, FileRecord::Status::skipped, kAppeared);
+    }
     if (ok && !taken) {
       ++done_;
       input_bytes_ += file_bytes;
+      if (!ec) output_bytes_ += static_cast<double>(written);
+      settle(item, FileRecord::Status::done);
     }
     draw_progress();
     cv_.notify_all();
@@ -906,8 +1018,11 @@ class Pipeline {
   std::exception_ptr setup_error_;       // the first device's failure to open, if any
   std::vector<std::string> held_lines_;  // messages kept while the devices open (say)
   size_t done_ = 0, failed_ = 0, skipped_ = 0, taken_ = 0, failed_at_plan_ = 0;
-  double input_bytes_ = 0;
+  double input_bytes_ = 0, output_bytes_ = 0;
   StageTimes times_;
+  BatchReport* report_ = nullptr;
+  std::map<size_t, FileRecord> records_;  // report lines of the items in flight, by item
+  std::vector<FileRecord> held_records_;  // settled while the devices open (settle)
   bool progress_ = false;
   double drawn_at_ = -1;
   std::chrono::steady_clock::time_point start_;
@@ -983,8 +1098,18 @@ void print_stage_times(const Pipeline& pipeline) {
 
 }  // namespace
 
+std::vector<DeviceInfo> every_device(const std::vector<DeviceInfo>& devices) {
+  const cl_device_type fast = CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR;
+  std::vector<DeviceInfo> chosen;
+  for (const DeviceInfo& d : devices)
+    if (d.type & fast) chosen.push_back(d);
+  return chosen.empty() ? devices : chosen;
+}
+
 int run_batch(const JobOptions& o) {
   check_output_folder(o);  // a usage error that needs no driver loaded
+  std::unique_ptr<BatchReport> report;
+  if (!o.report.empty()) report = std::make_unique<BatchReport>(o.report);
   // The OpenCL platforms load (a tenth of a second or more on a GPU machine) while the folders
   // are listed and checked.
   std::future<std::vector<DeviceInfo>> devices;
@@ -1002,6 +1127,22 @@ int run_batch(const JobOptions& o) {
   const size_t stale = remove_stale_temp_files(outputs);
   for (const auto& [input, why] : p.failed)
     std::cerr << "blurtool: " << input << ": " << why << "\n";
+  if (report) {
+    FileRecord r;
+    r.status = FileRecord::Status::failed;
+    for (const auto& [input, why] : p.failed) {
+      r.input = input;
+      r.reason = why;
+      report->file(r);
+    }
+    r.status = FileRecord::Status::skipped;
+    r.reason = "the output exists; --force replaces it";
+    for (const auto& [input, output] : p.skipped) {
+      r.input = input;
+      r.output = output;
+      report->file(r);
+    }
+  }
   if (p.folders_without_images > 0 && !o.quiet)
     std::cerr << "blurtool: warning: " << p.folders_without_images
               << (p.folders_without_images == 1 ? " input folder holds" : " input folders hold")
@@ -1014,7 +1155,7 @@ int run_batch(const JobOptions& o) {
   std::error_code ec;
   const bool made_folder = fs::create_directories(o.output, ec);
   if (ec) throw Error("output folder '" + o.output + "': " + ec.message());
-  Pipeline pipeline(o, p, std::move(devices));
+  Pipeline pipeline(o, p, std::move(devices), report.get());
   pipeline.set_planned_failures(p.failed.size());
   try {
     pipeline.run();
@@ -1042,6 +1183,19 @@ int run_batch(const JobOptions& o) {
       std::cerr << "; removed " << stale << " left-over temporary file" << (stale == 1 ? "" : "s")
                 << " (older than an hour)";
     std::cerr << "\n";
+  }
+  if (report) {
+    SummaryRecord sum;
+    sum.done = pipeline.done();
+    sum.skipped = pipeline.skipped();
+    sum.failed = pipeline.failed();
+    sum.seconds = pipeline.seconds();
+    sum.bytes_in = pipeline.input_bytes();
+    sum.bytes_out = pipeline.output_bytes();
+    if (o.shard.count > 1)
+      sum.shard = std::to_string(o.shard.index) + "/" + std::to_string(o.shard.count);
+    for (const DeviceInfo& d : pipeline.devices()) sum.devices.push_back(d.name);
+    report->summary(sum);
   }
   if (o.stage_times) print_stage_times(pipeline);
   return pipeline.failed() > 0 ? 1 : 0;

@@ -22,4 +22,10 @@ namespace blurtool {
 /// cl::Error) for a device that cannot be opened, before any output is written.
 int run_batch(const JobOptions& o);
 
+/// The devices of `--devices all` among `devices` (list_devices()): every GPU and accelerator
+/// where there is one, else every device. A CPU device beside GPUs would take images at a
+/// fraction of a GPU's rate on the cores that decode and encode for the GPUs; it joins by its
+/// index (`--devices all,N`).
+std::vector<DeviceInfo> every_device(const std::vector<DeviceInfo>& devices);
+
 }  // namespace blurtool

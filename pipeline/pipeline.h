@@ -38,6 +38,7 @@
 #include "filters/working_space.h"
 #include "image/image_io.h"
 #include "image/jpeg_planes.h"
+#include "pipeline/file_list.h"
 #include "runtime/cl_runtime.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -72,6 +73,15 @@ struct JobOptions {
   /// Batch mode: several inputs, a folder input, -o, or an OUTPUT that is a folder (an
   /// existing one, or a name ending in '/'). Single mode replaces OUTPUT if it exists.
   bool batch = false;
+  /// --files-from: paths read from a list (pipeline/file_list.h), batch inputs whose outputs
+  /// mirror their paths under the output folder (mirrored_path); folders among them are
+  /// scanned as folder INPUTs are
+  std::vector<std::string> listed;
+  bool listing = false;  ///< --files-from was given (its list may be empty)
+  Shard shard;           ///< --shard I/N: the share of the batch's files this run takes
+  /// --report: a file that gets one JSON line for every input of the batch and a summary line
+  /// (pipeline/batch_report.h), "-" for standard output; empty: none
+  std::string report;
   bool recursive = false;       ///< -r: descend into sub-folders of folder inputs
   bool force = false;           ///< --force: replace existing outputs in batch mode
   bool orient = true;           ///< false with --no-orient: keep a JPEG's stored pixel order
