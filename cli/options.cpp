@@ -511,7 +511,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
       const std::string list = parsed["files-from"].as<std::string>();
       // An empty list is a batch with nothing to do, as an empty folder is.
       o.listed = read_file_list(list, parsed.count("null") > 0);
-      o.listing = true;
+      o.files_from = list;
     }
   } else {
     if (files.size() < 2)
@@ -540,7 +540,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
           "'" + o.inputs[0] + "' is a folder, and a folder of outputs would be named '" + o.output +
           "': name the output folder (or -o " + o.output + " to have a folder of that name)");
   }
-  if (o.inputs.empty() && !o.listing)
+  if (o.inputs.empty() && o.files_from.empty())
     throw UsageError("no INPUT given (-o names the output folder)");
   if (o.batch) {
     for (const std::string& in : o.inputs)

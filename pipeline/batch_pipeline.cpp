@@ -147,15 +147,27 @@ Plan plan(const JobOptions& o) {
     std::sort(here.begin(), here.end());
     found.insert(found.end(), here.begin(), here.end());
   };
-  // --files-from: each path mirrored under the output folder, each named once.
+  // --files-from: each path mirrored under the output folder, each named once; what lies in
+  // the output folder is no input (a rerun of `find .` lists the outputs too), as in a scan.
   std::set<std::string> listed;
+  const std::string out_prefix = out_canonical.string() + "/";
   for (const std::string& input : o.listed) {
     if (!listed.insert(path_key(input)).second) continue;
+    const std::string canonical = fs::weakly_canonical(input, ec).string();
+    if (!ec && (canonical == out_canonical.string() || canonical.rfind(out_prefix, 0) == 0))
+      continue;
+    if (input == "-") {
+      p.failed.emplace_back(input, "'-' (standard input) is no file of a list");
+      continue;
+    }
     const std::string mirror = mirrored_path(input);
     if (mirror.empty()) {
-      p.failed.emplace_back(input,
-                            "a listed path that leaves its starting folder ('..') has no place "
-                            "under the output folder; list it from a folder that holds it");
+      p.failed.emplace_back(input, path_key(input) == "/"
+                                       ? "the root folder has no place under the output folder; "
+                                         "list the folders under it"
+                                       : "a listed path that leaves its starting folder ('..') has "
+                                         "no place under the output folder; list it from a folder "
+                                         "that holds it");
       continue;
     }
     if (fs::is_directory(input, ec)) {
@@ -184,10 +196,20 @@ Plan plan(const JobOptions& o) {
     }
     add_folder(input, fs::path());
   }
-  // --shard: this run's share of the failures found so far; of the files, below.
+  // --shard: this run's share of the failures found so far; of the files, below. Where two
+  // inputs give one output, the one whose path sorts first makes it; sorted, every shard's run
+  // agrees on which, whatever the order of its list.
   p.failed.erase(std::remove_if(p.failed.begin(), p.failed.end(),
                                 [&](const auto& f) { return !o.shard.takes(f.first); }),
                  p.failed.end());
+  if (o.shard.count > 1) {
+    std::vector<std::pair<std::string, size_t>> keys;  // (path key, position in found)
+    for (size_t i = 0; i < found.size(); ++i) keys.emplace_back(path_key(found[i].first), i);
+    std::sort(keys.begin(), keys.end());
+    std::vector<std::pair<fs::path, fs::path>> sorted;
+    for (const auto& [key, i] : keys) sorted.push_back(std::move(found[i]));
+    found = std::move(sorted);
+  }
 
   // Every input file, by name and by identity, so that no output replaces another input (with
   // --force an output may otherwise land on an input of another name: a.png -> a.jpg).
@@ -414,7 +436,11 @@ class Pipeline {
   // `report`: --report's file, or null.
   Pipeline(const JobOptions& o, const Plan& plan, std::future<std::vector<DeviceInfo>> devices,
            BatchReport* report)
-      : o_(o), items_(plan.items), devices_found_(std::move(devices)), report_(report) {
+      : o_(o),
+        items_(plan.items),
+        plan_(plan),
+        devices_found_(std::move(devices)),
+        report_(report) {
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     workers_ = o.jobs > 0 ? static_cast<size_t>(o.jobs) : hw;
     cap_ = workers_ + 2;  // until the devices are known (open_devices)
@@ -433,6 +459,23 @@ class Pipeline {
   void run() {
     start_ = std::chrono::steady_clock::now();
     opening_ = items_.empty() ? 0 : 1;  // the device list, until it is known
+    if (report_) {  // what planning found: written once the devices are open, as the rest
+      FileRecord r;
+      r.status = FileRecord::Status::failed;
+      for (const auto& [input, why] : plan_.failed) {
+        r.input = input;
+        r.reason = why;
+        held_records_.push_back(r);
+      }
+      r.status = FileRecord::Status::skipped;
+      r.reason = "the output exists; --force replaces it";
+      for (const auto& [input, output] : plan_.skipped) {
+        r.input = input;
+        r.output = output;
+        held_records_.push_back(r);
+      }
+      if (opening_ == 0) flush_held_records();
+    }
     // Threads the system refuses (EAGAIN) are done without: the batch runs on those it got,
     // and fails with the reason only where it got no worker or no device thread.
     std::vector<std::thread> threads;
@@ -528,6 +571,25 @@ class Pipeline {
     settle(item, FileRecord::Status::failed, why);
   }
 
+  // With the lock held, when the last device has opened (or failed to): unless one failed, the
+  // messages and report lines kept meanwhile go out.
+  void opened() {
+    if (setup_error_) return;
+    for (const std::string& line : held_lines_) say(line);
+    held_lines_.clear();
+    flush_held_records();
+    times_.ready_s = seconds();
+    trace("batch: every device ready");
+  }
+
+  // With the lock held (or before the threads start): the report lines kept while the devices
+  // opened.
+  void flush_held_records() {
+    if (report_)
+      for (const FileRecord& r : held_records_) report_->file(r);
+    held_records_.clear();
+  }
+
   // With the lock held: `item`'s report line (--report) with what its stages recorded, kept
   // with the messages while the devices open (say).
   void settle(size_t item, FileRecord::Status status, const std::string& reason = "") {
@@ -599,6 +661,7 @@ class Pipeline {
         std::unique_lock<std::mutex> lock(mutex_);
         opening_ -= devices_.size() - threads.size();
         if (threads.empty()) setup_error_ = std::current_exception();
+        if (opening_ == 0) opened();
         cv_.notify_all();
         break;
       }
@@ -643,14 +706,7 @@ class Pipeline {
     }
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      if (--opening_ == 0 && !setup_error_) {
-        for (const std::string& line : held_lines_) say(line);
-        held_lines_.clear();
-        for (const FileRecord& r : held_records_) report_->file(r);
-        held_records_.clear();
-        times_.ready_s = seconds();
-        trace("batch: every device ready");
-      }
+      if (--opening_ == 0) opened();
       cv_.notify_all();
       cv_.wait(lock, [&] { return opening_ == 0; });
       if (setup_error_) return;
@@ -926,7 +982,7 @@ class Pipeline {
     const auto written = ok && !taken ? fs::file_size(it.output, ec) : 0;
     lock.lock();
     --on_device_;
-    if (report_) {
+    if (report_ && ok) {  // a failure was settled by fail()
       FileRecord& r = records_[item];
       r.width = width;
       r.height = height;
@@ -989,6 +1045,7 @@ class Pipeline {
 
   const JobOptions& o_;
   const std::vector<Item>& items_;
+  const Plan& plan_;
   std::future<std::vector<DeviceInfo>> devices_found_;
   std::vector<DeviceInfo> devices_;  // set by open_devices
   // Whether workers decode JPEGs to colour planes (decode_source): with --jpeg-codec device
@@ -1098,6 +1155,25 @@ void print_stage_times(const Pipeline& pipeline) {
 
 }  // namespace
 
+// Throws UsageError where --report names a file the batch reads: the list or an input (appended
+// to, it would be changed).
+static void check_report(const JobOptions& o, const Plan& p) {
+  struct stat report;
+  if (o.report == "-" || ::stat(o.report.c_str(), &report) != 0) return;
+  auto same = [&](const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 && st.st_dev == report.st_dev &&
+           st.st_ino == report.st_ino;
+  };
+  const std::string why = "--report '" + o.report + "' is ";
+  if (!o.files_from.empty() && o.files_from != "-" && same(o.files_from))
+    throw UsageError(why + "the --files-from list; name another file");
+  for (const Item& item : p.items)
+    if (same(item.input)) throw UsageError(why + "the input '" + item.input + "'");
+  for (const auto& [input, output] : p.skipped)
+    if (same(input)) throw UsageError(why + "the input '" + input + "'");
+}
+
 std::vector<DeviceInfo> every_device(const std::vector<DeviceInfo>& devices) {
   const cl_device_type fast = CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR;
   std::vector<DeviceInfo> chosen;
@@ -1108,8 +1184,6 @@ std::vector<DeviceInfo> every_device(const std::vector<DeviceInfo>& devices) {
 
 int run_batch(const JobOptions& o) {
   check_output_folder(o);  // a usage error that needs no driver loaded
-  std::unique_ptr<BatchReport> report;
-  if (!o.report.empty()) report = std::make_unique<BatchReport>(o.report);
   // The OpenCL platforms load (a tenth of a second or more on a GPU machine) while the folders
   // are listed and checked.
   std::future<std::vector<DeviceInfo>> devices;
@@ -1127,22 +1201,7 @@ int run_batch(const JobOptions& o) {
   const size_t stale = remove_stale_temp_files(outputs);
   for (const auto& [input, why] : p.failed)
     std::cerr << "blurtool: " << input << ": " << why << "\n";
-  if (report) {
-    FileRecord r;
-    r.status = FileRecord::Status::failed;
-    for (const auto& [input, why] : p.failed) {
-      r.input = input;
-      r.reason = why;
-      report->file(r);
-    }
-    r.status = FileRecord::Status::skipped;
-    r.reason = "the output exists; --force replaces it";
-    for (const auto& [input, output] : p.skipped) {
-      r.input = input;
-      r.output = output;
-      report->file(r);
-    }
-  }
+
   if (p.folders_without_images > 0 && !o.quiet)
     std::cerr << "blurtool: warning: " << p.folders_without_images
               << (p.folders_without_images == 1 ? " input folder holds" : " input folders hold")
@@ -1155,6 +1214,17 @@ int run_batch(const JobOptions& o) {
   std::error_code ec;
   const bool made_folder = fs::create_directories(o.output, ec);
   if (ec) throw Error("output folder '" + o.output + "': " + ec.message());
+  // The report, once the output folder exists (it may be inside), never one of the files read.
+  std::unique_ptr<BatchReport> report;
+  try {
+    if (!o.report.empty()) {
+      check_report(o, p);
+      report = std::make_unique<BatchReport>(o.report);
+    }
+  } catch (...) {
+    if (made_folder) fs::remove(o.output, ec);  // only while still empty
+    throw;
+  }
   Pipeline pipeline(o, p, std::move(devices), report.get());
   pipeline.set_planned_failures(p.failed.size());
   try {

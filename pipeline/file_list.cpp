@@ -19,6 +19,9 @@ std::vector<std::string> read_file_list(const std::string& list, bool nul_separa
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     if (std::cin.bad()) throw Error(name + ": cannot read standard input");
   } else {
+    std::error_code ec;
+    if (std::filesystem::is_directory(list, ec))
+      throw Error(name + ": is a folder; give a file that lists paths");
     std::ifstream in(list, std::ios::binary);
     if (!in) throw Error(name + ": cannot open: " + std::strerror(errno));
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());

@@ -77,8 +77,8 @@ struct JobOptions {
   /// mirror their paths under the output folder (mirrored_path); folders among them are
   /// scanned as folder INPUTs are
   std::vector<std::string> listed;
-  bool listing = false;  ///< --files-from was given (its list may be empty)
-  Shard shard;           ///< --shard I/N: the share of the batch's files this run takes
+  std::string files_from;  ///< --files-from: the list's path, "-" for stdin; empty: none
+  Shard shard;             ///< --shard I/N: the share of the batch's files this run takes
   /// --report: a file that gets one JSON line for every input of the batch and a summary line
   /// (pipeline/batch_report.h), "-" for standard output; empty: none
   std::string report;

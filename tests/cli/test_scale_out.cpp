@@ -199,10 +199,11 @@ TEST_F(ScaleOut, ListsWithOddNamesMissingFilesDuplicatesAndFolders) {
   fs::create_directories(root_ / "abs");
   save_image(random_image(10, 8, 3, 5), (root_ / "abs/far.png").string());
   const std::string absolute = (root_ / "abs/far.png").string();
-  const fs::path list = write_list("list",
-                                   {"in/with space.png", "in/new\nline.png", "in/missing.png",
-                                    "./in/with space.png", "in/sub", absolute, "../outside.png"},
-                                   true);
+  const fs::path list =
+      write_list("list",
+                 {"in/with space.png", "in/new\nline.png", "in/missing.png", "./in/with space.png",
+                  "in/sub", absolute, "../outside.png", "-"},
+                 true);
 
   const Result r = run(
       {"--box", "1", "-0", "--files-from", list.string(), "-o", "out", "--report", "report.jsonl"});
@@ -222,7 +223,7 @@ TEST_F(ScaleOut, ListsWithOddNamesMissingFilesDuplicatesAndFolders) {
             (std::multiset<std::string>{"in/with space.png", "in/new\nline.png", "in/sub/a.png",
                                         "in/sub/b.png", absolute}));
   EXPECT_EQ(inputs_with(lines, "failed"),
-            (std::multiset<std::string>{"in/missing.png", "../outside.png"}));
+            (std::multiset<std::string>{"in/missing.png", "../outside.png", "-"}));
   for (const json& j : lines) {
     if (j["record"] != "file" || j["status"] != "done") continue;
     EXPECT_EQ(j["width"], 10);
@@ -236,7 +237,7 @@ TEST_F(ScaleOut, ListsWithOddNamesMissingFilesDuplicatesAndFolders) {
   }
   EXPECT_EQ(lines.back()["record"], "summary");
   EXPECT_EQ(lines.back()["done"], 5);
-  EXPECT_EQ(lines.back()["failed"], 2);
+  EXPECT_EQ(lines.back()["failed"], 3);
 }
 
 // A rerun of the same list and shard completes only what is missing, appending to the report.
@@ -267,30 +268,94 @@ TEST_F(ScaleOut, ARerunMakesOnlyWhatIsMissing) {
   EXPECT_EQ(redone, std::multiset<std::string>{"out/" + lost});
 }
 
-// Spread over two devices (PoCL's one device opened twice: two contexts, two queues), a shard
-// with a report: every image once, each line naming the device that ran it.
+// Sets an environment variable for the life of the object.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+// Spread over two devices (PoCL with two CPU devices, POCL_DEVICES), shards with a report:
+// every image once, each line naming the device that made it, and neither device left idle.
 TEST_F(ScaleOut, DevicesAllComposesWithShardAndReport) {
-  const std::vector<std::string> paths = make_photos(30);
+  const ScopedEnv two_devices("POCL_DEVICES", "pthread pthread");
+  const std::vector<std::string> paths = make_photos(80);
   const fs::path list = write_list("list.txt", paths);
-  std::multiset<std::string> done;
   for (const char* shard : {"1/2", "2/2"}) {
-    const Result r = run({"--box", "1", "--devices", "0,0", "--files-from", list.string(), "-o",
+    const Result r = run({"--box", "1", "--devices", "all", "--files-from", list.string(), "-o",
                           "out", "--shard", shard, "--report", "r.jsonl"});
     ASSERT_EQ(r.status, 0) << r.err;
   }
   const std::vector<json> lines = report_lines(root_ / "r.jsonl");
-  for (const json& j : lines)
-    if (j["record"] == "file") {
-      EXPECT_EQ(j["device_index"], 0) << j.dump();
-      EXPECT_TRUE(j["device"].is_string()) << j.dump();
+  std::map<int, size_t> by_device;
+  for (const json& j : lines) {
+    if (j["record"] == "summary") {
+      EXPECT_EQ(j["devices"].size(), 2u) << j.dump();
     }
+    if (j["record"] != "file") continue;
+    ++by_device[j["device_index"].get<int>()];
+    EXPECT_TRUE(j["device"].is_string()) << j.dump();
+  }
+  EXPECT_EQ(by_device.size(), 2u) << "a device made no image";
   EXPECT_EQ(inputs_with(lines, "done"), std::multiset<std::string>(paths.begin(), paths.end()));
   EXPECT_EQ(contents(root_ / "out").size(), paths.size());
 }
 
+// A list made again from `find .` after a run lists the outputs too: they are no inputs, and
+// the rerun skips every output that exists.
+TEST_F(ScaleOut, OutputsInTheListAreNoInputs) {
+  const std::vector<std::string> paths = make_photos(6);
+  const fs::path list = write_list("list.txt", paths);
+  ASSERT_EQ(run({"--box", "1", "--files-from", list.string(), "-o", "out"}).status, 0);
+  std::vector<std::string> again = paths;
+  for (const std::string& p : paths) again.push_back("./out/" + p);
+  again.push_back("out");
+  const fs::path list2 = write_list("list2.txt", again);
+  const Result r =
+      run({"--box", "1", "--files-from", list2.string(), "-o", "out", "--report", "out/r.jsonl"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  const std::vector<json> lines = report_lines(root_ / "out/r.jsonl");
+  EXPECT_EQ(inputs_with(lines, "skipped"), std::multiset<std::string>(paths.begin(), paths.end()));
+  EXPECT_EQ(lines.size(), paths.size() + 1);
+  EXPECT_FALSE(fs::exists(root_ / "out/out"));
+}
+
+// Two inputs with one output (--format png), in shards that got the list in different orders:
+// the path that sorts first makes it, in whichever shard it is, and the other fails once.
+TEST_F(ScaleOut, TwoInputsWithOneOutputResolveAlikeInEveryShard) {
+  fs::create_directories(root_ / "p");
+  std::vector<std::string> paths;
+  std::multiset<std::string> jpgs, pngs;
+  for (int i = 0; i < 6; ++i) {
+    paths.push_back("p/" + std::to_string(i) + ".jpg");
+    jpgs.insert(paths.back());
+    save_image(random_image(9, 7, 3, i), (root_ / paths.back()).string());
+    paths.push_back("p/" + std::to_string(i) + ".png");
+    pngs.insert(paths.back());
+    save_image(random_image(9, 7, 3, i), (root_ / paths.back()).string());
+  }
+  const fs::path forward = write_list("forward.txt", paths);
+  const fs::path backward =
+      write_list("backward.txt", std::vector<std::string>(paths.rbegin(), paths.rend()));
+  for (const auto& [shard, list] : {std::pair{"0/2", forward}, std::pair{"1/2", backward}}) {
+    const Result r = run({"--box", "1", "--format", "png", "--files-from", list.string(), "-o",
+                          "out", "--shard", shard, "--report", "r.jsonl"});
+    EXPECT_LE(r.status, 1) << r.err;
+  }
+  const std::vector<json> lines = report_lines(root_ / "r.jsonl");
+  EXPECT_EQ(inputs_with(lines, "done"), jpgs);
+  EXPECT_EQ(inputs_with(lines, "failed"), pngs);
+  EXPECT_EQ(contents(root_ / "out").size(), 6u);
+}
+
 TEST_F(ScaleOut, BadListsShardsAndReportsAreErrorsNamingTheOption) {
   save_image(random_image(8, 8, 3, 1), (root_ / "a.png").string());
-  const fs::path list = write_list("list.txt", {"a.png"});
+  std::ofstream(root_ / "notes") << "an input without an image name";
+  const fs::path list = write_list("list.txt", {"a.png", "notes"});
+  const std::string a = read_file(root_ / "a.png"), listed = read_file(list);
   struct Case {
     std::vector<std::string> args;
     int status;
@@ -319,6 +384,15 @@ TEST_F(ScaleOut, BadListsShardsAndReportsAreErrorsNamingTheOption) {
       {{"--box", "1", "--files-from", list.string(), "-o", "out", "--report", "no dir/r.jsonl"},
        1,
        "--report 'no dir/r.jsonl': cannot open"},
+      {{"--box", "1", "--files-from", list.string(), "-o", "out", "--report", list.string()},
+       2,
+       "is the --files-from list"},
+      {{"--box", "1", "--files-from", list.string(), "-o", "out", "--report", "notes"},
+       2,
+       "--report 'notes' is the input 'notes'"},
+      {{"--box", "1", "--files-from", root_.string(), "-o", "out"},
+       1,
+       "--files-from '" + root_.string() + "': is a folder"},
   };
   for (const Case& c : cases) {
     const Result r = run(c.args);
@@ -327,8 +401,9 @@ TEST_F(ScaleOut, BadListsShardsAndReportsAreErrorsNamingTheOption) {
     EXPECT_FALSE(fs::exists(root_ / "out")) << c.says << ": output written";
     EXPECT_FALSE(fs::exists(root_ / "b.png")) << c.says;
   }
-  const std::string a = read_file(root_ / "a.png");
   EXPECT_EQ(read_file(root_ / "a.png"), a);
+  EXPECT_EQ(read_file(list), listed);
+  EXPECT_EQ(read_file(root_ / "notes"), "an input without an image name");
 }
 
 // The list from standard input, and a report on standard output.
