@@ -481,6 +481,12 @@ CliOptions parse_options(int argc, const char* const* argv) {
     }
   }
 
+  for (const char* once : {"files-from", "shard", "report"})
+    if (parsed.count(once) > 1)
+      throw UsageError(
+          "--" + std::string(once) + " given " + std::to_string(parsed.count(once)) +
+          " times; give it once" +
+          (std::string(once) == "files-from" ? " (one list: cat A B | --files-from -)" : ""));
   const bool listing = parsed.count("files-from") > 0;
   if (parsed.count("null") && !listing)
     throw UsageError("-0 (--null) says how --files-from's list is separated: give --files-from");

@@ -61,6 +61,7 @@ struct Plan {
   std::vector<std::pair<std::string, std::string>> failed;   // input, reason
   std::vector<std::pair<std::string, std::string>> skipped;  // input, its existing output
   size_t folders_without_images = 0;
+  size_t listed_in_output = 0;  // --files-from paths in the output folder, not inputs
 };
 
 // The output name for `input` found at `relative` under its root: --format's extension, else
@@ -154,8 +155,10 @@ Plan plan(const JobOptions& o) {
   for (const std::string& input : o.listed) {
     if (!listed.insert(path_key(input)).second) continue;
     const std::string canonical = fs::weakly_canonical(input, ec).string();
-    if (!ec && (canonical == out_canonical.string() || canonical.rfind(out_prefix, 0) == 0))
+    if (!ec && (canonical == out_canonical.string() || canonical.rfind(out_prefix, 0) == 0)) {
+      ++p.listed_in_output;
       continue;
+    }
     if (input == "-") {
       p.failed.emplace_back(input, "'-' (standard input) is no file of a list");
       continue;
@@ -1202,6 +1205,13 @@ int run_batch(const JobOptions& o) {
   for (const auto& [input, why] : p.failed)
     std::cerr << "blurtool: " << input << ": " << why << "\n";
 
+  if (!o.quiet && !o.files_from.empty() && o.listed.empty())
+    std::cerr << "blurtool: warning: --files-from '" << o.files_from << "' lists no path\n";
+  if (!o.quiet && p.listed_in_output > 0)
+    std::cerr << "blurtool: warning: " << p.listed_in_output
+              << (p.listed_in_output == 1 ? " listed path lies" : " listed paths lie")
+              << " in the output folder '" << o.output << "' and "
+              << (p.listed_in_output == 1 ? "is no input" : "are no inputs") << "\n";
   if (p.folders_without_images > 0 && !o.quiet)
     std::cerr << "blurtool: warning: " << p.folders_without_images
               << (p.folders_without_images == 1 ? " input folder holds" : " input folders hold")
@@ -1263,7 +1273,8 @@ int run_batch(const JobOptions& o) {
     sum.bytes_in = pipeline.input_bytes();
     sum.bytes_out = pipeline.output_bytes();
     if (o.shard.count > 1)
-      sum.shard = std::to_string(o.shard.index) + "/" + std::to_string(o.shard.count);
+      sum.shard = std::to_string(o.shard.index % o.shard.count) + "/" +
+                  std::to_string(o.shard.count);  // 4/4 as 0/4: one spelling a share
     for (const DeviceInfo& d : pipeline.devices()) sum.devices.push_back(d.name);
     report->summary(sum);
   }

@@ -49,7 +49,7 @@ BatchReport::BatchReport(const std::string& path) : path_(path) {
     return;
   }
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-  if (fd_ < 0) throw Error("--report '" + path + "': cannot open: " + std::strerror(errno));
+  if (fd_ < 0) throw UsageError("--report '" + path + "': cannot open: " + std::strerror(errno));
   own_fd_ = true;
 }
 

@@ -43,8 +43,8 @@ struct SummaryRecord {
 /// Thread-safe.
 class BatchReport {
  public:
-  /// Opens `path` for appending (created with mode 0666 less the umask). Throws blurtool::Error
-  /// naming "--report 'path'" when it cannot.
+  /// Opens `path` for appending (created with mode 0666 less the umask). Throws
+  /// blurtool::UsageError naming "--report 'path'" when it cannot.
   explicit BatchReport(const std::string& path);
   ~BatchReport();
   BatchReport(const BatchReport&) = delete;

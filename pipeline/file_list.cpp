@@ -17,25 +17,31 @@ std::vector<std::string> read_file_list(const std::string& list, bool nul_separa
   const std::string name = "--files-from '" + list + "'";
   if (list == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    if (std::cin.bad()) throw Error(name + ": cannot read standard input");
+    if (std::cin.bad()) throw UsageError(name + ": cannot read standard input");
   } else {
     std::error_code ec;
     if (std::filesystem::is_directory(list, ec))
-      throw Error(name + ": is a folder; give a file that lists paths");
+      throw UsageError(name + ": is a folder; give a file that lists paths");
     std::ifstream in(list, std::ios::binary);
-    if (!in) throw Error(name + ": cannot open: " + std::strerror(errno));
+    if (!in) throw UsageError(name + ": cannot open: " + std::strerror(errno));
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (in.bad()) throw Error(name + ": cannot read: " + std::strerror(errno));
+    if (in.bad()) throw UsageError(name + ": cannot read: " + std::strerror(errno));
   }
   const char separator = nul_separated ? '\0' : '\n';
   if (!nul_separated && text.find('\0') != std::string::npos)
-    throw Error(name + ": holds NUL bytes; a NUL-separated list (find -print0) needs -0");
+    throw UsageError(name + ": holds NUL bytes; a NUL-separated list (find -print0) needs -0");
+  if (nul_separated && text.find('\0') == std::string::npos && text.find('\n') != std::string::npos)
+    throw UsageError(name +
+                     ": -0 given, but the list holds no NUL byte and its paths end in "
+                     "newlines (find -print, not -print0): drop -0");
   std::vector<std::string> paths;
   size_t start = 0;
   while (start < text.size()) {
     size_t end = text.find(separator, start);
     if (end == std::string::npos) end = text.size();
-    if (end > start) paths.push_back(text.substr(start, end - start));
+    size_t stop = end;
+    if (!nul_separated && stop > start && text[stop - 1] == '\r') --stop;  // a CRLF line end
+    if (stop > start) paths.push_back(text.substr(start, stop - start));
     start = end + 1;
   }
   return paths;

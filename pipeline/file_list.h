@@ -12,9 +12,10 @@ namespace blurtool {
 /// The paths listed in `list` (a file, or "-" for standard input): one a line, or, with
 /// `nul_separated`, separated by NUL bytes (as `find -print0` writes them, so a name may hold a
 /// newline). Each path is taken byte for byte as written (spaces and all; no quoting, no
-/// trailing-space trimming); empty entries are skipped. Throws blurtool::Error naming
-/// "--files-from 'list'" when it cannot be read, and for a list with a NUL byte without
-/// `nul_separated` (a -print0 list read line by line would join names).
+/// trailing-space trimming), but for the carriage return of a CRLF line end; empty entries are
+/// skipped. Throws blurtool::UsageError naming "--files-from 'list'" when it cannot be read,
+/// for a list with a NUL byte read by lines (a -print0 list would join names), and for one with
+/// newlines and no NUL byte read with `nul_separated` (a find -print list given -0).
 std::vector<std::string> read_file_list(const std::string& list, bool nul_separated);
 
 /// The form of `path` a batch hashes, dedupes and mirrors: lexically normal, generic

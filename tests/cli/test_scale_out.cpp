@@ -363,7 +363,7 @@ TEST_F(ScaleOut, BadListsShardsAndReportsAreErrorsNamingTheOption) {
   };
   const std::vector<Case> cases = {
       {{"--box", "1", "--files-from", "no list", "-o", "out"},
-       1,
+       2,
        "--files-from 'no list': cannot open: No such file or directory"},
       {{"--box", "1", "--files-from", list.string(), "out"}, 2, "give -o"},
       {{"--box", "1", "-0", "a.png", "b.png"}, 2, "-0 (--null)"},
@@ -382,7 +382,7 @@ TEST_F(ScaleOut, BadListsShardsAndReportsAreErrorsNamingTheOption) {
        2,
        "--report - and --bench"},
       {{"--box", "1", "--files-from", list.string(), "-o", "out", "--report", "no dir/r.jsonl"},
-       1,
+       2,
        "--report 'no dir/r.jsonl': cannot open"},
       {{"--box", "1", "--files-from", list.string(), "-o", "out", "--report", list.string()},
        2,
@@ -391,8 +391,18 @@ TEST_F(ScaleOut, BadListsShardsAndReportsAreErrorsNamingTheOption) {
        2,
        "--report 'notes' is the input 'notes'"},
       {{"--box", "1", "--files-from", root_.string(), "-o", "out"},
-       1,
+       2,
        "--files-from '" + root_.string() + "': is a folder"},
+      {{"--box", "1", "--files-from", list.string(), "--files-from", list.string(), "-o", "out"},
+       2,
+       "--files-from given 2 times"},
+      {{"--box", "1", "-0", "--files-from", list.string(), "-o", "out"},
+       2,
+       "-0 given, but the list holds no NUL byte"},
+      {{"--box", "1", "--files-from", list.string(), "--shard", "0/2", "--shard", "1/2", "-o",
+        "out"},
+       2,
+       "--shard given 2 times"},
   };
   for (const Case& c : cases) {
     const Result r = run(c.args);

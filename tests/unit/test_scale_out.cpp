@@ -34,6 +34,12 @@ TEST(FileList, LinesKeepSpacesAndSkipEmptyLines) {
   fs::remove(path);
 }
 
+TEST(FileList, CrlfLineEndsAreLineEnds) {
+  const std::string path = list_file("a.jpg\r\nb c.png\r\n");
+  EXPECT_EQ(read_file_list(path, false), (std::vector<std::string>{"a.jpg", "b c.png"}));
+  fs::remove(path);
+}
+
 TEST(FileList, NulSeparatedNamesMayHoldNewlines) {
   const std::string path = list_file(std::string("new\nline.jpg\0plain.png\0\0", 24));
   EXPECT_EQ(read_file_list(path, true), (std::vector<std::string>{"new\nline.jpg", "plain.png"}));
@@ -41,7 +47,7 @@ TEST(FileList, NulSeparatedNamesMayHoldNewlines) {
   try {
     read_file_list(path, false);
     ADD_FAILURE() << "a list with NUL bytes read as lines";
-  } catch (const Error& e) {
+  } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("needs -0"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("--files-from '" + path + "'"), std::string::npos);
   }
@@ -52,7 +58,7 @@ TEST(FileList, AMissingListIsAnErrorNamingIt) {
   try {
     read_file_list("/no/such/list.txt", false);
     ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
+  } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()),
               "--files-from '/no/such/list.txt': cannot open: No such file or directory");
   }
