@@ -514,10 +514,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
     o.inputs = files;
     o.batch = true;
     if (listing) {
-      const std::string list = parsed["files-from"].as<std::string>();
-      // An empty list is a batch with nothing to do, as an empty folder is.
-      o.listed = read_file_list(list, parsed.count("null") > 0);
-      o.files_from = list;
+      // Read by the batch (run_batch), not here: parsing reads no files.
+      o.files_from = parsed["files-from"].as<std::string>();
+      o.files_from_nul = parsed.count("null") > 0;
     }
   } else {
     if (files.size() < 2)

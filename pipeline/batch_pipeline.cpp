@@ -129,9 +129,10 @@ void check_output_folder(const JobOptions& o) {
     throw UsageError("output folder '" + o.output + "' is a file; name a folder");
 }
 
-// The images of o's inputs and what becomes of each (the output folder checked first:
+// The images of o's inputs and of the paths --files-from listed (`listed_paths`), and what
+// becomes of each (the output folder checked first:
 // check_output_folder).
-Plan plan(const JobOptions& o) {
+Plan plan(const JobOptions& o, const std::vector<std::string>& listed_paths) {
   std::error_code ec;
   const fs::path out_dir = o.output;
   const fs::path out_canonical = fs::weakly_canonical(out_dir, ec);
@@ -152,7 +153,7 @@ Plan plan(const JobOptions& o) {
   // the output folder is no input (a rerun of `find .` lists the outputs too), as in a scan.
   std::set<std::string> listed;
   const std::string out_prefix = out_canonical.string() + "/";
-  for (const std::string& input : o.listed) {
+  for (const std::string& input : listed_paths) {
     if (!listed.insert(path_key(input)).second) continue;
     const std::string canonical = fs::weakly_canonical(input, ec).string();
     if (!ec && (canonical == out_canonical.string() || canonical.rfind(out_prefix, 0) == 0)) {
@@ -1195,7 +1196,11 @@ int run_batch(const JobOptions& o) {
   } catch (const std::system_error&) {  // no thread for it: resolved when first needed
     devices = std::async(std::launch::deferred, [&o] { return batch_devices(o); });
   }
-  const Plan p = plan(o);
+  // --files-from's paths (an empty list is a batch with nothing to do, as an empty folder is).
+  const std::vector<std::string> listed = o.files_from.empty()
+                                              ? std::vector<std::string>{}
+                                              : read_file_list(o.files_from, o.files_from_nul);
+  const Plan p = plan(o, listed);
   trace("batch: planned", p.items.size());
   // The outputs to write: the temporary files a killed run left beside them go first, their
   // folders are synced once the files are written.
@@ -1205,7 +1210,7 @@ int run_batch(const JobOptions& o) {
   for (const auto& [input, why] : p.failed)
     std::cerr << "blurtool: " << input << ": " << why << "\n";
 
-  if (!o.quiet && !o.files_from.empty() && o.listed.empty())
+  if (!o.quiet && !o.files_from.empty() && listed.empty())
     std::cerr << "blurtool: warning: --files-from '" << o.files_from << "' lists no path\n";
   if (!o.quiet && p.listed_in_output > 0)
     std::cerr << "blurtool: warning: " << p.listed_in_output

@@ -73,12 +73,12 @@ struct JobOptions {
   /// Batch mode: several inputs, a folder input, -o, or an OUTPUT that is a folder (an
   /// existing one, or a name ending in '/'). Single mode replaces OUTPUT if it exists.
   bool batch = false;
-  /// --files-from: paths read from a list (pipeline/file_list.h), batch inputs whose outputs
-  /// mirror their paths under the output folder (mirrored_path); folders among them are
-  /// scanned as folder INPUTs are
-  std::vector<std::string> listed;
-  std::string files_from;  ///< --files-from: the list's path, "-" for stdin; empty: none
-  Shard shard;             ///< --shard I/N: the share of the batch's files this run takes
+  /// --files-from: a list of paths ("-": standard input), read by run_batch (read_file_list in
+  /// pipeline/file_list.h): batch inputs whose outputs mirror their paths under the output
+  /// folder (mirrored_path); folders among them are scanned as folder INPUTs are. Empty: none.
+  std::string files_from;
+  bool files_from_nul = false;  ///< -0: the list's paths end in NUL bytes, not newlines
+  Shard shard;                  ///< --shard I/N: the share of the batch's files this run takes
   /// --report: a file that gets one JSON line for every input of the batch and a summary line
   /// (pipeline/batch_report.h), "-" for standard output; empty: none
   std::string report;
