@@ -256,8 +256,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
   spec.add_options("Devices")
       ("list-devices", "list every OpenCL device with its index and exit")
       ("device", kDeviceOptionHelp, cxxopts::value<std::string>(), "N|TEXT")
-      ("devices", "batch: spread the images over these devices: 'all', or a comma-separated "
-                  "list of indices or name parts", cxxopts::value<std::string>(), "LIST");
+      ("devices", "batch: spread the images over these devices: 'all' (every GPU where there "
+                  "is one, else every device), or a comma-separated list of indices or name parts",
+       cxxopts::value<std::string>(), "LIST");
   spec.add_options("Benchmark")
       ("bench", "time the kernels N times (default 10) after a warm-up: median, min, max "
                 "kernel time and GB/s, the device's bandwidth floor, host times; with a batch, "

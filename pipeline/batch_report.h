@@ -35,7 +35,7 @@ struct SummaryRecord {
   std::uint64_t done = 0, skipped = 0, failed = 0;
   double seconds = 0;  ///< wall time of the batch
   double bytes_in = 0, bytes_out = 0;
-  std::string shard;                 ///< "I/N" as given, or "" without --shard
+  std::string shard;                 ///< "I/N" with I modulo N (4/4 as 0/4); "" without --shard
   std::vector<std::string> devices;  ///< the devices that ran the batch
 };
 

@@ -15,7 +15,8 @@ namespace blurtool {
 /// trailing-space trimming), but for the carriage return of a CRLF line end; empty entries are
 /// skipped. Throws blurtool::UsageError naming "--files-from 'list'" when it cannot be read,
 /// for a list with a NUL byte read by lines (a -print0 list would join names), and for one with
-/// newlines and no NUL byte read with `nul_separated` (a find -print list given -0).
+/// newlines and no NUL byte read with `nul_separated` (a find -print list given -0; so a
+/// hand-made -0 list of one name holding a newline needs its NUL terminator, as -print0 writes).
 std::vector<std::string> read_file_list(const std::string& list, bool nul_separated);
 
 /// The form of `path` a batch hashes, dedupes and mirrors: lexically normal, generic

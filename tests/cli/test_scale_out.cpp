@@ -264,7 +264,8 @@ TEST_F(ScaleOut, ARerunMakesOnlyWhatIsMissing) {
   EXPECT_EQ(last["skipped"], first.size() - 1);
   std::multiset<std::string> redone;
   for (size_t i = first.size() + 1; i < lines.size(); ++i)
-    if (lines[i]["status"] == "done") redone.insert(lines[i]["output"].get<std::string>());
+    if (lines[i]["record"] == "file" && lines[i]["status"] == "done")
+      redone.insert(lines[i]["output"].get<std::string>());
   EXPECT_EQ(redone, std::multiset<std::string>{"out/" + lost});
 }
 
@@ -294,6 +295,7 @@ TEST_F(ScaleOut, DevicesAllComposesWithShardAndReport) {
   for (const json& j : lines) {
     if (j["record"] == "summary") {
       EXPECT_EQ(j["devices"].size(), 2u) << j.dump();
+      EXPECT_TRUE(j["shard"] == "1/2" || j["shard"] == "0/2") << j.dump();  // 2/2 as 0/2
     }
     if (j["record"] != "file") continue;
     ++by_device[j["device_index"].get<int>()];
@@ -317,6 +319,10 @@ TEST_F(ScaleOut, OutputsInTheListAreNoInputs) {
   const Result r =
       run({"--box", "1", "--files-from", list2.string(), "-o", "out", "--report", "out/r.jsonl"});
   EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: " + std::to_string(paths.size() + 1) +
+                       " listed paths lie in the output folder 'out' and are no inputs"),
+            std::string::npos)
+      << r.err;
   const std::vector<json> lines = report_lines(root_ / "out/r.jsonl");
   EXPECT_EQ(inputs_with(lines, "skipped"), std::multiset<std::string>(paths.begin(), paths.end()));
   EXPECT_EQ(lines.size(), paths.size() + 1);
@@ -403,6 +409,10 @@ TEST_F(ScaleOut, BadListsShardsAndReportsAreErrorsNamingTheOption) {
         "out"},
        2,
        "--shard given 2 times"},
+      {{"--box", "1", "--files-from", list.string(), "--report", "a.jsonl", "--report", "b.jsonl",
+        "-o", "out"},
+       2,
+       "--report given 2 times"},
   };
   for (const Case& c : cases) {
     const Result r = run(c.args);
@@ -414,6 +424,17 @@ TEST_F(ScaleOut, BadListsShardsAndReportsAreErrorsNamingTheOption) {
   EXPECT_EQ(read_file(root_ / "a.png"), a);
   EXPECT_EQ(read_file(list), listed);
   EXPECT_EQ(read_file(root_ / "notes"), "an input without an image name");
+}
+
+// An empty list is a batch with nothing to do, said in a warning.
+TEST_F(ScaleOut, AnEmptyListDoesNothingAndSaysSo) {
+  const fs::path list = write_list("empty.txt", {});
+  const Result r = run({"--box", "1", "--files-from", list.string(), "-o", "out"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: --files-from '" + list.string() + "' lists no path"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(contents(root_ / "out").empty());
 }
 
 // The list from standard input, and a report on standard output.
