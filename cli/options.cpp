@@ -221,6 +221,11 @@ CliOptions parse_options(int argc, const char* const* argv) {
       ("force",
        "replace outputs that exist in a batch (default: skip and count them), and one that "
        "appears while a single image is made (default: fail)")
+      ("strip", "drop the input's metadata from the output: --strip drops EXIF, XMP and the "
+                "resolution but keeps the colour profile (ICC, PNG sRGB/gAMA/cHRM); "
+                "--strip=all drops that too (default: all of it is kept, the EXIF orientation "
+                "set to 1 and its thumbnail dropped)",
+       cxxopts::value<std::string>()->implicit_value("metadata"), "all")
       ("no-orient", "keep a JPEG's pixels as stored (default: turn and mirror them as its EXIF "
                     "orientation says, so that phone photos come out upright)")
       ("quality", "JPEG quality 1..100", cxxopts::value<std::string>()->default_value("95"), "Q")
@@ -431,6 +436,16 @@ CliOptions parse_options(int argc, const char* const* argv) {
   o.recursive = parsed.count("recursive") > 0;
   o.force = parsed.count("force") > 0;
   o.orient = parsed.count("no-orient") == 0;
+  if (parsed.count("strip")) {
+    const std::string strip = parsed["strip"].as<std::string>();
+    if (strip == "metadata")
+      o.keep_metadata = KeepMetadata::colour;
+    else if (strip == "all")
+      o.keep_metadata = KeepMetadata::none;
+    else
+      throw UsageError("--strip=" + strip +
+                       ": not a choice; use --strip (keeps the colour profile) or --strip=all");
+  }
   o.linear_light = parsed.count("linear-light") > 0;
   o.straight_alpha = parsed.count("straight-alpha") > 0;
   o.quiet = parsed.count("quiet") > 0;

@@ -788,12 +788,15 @@ class Pipeline {
         double bytes_out = 0;
         const bool ok = guarded(f.item, [&] {
           std::vector<std::uint8_t> bytes;
+          std::vector<std::string> warnings;
           try {
             // One image encodes on --jobs threads; several already fill them one each.
-            bytes = encode_output(f.rendered, item.kind, o_, items_.size() > 1 ? 1 : o_.jobs);
+            bytes = encode_output(f.rendered, item.kind, o_, items_.size() > 1 ? 1 : o_.jobs,
+                                  item.output, &warnings);
           } catch (const Error& e) {  // e.g. too large for JPEG: the output is at fault
             throw Error("output '" + item.output + "': " + e.what());
           }
+          for (const std::string& w : warnings) warn(w);  // each names the output
           std::error_code ec;
           fs::create_directories(fs::path(item.output).parent_path(), ec);
           taken =

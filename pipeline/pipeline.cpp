@@ -279,11 +279,10 @@ EncodeOptions encode_options(const JobOptions& o, int threads) {
   return e;
 }
 
-std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const JobOptions& o,
+namespace {
+
+std::vector<std::uint8_t> encode_pixels(const Rendered& r, ImageFormat format, const JobOptions& o,
                                         int threads) {
-  if (kind == OutputKind::csv || kind == OutputKind::json)
-    return std::vector<std::uint8_t>(r.text.begin(), r.text.end());
-  const ImageFormat format = kind == OutputKind::png ? ImageFormat::png : ImageFormat::jpeg;
   const EncodeOptions e = encode_options(o, threads);
   if (!r.planes.empty()) return encode_jpeg_planes(r.planes, e);
   // The RGBA result is encoded as r.channels without a reduced copy (encode_rgba).
@@ -298,6 +297,19 @@ std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, cons
   }
   if (r.image.channels == r.channels) return encode_image(r.image, format, e);
   return encode_rgba(r.image, r.channels, format, e);
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const JobOptions& o,
+                                        int threads, const std::string& output,
+                                        std::vector<std::string>* warnings) {
+  if (kind == OutputKind::csv || kind == OutputKind::json)
+    return std::vector<std::uint8_t>(r.text.begin(), r.text.end());
+  const ImageFormat format = kind == OutputKind::png ? ImageFormat::png : ImageFormat::jpeg;
+  std::vector<std::uint8_t> bytes = encode_pixels(r, format, o, threads);
+  insert_metadata(bytes, format, r.metadata, output, warnings);
+  return bytes;
 }
 
 InputBytes read_input(const std::string& input, const JobOptions& o) {
@@ -327,14 +339,29 @@ Source decode_planes(const InputBytes& in, const JobOptions& o, std::vector<std:
 
 }  // namespace
 
+ImageMetadata output_metadata(const InputBytes& in, const JobOptions& o,
+                              std::vector<std::string>* warnings) {
+  if (o.keep_metadata == KeepMetadata::none) return {};
+  // The decoders turn a JPEG upright by its EXIF orientation (unless --no-orient).
+  const bool upright = o.orient && in.bytes.size() >= 2 && in.bytes[0] == 0xFF;
+  ImageMetadata m = metadata_for_output(read_metadata(in.bytes, in.name, warnings), o.keep_metadata,
+                                        upright, in.name, warnings);
+  if (o.linear_light && !colour_is_srgb(m) && warnings)
+    warnings->push_back(in.name +
+                        ": its colour profile is not sRGB; --linear-light assumes the sRGB "
+                        "transfer curve");
+  return m;
+}
+
 Source decode_source(const InputBytes& in, const JobOptions& o, std::vector<std::string>* warnings,
                      bool planes, bool sparse) {
-  if (planes) {
-    Source s = decode_planes(in, o, warnings, sparse);
-    if (s.has_planes()) return s;
-  }
-  return make_source(decode_image_wide(in.bytes, in.name, warnings, o.max_pixels, o.orient, true),
-                     o);
+  Source s;
+  if (planes) s = decode_planes(in, o, warnings, sparse);
+  if (!s.has_planes())
+    s = make_source(decode_image_wide(in.bytes, in.name, warnings, o.max_pixels, o.orient, true),
+                    o);
+  s.metadata = output_metadata(in, o, warnings);
+  return s;
 }
 
 SourceRun DeviceStage::run(const Source& source, OutputKind kind, const DeviceRequest& request) {
@@ -342,6 +369,7 @@ SourceRun DeviceStage::run(const Source& source, OutputKind kind, const DeviceRe
   try {
     with_device_faults(runtime_, source.width(), source.height(), source.depth(),
                        [&] { r = run_unguarded(source, kind, request); });
+    r.rendered.metadata = source.metadata;
   } catch (...) {
     filter_.reset();  // a failed run may leave the filter in any state
     throw;
@@ -605,8 +633,12 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   trace("filtered (upload, kernels, download)");
 
   start = std::chrono::steady_clock::now();
-  const std::vector<std::uint8_t> bytes = encode_output(result.rendered, kind, o, o.jobs);
+  std::vector<std::string> output_warnings;
+  const std::vector<std::uint8_t> bytes = encode_output(
+      result.rendered, kind, o, o.jobs, o.output == "-" ? "<stdout>" : o.output, &output_warnings);
   trace("encoded");
+  if (!o.quiet)
+    for (const std::string& w : output_warnings) std::cerr << "blurtool: warning: " << w << "\n";
   write_output(o.output, bytes, if_exists);
   run.encode_ms = ms_since(start);
   trace("written");

@@ -38,6 +38,7 @@
 #include "filters/working_space.h"
 #include "image/image_io.h"
 #include "image/jpeg_planes.h"
+#include "image/metadata.h"
 #include "pipeline/file_list.h"
 #include "runtime/cl_runtime.h"
 #include "util/atomic_file.h"
@@ -59,6 +60,9 @@ struct JobOptions {
   ChromaSubsampling subsampling = ChromaSubsampling::s420;
   /// --png-level: zlib level of PNG output, 0..9
   int png_level = kDefaultPngLevel;
+  /// --strip: what of the input's metadata the output keeps (image/metadata.h): all by
+  /// default, the colour (ICC profile, PNG sRGB/gAMA/cHRM) with --strip, none with --strip=all
+  KeepMetadata keep_metadata = KeepMetadata::all;
   /// --jpeg-codec: where JPEG's per-pixel colour stages run (chroma upsampling and YCbCr -> RGB
   /// when decoding, RGB -> YCbCr and chroma downsampling when encoding): `host`, in
   /// libjpeg-turbo; `device`, in kernels of the filter's device (filters/ycbcr_device.h), the
@@ -189,6 +193,8 @@ struct Source {
   int channels = 0;    ///< the file's own channel count (1-4)
   bool deep = false;   ///< the file stores 16-bit samples: a PNG output keeps 16 bits
   WorkingSpace space;  ///< the blur's working space (the stored form for --bright)
+  /// What the output carries of the input's metadata (metadata_for_output of the file's)
+  ImageMetadata metadata;
   bool wide() const { return rgba16.channels != 0; }
   bool has_planes() const { return !planes.empty(); }
   /// The pixels' size in host memory, bytes.
@@ -231,6 +237,14 @@ InputBytes read_input(const std::string& input, const JobOptions& o);
 /// it can decode.
 Source decode_source(const InputBytes& in, const JobOptions& o, std::vector<std::string>* warnings,
                      bool planes = false, bool sparse = false);
+
+/// What an output of `in` carries of its metadata (image/metadata.h): read from its bytes and
+/// prepared by metadata_for_output as o.keep_metadata says, the EXIF orientation set to 1 where
+/// the decoder turned a JPEG upright (o.orient). Warnings (each naming the input) are appended to
+/// `warnings`: damaged metadata left out, and --linear-light on colour that is not sRGB.
+/// Never throws for bad metadata.
+ImageMetadata output_metadata(const InputBytes& in, const JobOptions& o,
+                              std::vector<std::string>* warnings);
 
 /// The filter of o's operation for a width x height image on `runtime`; `wg` overrides the
 /// Gaussian work-group size (the --sweep-wg rows). Its input and output have `depth` (the
@@ -281,6 +295,7 @@ struct Rendered {
   bool deep = false;  ///< the input stored 16 bits: a PNG is written with 16
   int channels = 4;
   std::string text;
+  ImageMetadata metadata;  ///< written into a PNG or JPEG output (the Source's)
 };
 
 /// A run's result and its timings (`timings.output` is left empty).
@@ -361,8 +376,11 @@ class DeviceStage {
 /// restart strips; 0: the hardware's); a batch of several images passes 1, since its encoding
 /// threads already fill the cores. The bytes do not depend on it. Throws blurtool::Error for an
 /// image the format cannot hold (a JPEG side above 65535).
+/// A PNG or JPEG carries r.metadata (insert_metadata); what it cannot hold is named in a warning
+/// naming `output`, appended to `warnings` (if not null).
 std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const JobOptions& o,
-                                        int threads);
+                                        int threads, const std::string& output = {},
+                                        std::vector<std::string>* warnings = nullptr);
 
 /// JPEG stores each side in 16 bits: throws blurtool::Error "OUTPUT: the image is WxH, too
 /// large for JPEG ..." (`output` as the message names it) for a JPEG `kind` of a side above

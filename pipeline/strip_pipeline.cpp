@@ -275,6 +275,31 @@ void check_strip_output(const JobOptions& o, OutputKind kind, const StripPlan& p
               " (" + mib(memory_budget(o)) + "); write an image (png, jpg) instead");
 }
 
+namespace {
+
+// `sink` with `m` inserted into the encoded file's header (insert_metadata), which comes first:
+// the bytes are held until the header is whole, then passed on.
+ByteSink with_metadata(const ByteSink& sink, ImageFormat format, ImageMetadata m,
+                       const std::string& output, std::vector<std::string>* warnings) {
+  if (m.empty()) return sink;
+  struct State {
+    std::vector<std::uint8_t> head;
+    bool passed = false;
+  };
+  auto state = std::make_shared<State>();
+  return [=, m = std::move(m)](const std::uint8_t* data, std::size_t size) {
+    if (state->passed) return sink(data, size);
+    state->head.insert(state->head.end(), data, data + size);
+    if (metadata_insertion_point(state->head.data(), state->head.size(), format) == 0) return;
+    insert_metadata(state->head, format, m, output, warnings);
+    state->passed = true;
+    sink(state->head.data(), state->head.size());
+    state->head = {};
+  };
+}
+
+}  // namespace
+
 void run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in, OutputKind kind,
                 const StripPlan& plan, const ByteSink& sink, std::vector<std::string>* warnings) {
   const bool bright = o.operation == JobOptions::Operation::bright;
@@ -314,8 +339,10 @@ void run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in, Out
   const EncodeOptions e = encode_options(o, o.jobs);
   const bool png = kind == OutputKind::png;
   const int out_depth = png && deep ? 16 : 8;
-  RowWriter writer(png ? ImageFormat::png : ImageFormat::jpeg, width, height, channels, out_depth,
-                   e, sink);
+  const ImageFormat format = png ? ImageFormat::png : ImageFormat::jpeg;
+  RowWriter writer(format, width, height, channels, out_depth, e,
+                   with_metadata(sink, format, output_metadata(in, o, warnings),
+                                 "the output of " + in.name, warnings));
 
   // Bands wider than the device holds, or than kPieceWidth, go to it in column pieces of one
   // width (one filter for all), each with the halo's columns beside it; an image edge is a

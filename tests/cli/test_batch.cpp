@@ -736,7 +736,8 @@ TEST_F(Batch, AScheduleTheDeviceCannotRunEndsTheBatchBeforeAnyOutput) {
   // meanwhile, nor a warning), no output folder.
   for (int i = 0; i < 6; ++i) make_image(in_ / ("a" + std::to_string(i) + ".png"), 140 + i, 32, 24);
   write_file(in_ / "broken.png", "xx");
-  const Result r = run({"--gauss", "100", "--radius", "300", "--variant", "naive-local", "--wg",
+  // (8+2000)^2 * 4 bytes of tile: more local memory than any device has.
+  const Result r = run({"--gauss", "100", "--radius", "1000", "--variant", "naive-local", "--wg",
                         "8x8", in_.string(), out_.string()});
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_TRUE(has_line(r.err, {"--wg 8x8", "CL_DEVICE_LOCAL_MEM_SIZE"})) << r.err;

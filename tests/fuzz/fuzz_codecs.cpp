@@ -13,7 +13,8 @@
 // uncaught exception of another kind or an allocation the header did not justify. Built by
 // scripts/fuzz (clang, -DBLURTOOL_FUZZ=ON) with AddressSanitizer and UndefinedBehaviorSanitizer;
 // the normal build links it with replay_main.cpp and replays its seeds and kept crash inputs
-// (ctest -L fuzz).
+// (ctest -L fuzz). First, on any bytes, the metadata readers (read_metadata, metadata_for_output
+// with libexif's rewrite, colour_is_srgb with lcms2, metadata_segments), which must never throw.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include "image/image_io.h"
 #include "image/jpeg_codec.h"
 #include "image/jpeg_planes.h"
+#include "image/metadata.h"
 #include "image/png_codec.h"
 #include "image/row_codec.h"
 #include "util/error.h"
@@ -80,6 +82,15 @@ void read_rows(blurtool::RowSource& rows) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::vector<std::uint8_t> bytes(data, data + size);
+  {  // the metadata readers: nothing thrown, whatever the bytes
+    std::vector<std::string> warnings;
+    blurtool::ImageMetadata m = blurtool::read_metadata(bytes, kName, &warnings);
+    m = blurtool::metadata_for_output(std::move(m), blurtool::KeepMetadata::all, true, kName,
+                                      &warnings);
+    (void)blurtool::colour_is_srgb(m);
+    for (blurtool::ImageFormat f : {blurtool::ImageFormat::png, blurtool::ImageFormat::jpeg})
+      (void)blurtool::metadata_segments(m, f, kName, &warnings);
+  }
   try {  // the whole-image decoders, with nothing behind them
     const blurtool::CheckedFile file = blurtool::check_file(bytes, kName, kFuzzMaxPixels);
     if (file.png) {
