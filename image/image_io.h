@@ -107,7 +107,8 @@ Image load_image(const std::string& path, std::vector<std::string>* warnings = n
 
 /// Reads all of an open file descriptor (standard input, a pipe) into memory, refusing more
 /// than `max_file_bytes`, and refusing as soon as its first 8 bytes are read a stream that does
-/// not start with a PNG or JPEG signature (shorter ones are left to decode_image).
+/// not start with a PNG, JPEG, TIFF or WebP signature (a WebP's first 8: "RIFF" and its size;
+/// shorter ones are left to decode_image).
 /// `name` is used in error messages. Throws blurtool::Error.
 std::vector<std::uint8_t> read_all(int fd, const std::string& name,
                                    std::uint64_t max_file_bytes = kDefaultMaxFileBytes);
