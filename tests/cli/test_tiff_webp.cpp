@@ -104,6 +104,23 @@ TEST_F(Cli, BatchTakesTiffAndWebpFromAFolder) {
             0);
 }
 
+TEST_F(Cli, TiffInputLargerThanMaxMemoryIsDecodedWholeAndRunInStrips) {
+  // 600x400 needs 8 MiB in one piece: under 4 MiB it runs in strips, the TIFF decoded whole
+  // first (1 MiB of RGBA); under 1 MiB that leaves too little, and the message says why.
+  write_as(load_image(kCoffee), ImageFormat::tiff, in_ / "coffee.tif");
+  const std::string in = (in_ / "coffee.tif").string();
+  const std::string whole = (out_ / "whole.png").string(), strips = (out_ / "strips.png").string();
+  ASSERT_EQ(run({"--box", "4", in, whole}).status, 0);
+  const Result r = run({"--box", "4", "--max-memory", "4M", in, strips});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // The same pixels (the strip encoder's zlib stream is cut differently).
+  EXPECT_EQ(max_diff(load_image(strips), load_image(whole)), 0);
+  EXPECT_EQ(max_diff(load_image(strips), expected_box(load_image(kCoffee), 4, EdgeMode::clamp)), 0);
+  expect_failure(run({"--box", "4", "--max-memory", "1M", in, (out_ / "small.png").string()}), 1,
+                 {"coffee.tif: the image is 600x400", "a TIFF is decoded whole"},
+                 {"whole.png", "strips.png"});
+}
+
 TEST_F(Cli, TiffAndWebpRefusals) {
   // A truncated TIFF: refused naming it, exit 1, no output.
   const std::vector<std::uint8_t> whole =
