@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "image/image_io.h"
@@ -249,6 +250,38 @@ TEST(Tiff, TruncatedCorruptAndOversizedFilesAreRefused) {
               read_image_header(file, "c.tif", 4095);
             }).find("c.tif: image is 64x64 = 4096 pixels, more than the limit of 4095"),
             std::string::npos);
+}
+
+TEST(Tiff, ThreadsDecodingDamagedFilesEachGetTheirOwnFilesMessage) {
+  // libtiff's messages go to each open file's handler: a batch's decoding threads must not see
+  // one another's. Half the threads read a file whose directory is cut off, half one whose strip
+  // does not inflate; each message names its own file and its own damage.
+  const Image image = random_image<std::uint8_t>(64, 64, 3, 5);
+  const Bytes good = encode_image(image, ImageFormat::tiff, EncodeOptions{});
+  const Bytes no_directory(good.begin(), good.begin() + good.size() / 2);
+  Bytes bad_strip = good;
+  for (std::size_t i = 8; i < 400; ++i) bad_strip[i] ^= 0x5A;  // the deflate stream, first
+  std::vector<std::string> messages(16);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 20; ++round)
+        messages[t] = error_of([&] {
+          decode_image(t % 2 ? bad_strip : no_directory, "f" + std::to_string(t) + ".tif");
+        });
+    });
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < 16; ++t) {
+    const std::string name = "f" + std::to_string(t) + ".tif: ";
+    EXPECT_EQ(messages[t].rfind(name + (t % 2 ? "truncated or corrupt TIFF (strip 0: libtiff: "
+                                              : "corrupt TIFF (libtiff: "),
+                                0),
+              0u)
+        << messages[t];
+    // libtiff's own words, for this file's damage.
+    EXPECT_NE(messages[t].find(t % 2 ? "ZIPDecode" : "TIFFFetchDirectory"), std::string::npos)
+        << messages[t];
+  }
 }
 
 TEST(Tiff, MetadataTagsRoundTrip) {
