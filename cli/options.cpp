@@ -215,8 +215,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
       ("report", "batch: append to FILE ('-': standard output) a JSON line for every input "
                  "(done, skipped or failed, why, size, bytes, times, device) and a summary line",
        cxxopts::value<std::string>(), "FILE")
-      ("format", "output format: png or jpg (with --bright also csv or json); default: by the "
-                 "output's extension (.png, .jpg, .jpeg), in batch the input's",
+      ("format", "output format: png, jpg, tif or webp (with --bright also csv or json); "
+                 "default: by the output's extension (.png, .jpg, .jpeg, .tif, .tiff, .webp), in "
+                 "batch the input's",
        cxxopts::value<std::string>(), "FMT")
       ("force",
        "replace outputs that exist in a batch (default: skip and count them), and one that "
@@ -228,7 +229,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
        cxxopts::value<std::string>()->implicit_value("metadata"), "all")
       ("no-orient", "keep a JPEG's pixels as stored (default: turn and mirror them as its EXIF "
                     "orientation says, so that phone photos come out upright)")
-      ("quality", "JPEG quality 1..100", cxxopts::value<std::string>()->default_value("95"), "Q")
+      ("quality", "JPEG and lossy WebP quality 1..100",
+       cxxopts::value<std::string>()->default_value("95"), "Q")
+      ("webp-lossless", "write WebP output lossless (default: lossy at --quality)")
       ("subsampling", "JPEG chroma subsampling: 444 (full resolution), 422 (half the columns) "
                       "or 420 (half the columns and rows)",
        cxxopts::value<std::string>()->default_value("420"), "S")
@@ -419,6 +422,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
   o.quality = parse_int(parsed["quality"].as<std::string>(), "--quality", 1, 100, "the quality");
   o.subsampling = parse_named(chroma_subsampling_table(), parsed["subsampling"].as<std::string>(),
                               "--subsampling");
+  o.webp_lossless = parsed.count("webp-lossless") > 0;
   o.png_level =
       parse_int(parsed["png-level"].as<std::string>(), "--png-level", 0, 9, "the zlib level");
   o.jpeg_codec =
@@ -476,9 +480,11 @@ CliOptions parse_options(int argc, const char* const* argv) {
     o.format = parsed["format"].as<std::string>();
     for (char& c : o.format) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (o.format == "jpeg") o.format = "jpg";
+    if (o.format == "tiff") o.format = "tif";
     const bool text = o.format == "csv" || o.format == "json";
-    if (o.format != "png" && o.format != "jpg" && !(text && bright))
-      throw UsageError("--format '" + o.format + "': choose png or jpg" +
+    if (o.format != "png" && o.format != "jpg" && o.format != "tif" && o.format != "webp" &&
+        !(text && bright))
+      throw UsageError("--format '" + o.format + "': choose png, jpg, tif or webp" +
                        (bright ? std::string(", csv or json")
                                : std::string(" (csv and json "
                                              "go with --bright)")));

@@ -71,9 +71,10 @@ struct JpegSegment {
 /// header and, for a JPEG, its marker segments (for its orientation).
 struct CheckedFile {
   bool png = false;
-  const char* format = "";                  // "PNG" or "JPEG", for messages
+  bool tiff = false, webp = false;          // neither PNG nor JPEG: a TIFF or a WebP
+  const char* format = "";                  // "PNG", "JPEG", "TIFF" or "WebP", for messages
   int width = 0, height = 0, channels = 0;  // a PNG's palette counts as 3 channels
-  bool sixteen_bit = false;                 // a PNG of 16 bits per sample
+  bool sixteen_bit = false;                 // a PNG or TIFF of 16 bits per sample
   bool png_trns = false;                    // a PNG with a tRNS chunk
   PngHeader png_header;
   std::vector<JpegSegment> segments;

@@ -32,6 +32,8 @@
 #include "image/jpeg_planes.h"
 #include "image/png_codec.h"
 #include "image/stb_codec.h"
+#include "image/tiff_codec.h"
+#include "image/webp_codec.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -39,11 +41,18 @@ namespace blurtool {
 
 namespace {
 
-bool has_image_signature(const std::vector<std::uint8_t>& bytes) {
-  return starts_with(bytes, kPngSignature) || starts_with(bytes, kJpegSignature);
+bool is_tiff(const std::vector<std::uint8_t>& bytes) {
+  return starts_with(bytes, kTiffSignatureLE) || starts_with(bytes, kTiffSignatureBE);
 }
 
-constexpr const char* kNotAnImage = ": not a PNG or JPEG image (unrecognised signature bytes)";
+// A WebP's RIFF header is 12 bytes: with fewer (read_all looks at 8), as much of it as is there.
+bool has_image_signature(const std::vector<std::uint8_t>& bytes) {
+  return starts_with(bytes, kPngSignature) || starts_with(bytes, kJpegSignature) ||
+         is_tiff(bytes) || has_webp_signature(bytes);
+}
+
+constexpr const char* kNotAnImage =
+    ": not a PNG, JPEG, TIFF or WebP image (unrecognised signature bytes)";
 
 std::string too_large(const std::string& name, std::uint64_t size, std::uint64_t limit) {
   return name + ": file is " + (size ? std::to_string(size) + " bytes" : "longer") +
@@ -109,6 +118,20 @@ std::string not_a_file_reason(const std::string& path) {
   return std::string("not a regular file (") + kind + ")";
 }
 
+namespace {
+
+// Refuses an image of more than `max_pixels`, from its header's size.
+void check_pixels(const std::string& name, int width, int height, std::uint64_t max_pixels) {
+  const std::uint64_t pixels = std::uint64_t(width) * std::uint64_t(height);
+  if (pixels > max_pixels) {
+    throw Error(name + ": image is " + std::to_string(width) + "x" + std::to_string(height) +
+                " = " + std::to_string(pixels) + " pixels, more than the limit of " +
+                std::to_string(max_pixels) + " pixels (" + parameter("max_pixels") + ")");
+  }
+}
+
+}  // namespace
+
 // The checks made before anything is decoded (see codec_common.h).
 CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string& name,
                        std::uint64_t max_pixels) {
@@ -123,7 +146,32 @@ CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string
       std::equal(bytes.begin(), bytes.end(), std::begin(kJpegSignature)))
     throw_truncated(
         name, "the file ends at byte " + std::to_string(bytes.size()) + ", inside its signature");
+  if (bytes.size() < sizeof kTiffSignatureLE &&
+      (std::equal(bytes.begin(), bytes.end(), std::begin(kTiffSignatureLE)) ||
+       std::equal(bytes.begin(), bytes.end(), std::begin(kTiffSignatureBE))))
+    throw Error(name + ": truncated TIFF (the file ends at byte " + std::to_string(bytes.size()) +
+                ", inside its signature)");
   if (!has_image_signature(bytes)) throw Error(name + kNotAnImage);
+  if (is_tiff(bytes) || has_webp_signature(bytes)) {
+    CheckedFile file;
+    file.tiff = is_tiff(bytes);
+    file.webp = !file.tiff;
+    file.format = file.tiff ? "TIFF" : "WebP";
+    if (file.tiff) {
+      const TiffHeader h = read_tiff_header(bytes, name);
+      file.width = h.width;
+      file.height = h.height;
+      file.channels = h.channels;
+      file.sixteen_bit = h.bits == 16;
+    } else {
+      const WebpHeader h = read_webp_header(bytes, name);
+      file.width = h.width;
+      file.height = h.height;
+      file.channels = h.channels;
+    }
+    check_pixels(name, file.width, file.height, max_pixels);
+    return file;
+  }
   CheckedFile file;
   file.png = starts_with(bytes, kPngSignature);
   file.format = file.png ? "PNG" : "JPEG";
@@ -147,12 +195,7 @@ CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string
     throw Error(name + ": unsupported " + format + " (" + std::to_string(width) + "x" +
                 std::to_string(height) + ", " + std::to_string(channels) + " channels)");
   }
-  const std::uint64_t pixels = std::uint64_t(width) * std::uint64_t(height);
-  if (pixels > max_pixels) {
-    throw Error(name + ": image is " + std::to_string(width) + "x" + std::to_string(height) +
-                " = " + std::to_string(pixels) + " pixels, more than the limit of " +
-                std::to_string(max_pixels) + " pixels (" + parameter("max_pixels") + ")");
-  }
+  check_pixels(name, width, height, max_pixels);
   if (file.png) file.png_trns = check_png_complete(bytes, name);
   file.width = width;
   file.height = height;
@@ -196,6 +239,8 @@ Image decode_narrow(const std::vector<std::uint8_t>& bytes, const std::string& n
                     bool rgba = false, int* stored = nullptr) {
   if (file.png) return decode_png<std::uint8_t>(bytes, name, file, rgba, stored);
   if (stored) *stored = file.channels;
+  if (file.tiff) return decode_tiff<std::uint8_t>(bytes, name, rgba);
+  if (file.webp) return decode_webp(bytes, name, rgba);
   Image image;
   std::string damage, refusal;
   if (!decode_jpeg_turbojpeg(bytes, file.width, file.height, file.channels, rgba, &image, &damage,
@@ -235,10 +280,14 @@ void warn_if_misnamed(const std::string& name, const CheckedFile& file,
                       std::vector<std::string>* warnings) {
   if (!warnings) return;
   const std::string ext = lower_extension(name);
-  if (file.png && (ext == ".jpg" || ext == ".jpeg"))
-    warnings->push_back(name + ": a PNG image under a JPEG name, read as what it is");
-  if (!file.png && ext == ".png")
-    warnings->push_back(name + ": a JPEG image under a PNG name, read as what it is");
+  const char* named = ext == ".png"                     ? "PNG"
+                      : ext == ".jpg" || ext == ".jpeg" ? "JPEG"
+                      : ext == ".tif" || ext == ".tiff" ? "TIFF"
+                      : ext == ".webp"                  ? "WebP"
+                                                        : nullptr;
+  if (named && std::string(named) != file.format)
+    warnings->push_back(name + ": a " + file.format + " image under a " + named +
+                        " name, read as what it is");
 }
 
 }  // namespace
@@ -248,7 +297,8 @@ Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& na
   const CheckedFile file = check_file(bytes, name, max_pixels);
   warn_if_misnamed(name, file, warnings);
   Image image = decode_narrow(bytes, name, file, orient, warnings);
-  if (file.sixteen_bit && warnings) warnings->push_back(name + ": 16-bit PNG read as 8-bit");
+  if (file.sixteen_bit && warnings)
+    warnings->push_back(name + ": 16-bit " + file.format + " read as 8-bit");
   return image;
 }
 
@@ -261,7 +311,8 @@ ImageHeader read_image_header(const std::vector<std::uint8_t>& bytes, const std:
   // A tRNS chunk gives grey or RGB an alpha channel.
   h.channels = file.channels + (file.png_trns && file.channels % 2 == 1 ? 1 : 0);
   h.sixteen_bit = file.sixteen_bit;
-  if (!file.png && orient && orientation_in(bytes, file.segments) >= 5) {
+  if (!file.png && !file.tiff && !file.webp && orient &&
+      orientation_in(bytes, file.segments) >= 5) {
     std::swap(h.width, h.height);
   }
   return h;
@@ -301,7 +352,10 @@ DecodedImage decode_image_wide(const std::vector<std::uint8_t>& bytes, const std
   const CheckedFile file = check_file(bytes, name, max_pixels);
   warn_if_misnamed(name, file, warnings);
   DecodedImage decoded;
-  if (file.sixteen_bit) {
+  if (file.sixteen_bit && file.tiff) {
+    decoded.wide = decode_tiff<std::uint16_t>(bytes, name, expand_rgba);
+    decoded.stored_channels = file.channels;
+  } else if (file.sixteen_bit) {
     decoded.wide =
         decode_png<std::uint16_t>(bytes, name, file, expand_rgba, &decoded.stored_channels);
   } else {
@@ -315,7 +369,11 @@ ImageFormat output_format_for(const std::string& path) {
   const std::string ext = lower_extension(path);
   if (ext == ".png") return ImageFormat::png;
   if (ext == ".jpg" || ext == ".jpeg") return ImageFormat::jpeg;
-  throw UsageError(path + ": unknown output format; the file name must end in .png, .jpg or .jpeg");
+  if (ext == ".tif" || ext == ".tiff") return ImageFormat::tiff;
+  if (ext == ".webp") return ImageFormat::webp;
+  throw UsageError(path +
+                   ": unknown output format; the file name must end in .png, .jpg, .jpeg, .tif, "
+                   ".tiff or .webp");
 }
 
 namespace {
@@ -326,10 +384,16 @@ template <typename T>
 std::vector<std::uint8_t> encode(const BasicImage<T>& image, int channels, ImageFormat format,
                                  const EncodeOptions& options) {
   if (format == ImageFormat::png) return encode_png(image, channels, options);
+  static const ImageMetadata none;
+  const ImageMetadata& metadata = options.metadata ? *options.metadata : none;
+  if (format == ImageFormat::tiff) return encode_tiff(image, channels, options, metadata);
   if constexpr (sizeof(T) == 1) {
+    if (format == ImageFormat::webp) return encode_webp(image, channels, options, metadata);
     return encode_jpeg(image, channels, options);
   } else {
-    return encode_jpeg(narrow(image), channels, options);  // JPEG holds 8 bits
+    // JPEG and WebP hold 8 bits
+    if (format == ImageFormat::webp) return encode_webp(narrow(image), channels, options, metadata);
+    return encode_jpeg(narrow(image), channels, options);
   }
 }
 

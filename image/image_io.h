@@ -1,11 +1,16 @@
-// Image input and output: PNG and JPEG files to and from 8- or 16-bit interleaved pixels.
+// Image input and output: PNG, JPEG, TIFF and WebP files to and from 8- or 16-bit interleaved
+// pixels.
 //
 // Which library does what:
 // - the format is recognised by the file's signature bytes only, PNG (89 50 4E 47 0D 0A 1A 0A) or
-//   JPEG (FF D8 FF), so no other decoder (GIF, TGA, PNM, HDR, ...) is ever reached;
+//   JPEG (FF D8 FF), TIFF ("II*\0" or "MM\0*") or WebP ("RIFF", size, "WEBP"), so no other
+//   decoder (GIF, TGA, PNM, HDR, ...) is ever reached;
 // - the header is read first (a PNG's IHDR chunk, a JPEG's frame header, both straight from the
-//   bytes) so that max_pixels is enforced before anything is decoded; a JPEG of more than
-//   kMaxJpegScans scans is refused there;
+//   bytes; a TIFF's first directory by libtiff, whose tags are checked against the few variants
+//   read (image/tiff_codec.h); a WebP's by WebPGetFeatures) so that max_pixels is enforced
+//   before anything is decoded; a JPEG of more than kMaxJpegScans scans is refused there;
+// - TIFFs are read and written by libtiff, WebPs by libwebp (image/tiff_codec.h,
+//   image/webp_codec.h), whole images in memory;
 // - JPEGs are decoded by libjpeg-turbo's TurboJPEG API (SIMD; 2x faster than stb_image on
 //   12-Mpixel photos; arithmetic coding too), PNGs by libpng straight into the Image (stb_image
 //   needs a second buffer and a copy; 1.1x to 1.7x faster), every CRC and the Adler-32 checked;
@@ -18,7 +23,8 @@
 //   JPEG, see JpegStripLayout); both read the device's RGBA result without a reduced copy
 //   (encode_rgba).
 // 16-bit samples: load_image reduces a 16-bit PNG to 8 bits, load_image_wide keeps its 16 bits
-// (an Image16); an Image16 is written as a 16-bit PNG, or narrowed to 8 bits for JPEG.
+// (an Image16), and the same for a 16-bit TIFF; an Image16 is written as a 16-bit PNG or TIFF, or
+// narrowed to 8 bits for JPEG and WebP.
 // Outputs are written to a temporary file in the output's directory and renamed into place, so
 // an interrupted or failed run never leaves a partial file; the temporary files in flight are
 // also removed when the process is killed by SIGINT, SIGTERM or SIGHUP (install_cleanup_handlers).
@@ -43,7 +49,14 @@
 namespace blurtool {
 
 /// Container formats blurtool reads and writes.
-enum class ImageFormat { png, jpeg };
+enum class ImageFormat { png, jpeg, tiff, webp };
+
+/// The largest side a WebP holds (14 bits in its headers); encode_image refuses larger.
+constexpr int kMaxWebpSide = 16383;
+
+/// The compression of a TIFF written (EncodeOptions::tiff_compression): LZW and deflate with the
+/// horizontal predictor.
+enum class TiffCompression { none, lzw, deflate };
 
 /// Largest image accepted, in pixels (width * height), checked from the header before decoding.
 /// What memory an image may take is --max-memory's (larger images run in strips of rows), so
@@ -72,15 +85,17 @@ struct DecodedImage {
   }
 };
 
-/// Reads a PNG or JPEG file. The format is recognised by its signature bytes, not its name:
-/// where the name's extension claims the other format, "PATH: a PNG image under a JPEG name,
-/// read as what it is" (or the reverse) is appended to `warnings` (if not null).
-/// 16-bit PNGs are reduced to 8 bits (each sample's high byte, as stb_image reduced them) and a
-/// warning is appended to `warnings`; load_image_wide keeps their 16 bits.
-/// A JPEG without its end-of-image marker after the scan data is refused as truncated.
-/// Throws blurtool::Error naming `path` when the file is missing, empty, unreadable, not PNG or
-/// JPEG, truncated, corrupt (a PNG whose CRC or Adler-32 fails: "PATH: corrupt PNG (IDAT: CRC
-/// error)", libpng's words), a JPEG of more than kMaxJpegScans scans ("PATH: too many scans
+/// Reads a PNG, JPEG, TIFF or WebP file. The format is recognised by its signature bytes, not its
+/// name: where the name's extension claims another format, "PATH: a PNG image under a JPEG name,
+/// read as what it is" (or the like) is appended to `warnings` (if not null).
+/// A TIFF of a variant not read (image/tiff_codec.h) is refused by name before its pixels are
+/// decoded ("PATH: TIFF with JPEG compression is not supported"); an animated WebP is refused.
+/// 16-bit PNGs and TIFFs are reduced to 8 bits (each sample's high byte, as stb_image reduced them)
+/// and a warning is appended to `warnings`; load_image_wide keeps their 16 bits. A JPEG without its
+/// end-of-image marker after the scan data is refused as truncated. Throws blurtool::Error naming
+/// `path` when the file is missing, empty, unreadable, not PNG or JPEG, truncated, corrupt (a PNG
+/// whose CRC or Adler-32 fails: "PATH: corrupt PNG (IDAT: CRC error)", libpng's words), a JPEG of
+/// more than kMaxJpegScans scans ("PATH: too many scans
 /// ..."), larger than `max_pixels` (width * height, from the header) or
 /// longer than `max_file_bytes` (from the file's size before reading, or while reading one that
 /// has none, such as a pipe).
@@ -92,7 +107,8 @@ Image load_image(const std::string& path, std::vector<std::string>* warnings = n
 
 /// Reads all of an open file descriptor (standard input, a pipe) into memory, refusing more
 /// than `max_file_bytes`, and refusing as soon as its first 8 bytes are read a stream that does
-/// not start with a PNG or JPEG signature (shorter ones are left to decode_image).
+/// not start with a PNG, JPEG, TIFF or WebP signature (a WebP's first 8: "RIFF" and its size;
+/// shorter ones are left to decode_image).
 /// `name` is used in error messages. Throws blurtool::Error.
 std::vector<std::uint8_t> read_all(int fd, const std::string& name,
                                    std::uint64_t max_file_bytes = kDefaultMaxFileBytes);
@@ -147,7 +163,8 @@ DecodedImage decode_image_wide(const std::vector<std::uint8_t>& bytes, const std
                                std::uint64_t max_pixels = kDefaultMaxPixels, bool orient = true,
                                bool expand_rgba = false);
 
-struct YCbCrPlanes;  // image/jpeg_planes.h
+struct YCbCrPlanes;    // image/jpeg_planes.h
+struct ImageMetadata;  // image/metadata.h
 
 /// Reads JPEG `bytes` as decode_image_wide does (the same checks, limits, errors and warnings)
 /// but only as far as its colour planes (decode_jpeg_planes), or with `blocks` as far as its
@@ -168,7 +185,8 @@ bool decode_image_planes(const std::vector<std::uint8_t>& bytes, const std::stri
 /// that). Never throws.
 int exif_orientation(const std::vector<std::uint8_t>& bytes);
 
-/// The output format implied by `path`'s extension (.png, .jpg, .jpeg; case-insensitive).
+/// The output format implied by `path`'s extension (.png, .jpg, .jpeg, .tif, .tiff, .webp;
+/// case-insensitive).
 /// Throws blurtool::UsageError naming `path` for any other extension.
 ImageFormat output_format_for(const std::string& path);
 
@@ -204,9 +222,20 @@ struct EncodeOptions {
   /// subsampling; a positive count, strips of that many rows (rounded up to whole MCU rows, and
   /// down to the restart interval's limit); negative, one piece. For tests and measurements.
   int jpeg_strip_rows = 0;
+  /// TIFF: the compression (deflate at png_level), and tiles of 256x256 instead of strips.
+  TiffCompression tiff_compression = TiffCompression::deflate;
+  bool tiff_tiled = false;
+  /// WebP: lossless instead of lossy at jpeg_quality (--webp-lossless).
+  bool webp_lossless = false;
+  /// TIFF and WebP: the metadata the encoder writes (encode_tiff, encode_webp), if not null.
+  /// PNG and JPEG take theirs after encoding (insert_metadata in image/metadata.h).
+  const ImageMetadata* metadata = nullptr;
 };
 
-/// Encodes `image` as PNG or JPEG into bytes, as `options` say.
+/// Encodes `image` as PNG, JPEG, TIFF or WebP into bytes, as `options` say.
+/// TIFF keeps all 1-4 channels exactly (image/tiff_codec.h: encode_tiff; deflate by default).
+/// WebP holds RGB or RGBA of 8 bits: grey is written as R=G=B, lossy at jpeg_quality unless
+/// options.webp_lossless (image/webp_codec.h: encode_webp; at most 16383 pixels a side).
 /// PNG keeps all 1-4 channels exactly: each row filtered with the Paeth predictor, deflated by
 /// zlib at options.png_level (png_settings) in strips of about 1 MiB on up to options.threads
 /// threads, joined into one zlib stream (see image/png_encode.h); only the IHDR, IDAT and IEND
@@ -288,9 +317,10 @@ std::vector<std::uint8_t> compress_jpeg_strips(
     int width, int height, const JpegStripLayout& layout, int threads,
     const std::function<JpegBytes(int first, int rows)>& compress);
 
-/// Encodes a 16-bit `image` as PNG with 16 bits per sample (1-4 channels kept exactly,
-/// big-endian in the file as PNG stores them; the same filter and zlib settings as for 8 bits),
-/// or as JPEG, which holds 8 bits only: narrow(image) encoded as the 8-bit encode_image does.
+/// Encodes a 16-bit `image` as PNG or TIFF with 16 bits per sample (1-4 channels kept exactly,
+/// big-endian in a PNG as PNG stores them; the same filter and zlib settings as for 8 bits),
+/// or as JPEG or WebP, which hold 8 bits only: narrow(image) encoded as the 8-bit encode_image
+/// does.
 /// Throws as the 8-bit encode_image.
 std::vector<std::uint8_t> encode_image(const Image16& image, ImageFormat format,
                                        const EncodeOptions& options);

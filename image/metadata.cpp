@@ -13,6 +13,8 @@
 #include "image/codec_common.h"
 #include "image/image_io.h"
 #include "image/jpeg_codec.h"
+#include "image/tiff_codec.h"
+#include "image/webp_codec.h"
 #include "util/error.h"
 
 namespace blurtool {
@@ -202,6 +204,12 @@ ImageMetadata read_metadata(const std::vector<std::uint8_t>& bytes, const std::s
     read_png_metadata(bytes, name, warnings, &m);
   else if (bytes.size() >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF)
     read_jpeg_metadata(bytes, name, warnings, &m);
+  else if (bytes.size() >= 4 && (std::memcmp(bytes.data(), "II*\0", 4) == 0 ||
+                                 std::memcmp(bytes.data(), "MM\0*", 4) == 0))
+    m = read_tiff_metadata(bytes, name, warnings);
+  else if (bytes.size() >= 12 && std::memcmp(bytes.data(), "RIFF", 4) == 0 &&
+           std::memcmp(bytes.data() + 8, "WEBP", 4) == 0)
+    m = read_webp_metadata(bytes, name, warnings);
   return m;
 }
 

@@ -18,6 +18,8 @@
 #include "image/codec_common.h"
 #include "image/jpeg_codec.h"
 #include "image/png_codec.h"
+#include "image/tiff_codec.h"
+#include "image/webp_codec.h"
 #include "util/error.h"
 
 namespace blurtool {
@@ -168,6 +170,10 @@ std::string rows_unreadable(const std::vector<std::uint8_t>& bytes, bool orient)
     if (bytes.size() < 33 || std::memcmp(&bytes[12], "IHDR", 4) != 0) return "an Apple PNG (CgBI)";
     return bytes[28] != 0 ? "an interlaced PNG" : "";
   }
+  // libtiff and libwebp are asked for whole images only (TIFF strips come in any order and
+  // planes; libwebp's incremental decoder holds the whole image anyway).
+  if (starts_with(bytes, kTiffSignatureLE) || starts_with(bytes, kTiffSignatureBE)) return "a TIFF";
+  if (has_webp_signature(bytes)) return "a WebP";
   if (!starts_with(bytes, kJpegSignature)) return "not a PNG or JPEG";
   if (orient && exif_orientation(bytes) != 1) return "a JPEG to be turned by its EXIF orientation";
   JpegErrors errors;

@@ -58,8 +58,8 @@ class RowSource {
 /// interlaced PNG and a progressive JPEG deliver no row before their last pass (a progressive
 /// JPEG is still read by rows: libjpeg holds its coefficients, within open_rows' max_memory);
 /// a JPEG with an EXIF orientation other than 1 (with `orient`) is turned as a whole; CMYK and
-/// YCCK JPEGs and Apple's PNG variant go to stb_image, which decodes whole images only. Never
-/// throws.
+/// YCCK JPEGs and Apple's PNG variant go to stb_image, which decodes whole images only; TIFFs
+/// ("a TIFF") and WebPs ("a WebP") are decoded whole by their codecs. Never throws.
 std::string rows_unreadable(const std::vector<std::uint8_t>& bytes, bool orient);
 
 /// A RowSource over the PNG or JPEG `bytes` that rows_unreadable takes, with its header read:

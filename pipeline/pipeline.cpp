@@ -23,7 +23,8 @@ namespace blurtool {
 
 bool is_image_name(const std::string& path) {
   const std::string ext = lower_extension(path);
-  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
+  return ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".tif" || ext == ".tiff" ||
+         ext == ".webp";
 }
 
 OutputKind output_kind(const std::string& path, const std::string& input, const JobOptions& o) {
@@ -32,19 +33,24 @@ OutputKind output_kind(const std::string& path, const std::string& input, const 
     std::string ext = lower_extension(path == "-" ? input : path);
     if (path == "-" && !is_image_name(input)) ext = ".png";
     if (ext == ".jpeg") ext = ".jpg";
+    if (ext == ".tiff") ext = ".tif";
     name = ext.empty() ? ext : ext.substr(1);
   }
   const bool bright = o.operation == JobOptions::Operation::bright;
   if (name == "png") return OutputKind::png;
   if (name == "jpg") return OutputKind::jpeg;
+  if (name == "tif") return OutputKind::tiff;
+  if (name == "webp") return OutputKind::webp;
   if (bright && name == "csv") return OutputKind::csv;
   if (bright && name == "json") return OutputKind::json;
   if (bright)
     throw UsageError("output '" + path + "': with " + parameter("bright") +
                      " it must end in .csv or .json " +
-                     "(the points) or .png, .jpg or .jpeg (the image with a glow at each point)");
+                     "(the points) or .png, .jpg, .jpeg, .tif, .tiff or .webp (the image with a " +
+                     "glow at each point)");
   throw UsageError("output '" + path +
-                   "': unknown image format; use a .png, .jpg or .jpeg name, or " +
+                   "': unknown image format; use a .png, .jpg, .jpeg, .tif, .tiff or .webp name, "
+                   "or " +
                    parameter("format"));
 }
 
@@ -268,6 +274,10 @@ void check_jpeg_sides(OutputKind kind, int width, int height, const std::string&
   if (kind == OutputKind::jpeg && (width > 65535 || height > 65535))
     throw Error(output + ": the image is " + std::to_string(width) + "x" + std::to_string(height) +
                 ", too large for JPEG (at most 65535 pixels a side); write a PNG");
+  if (kind == OutputKind::webp && (width > kMaxWebpSide || height > kMaxWebpSide))
+    throw Error(output + ": the image is " + std::to_string(width) + "x" + std::to_string(height) +
+                ", too large for WebP (at most " + std::to_string(kMaxWebpSide) +
+                " pixels a side); write a PNG or TIFF");
 }
 
 EncodeOptions encode_options(const JobOptions& o, int threads) {
@@ -275,19 +285,19 @@ EncodeOptions encode_options(const JobOptions& o, int threads) {
   e.jpeg_quality = o.quality;
   e.jpeg_subsampling = o.subsampling;
   e.png_level = o.png_level;
+  e.webp_lossless = o.webp_lossless;
   e.threads = threads;
   return e;
 }
 
 namespace {
 
-std::vector<std::uint8_t> encode_pixels(const Rendered& r, ImageFormat format, const JobOptions& o,
-                                        int threads) {
-  const EncodeOptions e = encode_options(o, threads);
+std::vector<std::uint8_t> encode_pixels(const Rendered& r, ImageFormat format,
+                                        const EncodeOptions& e) {
   if (!r.planes.empty()) return encode_jpeg_planes(r.planes, e);
   // The RGBA result is encoded as r.channels without a reduced copy (encode_rgba).
   if (r.image16.channels != 0) {
-    if (format == ImageFormat::png && r.deep) {
+    if ((format == ImageFormat::png || format == ImageFormat::tiff) && r.deep) {
       return r.image16.channels == r.channels ? encode_image(r.image16, format, e)
                                               : encode_rgba(r.image16, r.channels, format, e);
     }
@@ -306,8 +316,18 @@ std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, cons
                                         std::vector<std::string>* warnings) {
   if (kind == OutputKind::csv || kind == OutputKind::json)
     return std::vector<std::uint8_t>(r.text.begin(), r.text.end());
-  const ImageFormat format = kind == OutputKind::png ? ImageFormat::png : ImageFormat::jpeg;
-  std::vector<std::uint8_t> bytes = encode_pixels(r, format, o, threads);
+  const ImageFormat format = kind == OutputKind::png    ? ImageFormat::png
+                             : kind == OutputKind::tiff ? ImageFormat::tiff
+                             : kind == OutputKind::webp ? ImageFormat::webp
+                                                        : ImageFormat::jpeg;
+  EncodeOptions e = encode_options(o, threads);
+  if (format == ImageFormat::tiff || format == ImageFormat::webp) {
+    e.metadata = &r.metadata;
+    if (format == ImageFormat::tiff && !r.metadata.exif.empty() && warnings)
+      warnings->push_back(output + ": TIFF output does not carry EXIF; left out");
+    return encode_pixels(r, format, e);
+  }
+  std::vector<std::uint8_t> bytes = encode_pixels(r, format, e);
   insert_metadata(bytes, format, r.metadata, output, warnings);
   return bytes;
 }
@@ -520,7 +540,8 @@ PreparedDevice prepare_device(const JobOptions& job, const ImageHeader& header, 
   PreparedDevice p;
   p.runtime = open_single_device(job);
   if (job.operation == JobOptions::Operation::bright || !request.make_ahead ||
-      (kind == OutputKind::jpeg && (header.width > 65535 || header.height > 65535)))
+      (kind == OutputKind::jpeg && (header.width > 65535 || header.height > 65535)) ||
+      (kind == OutputKind::webp && (header.width > kMaxWebpSide || header.height > kMaxWebpSide)))
     return p;
   const WorkingSpace space = working_space(job, header.channels, header.sixteen_bit, true);
   const PixelDepth depth = source_depth(job, header.sixteen_bit, space);
@@ -549,8 +570,11 @@ void warn_format_mismatch(const JobOptions& o, OutputKind kind,
   if (o.format.empty() || o.output == "-") return;
   std::string ext = lower_extension(o.output);
   if (ext == ".jpeg") ext = ".jpg";
-  static const char* const written[] = {"PNG", "JPEG", "CSV", "JSON"};  // by OutputKind
-  if ((ext == ".png" || ext == ".jpg" || ext == ".csv" || ext == ".json") && ext != "." + o.format)
+  if (ext == ".tiff") ext = ".tif";
+  static const char* const written[] = {"PNG", "JPEG", "CSV", "JSON", "TIFF", "WebP"};  // by kind
+  if ((ext == ".png" || ext == ".jpg" || ext == ".csv" || ext == ".json" || ext == ".tif" ||
+       ext == ".webp") &&
+      ext != "." + o.format)
     warnings.push_back("output '" + o.output + "' is named " + ext + " but " + parameter("format") +
                        " " + o.format + " writes " + written[static_cast<int>(kind)]);
 }

@@ -94,7 +94,8 @@ struct JobOptions {
   bool quiet = false;           ///< --quiet: only errors on stderr
   /// --bench with a batch: after the summary, the time each stage took per image (run_batch)
   bool stage_times = false;
-  std::string format;  ///< --format: png, jpg (csv, json with --bright); empty: by name
+  std::string format;  ///< --format: png, jpg, tif, webp (csv, json with --bright); empty: by name
+  bool webp_lossless = false;  ///< --webp-lossless: WebP output lossless, not lossy at quality
   std::string device;  ///< --device: index or name substring; empty: BLURTOOL_DEVICE or default
   std::vector<std::string> devices;  ///< --devices: device specs ("all" in any case as "all");
                                      ///< empty: --device
@@ -107,13 +108,15 @@ struct JobOptions {
   std::uint64_t max_memory = 0;
 };
 
-/// What an output holds: an image (PNG or JPEG) or, with --bright, the point list.
-enum class OutputKind { png, jpeg, csv, json };
+/// What an output holds: an image (PNG, JPEG, TIFF or WebP) or, with --bright, the point list.
+enum class OutputKind { png, jpeg, csv, json, tiff, webp };
 
-/// Whether `path` ends in .png, .jpg or .jpeg (any case).
+/// Whether `path` ends in .png, .jpg, .jpeg, .tif, .tiff or .webp (any case): the one test of
+/// which names are images, for outputs and for the files a batch takes from a folder.
 bool is_image_name(const std::string& path);
 
-/// The kind of output `path` gets: --format if given, else its extension (.png, .jpg, .jpeg;
+/// The kind of output `path` gets: --format if given, else its extension (.png, .jpg, .jpeg,
+/// .tif, .tiff, .webp;
 /// .csv and .json with --bright). For "-" (stdout) without --format: `input`'s extension when it
 /// names an image, else PNG. Throws blurtool::UsageError naming `path` for other extensions.
 OutputKind output_kind(const std::string& path, const std::string& input, const JobOptions& o);
@@ -382,9 +385,10 @@ std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, cons
                                         int threads, const std::string& output = {},
                                         std::vector<std::string>* warnings = nullptr);
 
-/// JPEG stores each side in 16 bits: throws blurtool::Error "OUTPUT: the image is WxH, too
-/// large for JPEG ..." (`output` as the message names it) for a JPEG `kind` of a side above
-/// 65535, before any blur; nothing for other kinds and sizes.
+/// JPEG stores each side in 16 bits, WebP in 14: throws blurtool::Error "OUTPUT: the image is
+/// WxH, too large for JPEG ..." (`output` as the message names it) for a JPEG `kind` of a side
+/// above 65535, or "... too large for WebP ..." for a WebP of a side above 16383, before any
+/// blur; nothing for other kinds and sizes.
 void check_jpeg_sides(OutputKind kind, int width, int height, const std::string& output);
 
 /// The encoders' settings of o (JPEG quality and subsampling, PNG level) on `threads` threads.

@@ -270,6 +270,11 @@ StripPlan plan_strips(const JobOptions& o, const ImageHeader& header,
 void check_strip_output(const JobOptions& o, OutputKind kind, const StripPlan& plan,
                         const std::string& name) {
   if (kind == OutputKind::png || kind == OutputKind::jpeg) return;
+  if (kind == OutputKind::tiff || kind == OutputKind::webp)
+    throw Error(name + ": a " + (kind == OutputKind::tiff ? "TIFF" : "WebP") +
+                " output is encoded from the whole image, which needs " + mib(plan.need) +
+                ", more than " + parameter("max_memory") + " (" + mib(memory_budget(o)) +
+                "); raise it or write a PNG or JPEG, which are written in strips");
   throw Error(name + ": " + parameter("bright") + "'s list of points is made from the whole " +
               "image, which needs " + mib(plan.need) + ", more than " + parameter("max_memory") +
               " (" + mib(memory_budget(o)) + "); write an image (png, jpg) instead");

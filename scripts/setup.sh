@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make pkg-config ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers
   pocl-opencl-icd libclblast-dev libstb-dev libpng-dev libturbojpeg0-dev libjpeg62-turbo-dev
-  libexif-dev liblcms2-dev icc-profiles-free libcxxopts-dev libgtest-dev
+  libexif-dev liblcms2-dev icc-profiles-free libtiff-dev libwebp-dev libcxxopts-dev libgtest-dev
   nlohmann-json3-dev python3 parallel)
 missing=()
 for p in "${packages[@]}"; do

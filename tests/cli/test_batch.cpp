@@ -266,7 +266,8 @@ TEST_F(Batch, FolderWithBrokenFilesWritesGoodOnesAndReportsEachFailure) {
   const std::string dir = in_.string() + "/";
   EXPECT_TRUE(reports(r.err, dir + "truncated.jpg", {"truncated"})) << r.err;
   EXPECT_TRUE(reports(r.err, dir + "empty.png", {"empty"})) << r.err;
-  EXPECT_TRUE(reports(r.err, dir + "text.png", {"not a png or jpeg", "not an image"})) << r.err;
+  EXPECT_TRUE(reports(r.err, dir + "text.png", {"not a png, jpeg, tiff or webp", "not an image"}))
+      << r.err;
   EXPECT_TRUE(has_line(r.err, {"warning", dir + "misnamed.jpg", "png"})) << r.err;
   EXPECT_TRUE(has_line(r.err, {"warning", dir + "misnamed.png", "jpeg"})) << r.err;
   for (const char* good : {"good rgb.png", "good rgba.png", "good grey.png", "photo.jpg"})
@@ -670,7 +671,8 @@ TEST_F(Batch, QuietPrintsNothingForASuccessfulBatchAndOnlyErrorsOtherwise) {
   EXPECT_EQ(r.out, "");
   const std::vector<std::string> lines = lines_of(r.err);
   ASSERT_EQ(lines.size(), 1u) << r.err;
-  EXPECT_TRUE(reports(r.err, in_.string() + "/bad.png", {"not a png or jpeg", "not an image"}))
+  EXPECT_TRUE(
+      reports(r.err, in_.string() + "/bad.png", {"not a png, jpeg, tiff or webp", "not an image"}))
       << r.err;
 
   // Without --quiet the same batch warns and sums up, still nothing on stdout.

@@ -40,7 +40,7 @@ TEST_F(Cli, UnreadableInputsFailWithTheirPath) {
   write_file(truncated, dune.substr(0, dune.size() / 2));
   const std::vector<std::pair<fs::path, std::string>> cases = {{missing, "cannot open"},
                                                                {empty, "empty"},
-                                                               {text, "not a PNG or JPEG"},
+                                                               {text, "not a PNG, JPEG, TIFF or WebP"},
                                                                {truncated, "truncated"}};
   for (const auto& [input, reason] : cases) {
     SCOPED_TRACE(input.string());

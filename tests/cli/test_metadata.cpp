@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "image/image_io.h"
+#include "image/metadata.h"
 #include "tests/support/cli_fixture.h"
 #include "tests/support/cli_support.h"
 #include "tests/support/metadata_support.h"
@@ -81,6 +82,19 @@ TEST_F(MetadataCli, AnAdobeRgbProfileSurvivesEveryOutputPath) {
         EXPECT_EQ(icc_of(out(output)), profile) << c.what << " " << in << " -> " << output;
       }
     }
+  }
+  // TIFF and WebP outputs carry it as a tag or a chunk (read back by image/metadata.h, whose
+  // TIFF and WebP readers are checked against libtiff and libwebp in the unit tests).
+  for (const std::string in : {"adobe.jpg", "adobe.png"}) {
+    for (const std::string output : {"out.tif", "out.webp"}) {
+      const Result r = run({"2", "--force", in, output});
+      ASSERT_EQ(r.status, 0) << in << " -> " << output << ": " << r.err;
+      EXPECT_EQ(read_metadata(out(output), output).icc, profile) << in << " -> " << output;
+    }
+    ASSERT_EQ(run({"2", "--force", "out.webp", "back.jpg"}).status, 0);
+    EXPECT_EQ(icc_of(out("back.jpg")), profile) << in << " -> webp -> jpg";
+    ASSERT_EQ(run({"2", "--force", "out.tif", "back.png"}).status, 0);
+    EXPECT_EQ(icc_of(out("back.png")), profile) << in << " -> tif -> png";
   }
   // A batch, to each format.
   fs::create_directories(root_ / "in");

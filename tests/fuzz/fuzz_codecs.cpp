@@ -1,4 +1,5 @@
-// libFuzzer harness over libpng's and libjpeg-turbo's decoders alone, never stb_image: where
+// libFuzzer harness over libpng's, libjpeg-turbo's, libtiff's and libwebp's decoders alone, never
+// stb_image: where
 // decode_image falls back to stb_image for a file libpng or TurboJPEG refuses, this harness
 // stops, so its time and its findings are those of the two libraries' paths. On arbitrary bytes
 // that pass the checks made before any decoder (check_file: signature, header, max_pixels,
@@ -6,6 +7,9 @@
 // a 16-bit file, at 16, each interleaved as stored and in RGBA (decode_png_libpng, and on a
 // refusal png_checksum_error); TurboJPEG's decoder, likewise (decode_jpeg_turbojpeg); a JPEG's
 // colour planes and its DCT blocks, dense and sparse (decode_jpeg_planes, decode_jpeg_blocks);
+// a TIFF's strips or tiles at 8 and 16 bits, as stored and in RGBA, and its metadata tags
+// (decode_tiff, read_tiff_metadata; only the variants read_tiff_header takes); a WebP at 8 bits,
+// as stored and in RGBA, and its ICCP/EXIF/XMP chunks (decode_webp, read_webp_metadata);
 // then the row readers, libpng's and libjpeg's scanline decoders (open_rows; a 16-bit PNG at
 // 8 and at 16 bits), on headers of any declared size, read band by band: they must fail on the
 // first row the data does not hold, and once every row is read refuse one more. Its contract,
@@ -29,6 +33,8 @@
 #include "image/metadata.h"
 #include "image/png_codec.h"
 #include "image/row_codec.h"
+#include "image/tiff_codec.h"
+#include "image/webp_codec.h"
 #include "util/error.h"
 
 namespace {
@@ -96,6 +102,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (file.png) {
       decode_png<std::uint8_t>(bytes, file);
       if (file.sixteen_bit) decode_png<std::uint16_t>(bytes, file);
+    } else if (file.tiff) {
+      (void)blurtool::read_tiff_metadata(bytes, kName);
+      for (bool rgba : {false, true}) {
+        try {
+          (void)blurtool::decode_tiff<std::uint8_t>(bytes, kName, rgba);
+        } catch (const blurtool::Error&) {
+        }
+        (void)blurtool::decode_tiff<std::uint16_t>(bytes, kName, rgba);
+      }
+    } else if (file.webp) {
+      (void)blurtool::read_webp_metadata(bytes, kName);
+      for (bool rgba : {false, true}) (void)blurtool::decode_webp(bytes, kName, rgba);
     } else {
       for (bool rgba : {false, true}) {
         blurtool::Image image;

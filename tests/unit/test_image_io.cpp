@@ -330,7 +330,7 @@ TEST_F(ImageIo, TextFileNamedPngIsRefused) {
   write_bytes(file, Bytes{'h', 'e', 'l', 'l', 'o', '\n'});
   const std::string message = error_of([&] { load_image(file); });
   EXPECT_NE(message.find(file), std::string::npos) << message;
-  EXPECT_NE(message.find("not a PNG or JPEG"), std::string::npos) << message;
+  EXPECT_NE(message.find("not a PNG, JPEG, TIFF or WebP"), std::string::npos) << message;
 }
 
 TEST_F(ImageIo, OtherFormatsStbKnowsAreRefused) {
@@ -339,7 +339,7 @@ TEST_F(ImageIo, OtherFormatsStbKnowsAreRefused) {
   int w = 0, h = 0, c = 0;  // stb_image itself would accept it...
   ASSERT_TRUE(stbi_info_from_memory(bytes.data(), int(bytes.size()), &w, &h, &c));
   const std::string message = error_of([&] { decode_image(bytes, "img.pgm"); });  // ...we don't
-  EXPECT_NE(message.find("img.pgm: not a PNG or JPEG"), std::string::npos) << message;
+  EXPECT_NE(message.find("img.pgm: not a PNG, JPEG, TIFF or WebP"), std::string::npos) << message;
 }
 
 TEST_F(ImageIo, EmptyFileIsRefused) {
@@ -919,7 +919,7 @@ TEST_F(ImageIo, MaxFileBytesHoldsForPipes) {
 // A stream that is no image is refused on its first bytes, not read to --max-file-size (1 GiB).
 TEST_F(ImageIo, NonImageStreamIsRefusedOnItsFirstBytes) {
   EXPECT_EQ(error_of([&] { load_image("/dev/zero"); }),
-            "/dev/zero: not a PNG or JPEG image (unrecognised signature bytes)");
+            "/dev/zero: not a PNG, JPEG, TIFF or WebP image (unrecognised signature bytes)");
   auto piped = [](const std::string& data) {
     int fds[2];
     EXPECT_EQ(::pipe(fds), 0);
@@ -929,7 +929,7 @@ TEST_F(ImageIo, NonImageStreamIsRefusedOnItsFirstBytes) {
   };
   int fd = piped(std::string(100, 'x'));
   EXPECT_EQ(error_of([&] { read_all(fd, "<stdin>"); }),
-            "<stdin>: not a PNG or JPEG image (unrecognised signature bytes)");
+            "<stdin>: not a PNG, JPEG, TIFF or WebP image (unrecognised signature bytes)");
   ::close(fd);
   fd = piped("abc");  // too short to judge: decode_image says what is wrong
   EXPECT_EQ(read_all(fd, "<stdin>").size(), 3u);
@@ -1056,7 +1056,7 @@ TEST(OutputFormat, ByExtension) {
     SCOPED_TRACE(bad);
     const std::string message = error_of<UsageError>([&] { output_format_for(bad); });
     EXPECT_NE(message.find(bad), std::string::npos) << message;
-    EXPECT_NE(message.find(".png, .jpg or .jpeg"), std::string::npos) << message;
+    EXPECT_NE(message.find(".png, .jpg, .jpeg, .tif, .tiff or .webp"), std::string::npos) << message;
   }
 }
 
