@@ -9,6 +9,7 @@
 #include "cli/numbers.h"
 #include "cli/subcommand.h"
 #include "tools/blas/blas_bench.h"
+#include "tools/blas/blas_sizes.h"
 #include "tools/blas/blas_tune.h"
 #include "util/error.h"
 
@@ -37,7 +38,8 @@ int run_blas_command(int argc, const char* const* argv) {
   spec.add_options()
       ("routine", "saxpy, sdot or sgemm", cxxopts::value<std::string>())
       ("n", "vector length (saxpy, sdot) or columns of C (sgemm), >= 0 (default: the "
-            "write-up's sizes, 1024..268435456; sgemm 64..4096 square)",
+            "write-up's sizes, 1024..268435456; sgemm 64..4096 square; capped to fit the "
+            "device's and the host's memory)",
        cxxopts::value<std::string>(), "N")
       ("m", "sgemm: rows of C, >= 0 (default: N)", cxxopts::value<std::string>(), "M")
       ("k", "sgemm: inner dimension, >= 0 (default: N)", cxxopts::value<std::string>(), "K")
@@ -65,6 +67,10 @@ int run_blas_command(int argc, const char* const* argv) {
        "FMT")
       ("device", "device index or name part (as for blurtool)", cxxopts::value<std::string>(),
        "N|TEXT")
+      ("max-memory", "host memory the run may take, its operands' copies (and on a CPU device "
+                     "the operands) included: default sizes are capped to fit it, a larger --n "
+                     "is refused; K, M or G for KiB, MiB, GiB (default: a quarter of physical "
+                     "memory, at most 4G)", cxxopts::value<std::string>(), "SIZE")
       ("tune", "run CLBlast's tuners (Xaxpy, Xdot, Xgemm) on the device and cache the "
                "parameters for it; later runs add a 'clblast tuned' column")
       ("h,help", "print this help");
@@ -184,8 +190,9 @@ int run_blas_command(int argc, const char* const* argv) {
   } else {
     for (const char* only : {"m", "k", "lda", "ldb", "ldc"})
       if (p.count(only)) throw UsageError(std::string("--") + only + " needs --n");
-    o.sizes = gemm ? std::vector<long long>{64, 512, 1024, 2048, 4096}
-                   : std::vector<long long>{1024, 1048576, 67108864, 268435456};
+    // The smallest default size, to validate the arguments with; the sweep itself is chosen
+    // once the device is known (blas_default_sizes).
+    o.sizes = {gemm ? 64LL : 1024LL};
   }
   // Validate the arguments once up front, so a bad one fails before any device work.
   if (o.routine == BlasRoutine::saxpy) {
@@ -201,8 +208,20 @@ int run_blas_command(int argc, const char* const* argv) {
     validate(a);
   }
   const std::string format = bench_format_option(p);
+  if (p.count("max-memory"))
+    o.max_memory =
+        parse_size(p["max-memory"].as<std::string>(), "--max-memory", 1 << 20, 1ULL << 42);
 
   Runtime rt(select_device(p.count("device") ? p["device"].as<std::string>() : ""));
+  if (!p.count("n")) {
+    // The write-up's sizes, capped to what this device and host hold (a 2^28 saxpy takes
+    // gigabytes and over a minute on a small machine); an explicit --n is checked by the run.
+    std::string note;
+    o.sizes = blas_default_sizes(o, blas_memory_limits(rt.device(), o.max_memory), note);
+    if (!note.empty())
+      std::cerr << "blurtool: note: blas " << name_of(blas_routine_table(), o.routine) << ": "
+                << note << "\n";
+  }
   const std::vector<BlasRow> rows = run_blas_bench(rt, o);
   // A size asked for with --n that fits nowhere is a bad argument, as CLBlast would say; the
   // default sweep instead keeps such sizes as rows marked skipped.

@@ -285,6 +285,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
 
   cxxopts::ParseResult parsed;
   check_switch_values(spec, static_cast<int>(cargs.size()), cargs.data());
+  check_single_dash_long(spec, static_cast<int>(cargs.size()), cargs.data());
   try {
     parsed = spec.parse(static_cast<int>(cargs.size()), cargs.data());
   } catch (const cxxopts::exceptions::exception& e) {

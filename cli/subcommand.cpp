@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -30,9 +31,38 @@ void check_switch_values(const cxxopts::Options& spec, int argc, const char* con
   }
 }
 
+void check_single_dash_long(const cxxopts::Options& spec, int argc, const char* const* argv) {
+  std::set<std::string> long_names, valued, short_switches;
+  for (const std::string& group : spec.groups())
+    for (const cxxopts::HelpOptionDetails& option : spec.group_help(group).options) {
+      for (const std::string& l : option.l) {
+        if (l.size() > 1) long_names.insert(l);
+        if (!option.is_boolean) valued.insert("--" + l);
+      }
+      if (!option.s.empty() && option.is_boolean) short_switches.insert(option.s);
+      if (!option.s.empty() && !option.is_boolean) valued.insert("-" + option.s);
+    }
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.size() < 3 || arg[0] != '-' || arg[1] == '-') continue;
+    // The value of the option before it (`--device -gpu`), given as the next argument.
+    if (i > 1 && valued.count(argv[i - 1])) continue;
+    const std::string name = arg.substr(1, arg.find('=') - 1);
+    if (!long_names.count(name)) continue;
+    // A cluster of short switches that spells a long name stays a cluster.
+    if (std::all_of(name.begin(), name.end(),
+                    [&](char c) { return short_switches.count(std::string(1, c)) > 0; }))
+      continue;
+    throw UsageError("unknown option '" + arg.substr(0, name.size() + 1) + "': did you mean --" +
+                     name + "?");
+  }
+}
+
 cxxopts::ParseResult parse_subcommand(cxxopts::Options& spec, int argc, const char* const* argv,
                                       const std::string& name) {
   check_switch_values(spec, argc, argv);
+  check_single_dash_long(spec, argc, argv);
   try {
     return spec.parse(argc, argv);
   } catch (const cxxopts::exceptions::exception& e) {

@@ -18,8 +18,15 @@ inline constexpr const char* kDeviceOptionHelp =
 /// "Argument 'no' failed to parse", names no option).
 void check_switch_values(const cxxopts::Options& spec, int argc, const char* const* argv);
 
-/// Parses `argv` with `spec` (after check_switch_values); a cxxopts error (unknown option, missing
-/// value) becomes blurtool::UsageError "NAME: <cxxopts' message>".
+/// Refuses an ImageMagick-style single-dash long option (`-box 8`, `-quality=90`), which cxxopts
+/// would read as a cluster of short options ("Option 'b' does not exist"): blurtool::UsageError
+/// "unknown option '-box': did you mean --box?". Only names of `spec`'s long options (two or
+/// more characters) are caught; a cluster of `spec`'s short switches, a negative number and the
+/// value of an option that takes one pass through.
+void check_single_dash_long(const cxxopts::Options& spec, int argc, const char* const* argv);
+
+/// Parses `argv` with `spec` (after check_switch_values and check_single_dash_long); a cxxopts
+/// error (unknown option, missing value) becomes blurtool::UsageError "NAME: <cxxopts' message>".
 cxxopts::ParseResult parse_subcommand(cxxopts::Options& spec, int argc, const char* const* argv,
                                       const std::string& name);
 

@@ -61,6 +61,9 @@ struct Plan {
   std::vector<std::pair<std::string, std::string>> failed;   // input, reason
   std::vector<std::pair<std::string, std::string>> skipped;  // input, its existing output
   size_t folders_without_images = 0;
+  // Regular files of the folders walked whose names is_image_name refuses (not hidden ones,
+  // where blurtool's own temporary files are, nor the --report file).
+  size_t ignored = 0;
   size_t listed_in_output = 0;  // --files-from paths in the output folder, not inputs
 };
 
@@ -113,6 +116,8 @@ void scan_folder(const fs::path& dir, const fs::path& relative, bool recursive,
     }
     if (e.is_regular_file(ec) && is_image_name(name))
       found.emplace_back(e.path(), output_name(relative / name, o));
+    else if (e.is_regular_file(ec) && !(!o.report.empty() && same_file(o.report, e.path())))
+      ++p.ignored;  // the one test of an image name decides what is ignored too
     else if (const std::string why = is_image_name(name) ? not_a_file_reason(e.path()) : "";
              !why.empty())
       p.failed.emplace_back(e.path().string(), why);  // a FIFO's open would wait for a writer
@@ -534,6 +539,8 @@ class Pipeline {
   size_t lanes() const { return lanes_; }
   size_t failed() const { return failed_; }
   size_t skipped() const { return skipped_ + taken_; }
+  // Of skipped(): outputs that existed when the batch planned (an earlier run's).
+  size_t kept() const { return skipped_; }
   double seconds() const { return ms_since(start_) / 1000; }
   double input_bytes() const { return input_bytes_; }
   double output_bytes() const { return output_bytes_; }
@@ -1255,9 +1262,19 @@ int run_batch(const JobOptions& o) {
 
   if (!o.quiet) {
     const double s = pipeline.seconds();
-    char line[256];
-    const std::string replaces =
-        pipeline.skipped() ? " (output exists; " + parameter("force") + " replaces)" : "";
+    char line[512];
+    // Outputs that existed before the run (an earlier run's) are kept, not remade: say how many
+    // and how to remake them, since a rerun with other settings would otherwise change nothing.
+    const size_t kept = pipeline.kept(), appeared = pipeline.skipped() - kept;
+    std::string replaces;
+    if (kept > 0)
+      replaces = std::to_string(kept) + (kept == 1 ? " output" : " outputs") +
+                 " kept from an earlier run; " + parameter("force") + " replaces " +
+                 (kept == 1 ? "it" : "them");
+    if (appeared > 0)
+      replaces += (replaces.empty() ? "" : "; ") + std::to_string(appeared) +
+                  (appeared == 1 ? " output" : " outputs") + " appeared while the batch ran";
+    if (!replaces.empty()) replaces = " (" + replaces + ")";
     std::snprintf(line, sizeof line, "blurtool: %zu done, %zu skipped%s, %zu failed in %.1f s",
                   pipeline.done(), pipeline.skipped(), replaces.c_str(), pipeline.failed(), s);
     std::cerr << line;
@@ -1267,6 +1284,8 @@ int run_batch(const JobOptions& o) {
                     pipeline.input_bytes() / s / 1e6);
       std::cerr << line;
     }
+    if (p.ignored > 0)
+      std::cerr << "; " << p.ignored << " ignored: not an image format blurtool reads";
     if (stale > 0)
       std::cerr << "; removed " << stale << " left-over temporary file" << (stale == 1 ? "" : "s")
                 << " (older than an hour)";
@@ -1277,6 +1296,7 @@ int run_batch(const JobOptions& o) {
     sum.done = pipeline.done();
     sum.skipped = pipeline.skipped();
     sum.failed = pipeline.failed();
+    sum.ignored = p.ignored;
     sum.seconds = pipeline.seconds();
     sum.bytes_in = pipeline.input_bytes();
     sum.bytes_out = pipeline.output_bytes();

@@ -103,6 +103,7 @@ void BatchReport::summary(const SummaryRecord& s) {
   j["done"] = s.done;
   j["skipped"] = s.skipped;
   j["failed"] = s.failed;
+  j["ignored"] = s.ignored;
   j["seconds"] = std::round(s.seconds * 1000) / 1000;
   j["images_per_s"] =
       s.done > 0 && s.seconds > 0 ? json(std::round(s.done / s.seconds * 10) / 10) : json(nullptr);

@@ -33,7 +33,8 @@ struct FileRecord {
 /// The last line: counts, time and rate of the whole run.
 struct SummaryRecord {
   std::uint64_t done = 0, skipped = 0, failed = 0;
-  double seconds = 0;  ///< wall time of the batch
+  std::uint64_t ignored = 0;  ///< files of the input folders that are no image name
+  double seconds = 0;         ///< wall time of the batch
   double bytes_in = 0, bytes_out = 0;
   std::string shard;                 ///< "I/N" with I modulo N (4/4 as 0/4); "" without --shard
   std::vector<std::string> devices;  ///< the devices that ran the batch
@@ -55,7 +56,7 @@ class BatchReport {
   /// "device_index","strips"}. Names that are not UTF-8 are written with U+FFFD for their bad
   /// bytes.
   void file(const FileRecord& r);
-  /// {"record":"summary","done","skipped","failed","seconds","images_per_s","bytes_in",
+  /// {"record":"summary","done","skipped","failed","ignored","seconds","images_per_s","bytes_in",
   /// "bytes_out","shard","devices"}.
   void summary(const SummaryRecord& s);
 

@@ -144,11 +144,14 @@ class Batch : public ::testing::Test {
     return load_image(path.string());  // what blurtool will read (JPEG is lossy)
   }
 
-  // Checks the summary: the last line of stderr, the only one of its kind, with these counts.
-  void expect_summary(const Result& r, int done, int skipped, int failed) {
+  // Checks the summary: the last line of stderr, the only one of its kind, with these counts
+  // (`ignored`: files of the input folders that are no image name).
+  void expect_summary(const Result& r, int done, int skipped, int failed, int ignored = 0) {
     static const std::regex summary(
-        R"(blurtool: (\d+) done, (\d+) skipped( \(output exists; --force replaces\))?, )"
-        R"((\d+) failed in \d+\.\d s(: \d+\.\d images/s, \d+\.\d MB/s)?$)");
+        R"(blurtool: (\d+) done, (\d+) skipped( \([^)]*--force replaces (it|them)[^)]*\)|)"
+        R"( \(\d+ outputs? appeared while the batch ran\))?, )"
+        R"((\d+) failed in \d+\.\d s(: \d+\.\d images/s, \d+\.\d MB/s)?)"
+        R"((; (\d+) ignored: not an image format blurtool reads)?$)");
     const std::vector<std::string> lines = lines_of(r.err);
     int found = 0;
     for (const std::string& line : lines) found += std::regex_search(line, summary) ? 1 : 0;
@@ -158,8 +161,9 @@ class Batch : public ::testing::Test {
     EXPECT_EQ(std::stoi(m[1]), done) << r.err;
     EXPECT_EQ(std::stoi(m[2]), skipped) << r.err;
     EXPECT_EQ(m[3].matched, skipped > 0) << r.err;
-    EXPECT_EQ(std::stoi(m[4]), failed) << r.err;
-    EXPECT_EQ(m[5].matched, done > 0) << r.err;  // rates only of work done
+    EXPECT_EQ(std::stoi(m[5]), failed) << r.err;
+    EXPECT_EQ(m[6].matched, done > 0) << r.err;  // rates only of work done
+    EXPECT_EQ(m[7].matched ? std::stoi(m[8]) : 0, ignored) << r.err;
   }
 
   fs::path root_, in_, out_, single_;
@@ -311,6 +315,16 @@ TEST_F(Batch, SecondRunSkipsExistingOutputsAndForceRewritesThem) {
   r = run({"--box", "1", in_.string(), out_.string()});
   EXPECT_EQ(r.status, 0) << r.err;
   expect_summary(r, 0, 3, 0);
+  // The summary says why nothing was made, and how to remake them, even with other settings.
+  EXPECT_NE(r.err.find("0 done, 3 skipped (3 outputs kept from an earlier run; --force "
+                       "replaces them), 0 failed"),
+            std::string::npos)
+      << r.err;
+  r = run({"--box", "2", in_.string(), out_.string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("(3 outputs kept from an earlier run; --force replaces them)"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(contents(out_), before);
   for (const auto& [name, bytes] : first) EXPECT_EQ(fs::last_write_time(out_ / name), old) << name;
 
@@ -453,7 +467,7 @@ TEST_F(Batch, RecursiveMirrorsFoldersAndIgnoresHiddenAndOtherFiles) {
   Result r = run({"-r", "--box", "1", in_.string(), out_.string()});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "");
-  expect_summary(r, 5, 0, 0);
+  expect_summary(r, 5, 0, 0, 3);  // notes.txt, copy.bmp, png: no image names
   EXPECT_EQ(tree(out_), (Files{"top.png", "a/", "a/one.png", "a/b/", "a/b/two.jpg", "a/b/c/",
                                "a/b/c/three.PNG", "a/b/c/four.JPEG"}));
   for (const char* name : {"top.png", "a/one.png", "a/b/c/three.PNG"})
@@ -468,6 +482,38 @@ TEST_F(Batch, RecursiveMirrorsFoldersAndIgnoresHiddenAndOtherFiles) {
   ASSERT_EQ(r.status, 0) << r.err;
   expect_summary(r, 1, 0, 0);
   EXPECT_EQ(tree(flat), Files{"top.png"});
+}
+
+// The files a folder walk passes over for their names are counted in the summary and in the
+// --report summary record; hidden files, sub-folders (without -r) and the report are not.
+TEST_F(Batch, AFolderWalkCountsTheFilesItIgnores) {
+  make_image(in_ / "a.png", 60);
+  write_file(in_ / "notes.txt", "notes");
+  fs::copy_file(in_ / "a.png", in_ / "b.bmp");
+  write_file(in_ / ".hidden.txt", "hidden");
+  write_file(in_ / "sub" / "c.txt", "below");
+  const fs::path report = in_ / "run.jsonl";  // in the input folder: not counted
+  for (int pass = 0; pass < 2; ++pass) {
+    SCOPED_TRACE(pass);
+    const Result r =
+        run({"--box", "1", "--force", "--report", report.string(), in_.string(), out_.string()});
+    ASSERT_EQ(r.status, 0) << r.err;
+    expect_summary(r, 1, 0, 0, 2);
+    EXPECT_NE(r.err.find("; 2 ignored: not an image format blurtool reads"), std::string::npos)
+        << r.err;
+    const std::vector<std::string> lines = lines_of(read_file(report));
+    ASSERT_FALSE(lines.empty());
+    const nlohmann::json sum = nlohmann::json::parse(lines.back());
+    EXPECT_EQ(sum["record"], "summary") << lines.back();
+    EXPECT_EQ(sum["ignored"], 2) << lines.back();
+  }
+  // With -r the sub-folder's file counts too; explicit inputs are no folder walk.
+  Result r = run({"-r", "--box", "1", "--force", in_.string(), out_.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 1, 0, 0, 4);  // and run.jsonl, no report of this run
+  r = run({"--box", "1", "--force", (in_ / "a.png").string(), "-o", out_.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_summary(r, 1, 0, 0, 0);
 }
 
 TEST_F(Batch, OutputFolderInsideTheInputIsNotRescanned) {

@@ -99,6 +99,37 @@ TEST_F(Cli, BlasUsageErrorsNameTheArgument) {
   }
 }
 
+// With no --n, the sizes are the write-up's capped to what the host (and device) hold, and the
+// run says so; an explicit size beyond that is a usage error naming the option. --max-memory
+// sets a small host budget, so that this runs in moments (PoCL: the device's operands are host
+// memory too, 24 bytes a saxpy element: 2097152 is the largest power of two in 64 MiB).
+TEST_F(Cli, BlasDefaultSizesAreCappedToTheMemory) {
+  Result r = run({"blas", "saxpy", "--max-memory", "64M", "--runs", "1", "--impl", "buffer",
+                  "--bench-format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("blurtool: note: blas saxpy: --n capped to 2097152 (from 67108864) to fit "
+                       "the host's memory (64 MiB: --max-memory"),
+            std::string::npos)
+      << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  std::vector<std::string> sizes;
+  for (const auto& row : j["rows"]) sizes.push_back(row["size"]);
+  EXPECT_EQ(sizes, (std::vector<std::string>{"1024", "1048576", "2097152"}));
+  for (const std::string& size : sizes) EXPECT_LE(std::stoll(size) * 24, 64LL << 20) << size;
+
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
+      {{"blas", "saxpy", "--n", "4194304", "--max-memory", "64M", "--runs", "1"},
+       {"saxpy 4194304: needs 96 MiB of host memory, more than 64 MiB (--max-memory",
+        "give a smaller --n"}},
+      {{"blas", "sgemm", "--n", "1024", "--max-memory", "16M", "--runs", "1"},
+       {"sgemm 1024x1024x1024: needs 32 MiB of host memory", "give a smaller --m, --n or --k"}},
+      {{"blas", "sdot", "--max-memory", "12"}, {"--max-memory"}}};
+  for (const auto& [args, parts] : cases) {
+    SCOPED_TRACE(::testing::PrintToString(args));
+    expect_failure(run(args), 2, parts, Files{});
+  }
+}
+
 // Parameters cached by `blurtool blas --tune` are applied on later runs as a "clblast tuned"
 // column; a damaged cache is an error naming the file. (The tuners themselves take over ten
 // minutes on this CPU device, so the cache here is written by hand, with parameters any

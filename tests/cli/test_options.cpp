@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
@@ -70,6 +71,40 @@ TEST_F(Cli, UsageErrorsNameTheOptionAtFault) {
   }
   // The values cxxopts takes still work.
   EXPECT_EQ(run({"--box", "1", "--linear-light=false", kCoffee, out}).status, 0);
+}
+
+// ImageMagick-style single-dash long options (`-box 8`) are named with the option meant, in the
+// main command and in the subcommands; short options, clusters of them and negative values are
+// read as before.
+TEST_F(Cli, SingleDashLongOptionsSuggestTheLongOne) {
+  const std::string out = out_ / "o.png";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"-box", "8", kCoffee, out}, "unknown option '-box': did you mean --box?"},
+      {{"-gauss", "2", kCoffee, out}, "unknown option '-gauss': did you mean --gauss?"},
+      {{"--box", "3", "-quality=90", kCoffee, out},
+       "unknown option '-quality': did you mean --quality?"},
+      {{"--box", "3", "-force", kCoffee, out}, "unknown option '-force': did you mean --force?"},
+      {{"bench", "-quick"}, "unknown option '-quick': did you mean --quick?"},
+      {{"blas", "saxpy", "-runs", "1"}, "unknown option '-runs': did you mean --runs?"},
+      {{"tune", "-device", "0"}, "unknown option '-device': did you mean --device?"},
+      {{"probe", "cache", "-device", "0"}, "unknown option '-device': did you mean --device?"}};
+  for (const auto& [args, message] : cases) {
+    SCOPED_TRACE(::testing::PrintToString(args));
+    expect_failure(run(args), 2, {message}, Files{});
+  }
+  // A negative value is a value, with the message it had: not an option.
+  expect_failure(run({"--box", "-1", kCoffee, out}), 2, {"--box '-1'"}, Files{});
+  // A name no option has is still cxxopts' message.
+  const Result strip = run({"--box", "1", "-strip", kCoffee, out});
+  EXPECT_EQ(strip.status, 2);
+  EXPECT_EQ(strip.err.find("did you mean"), std::string::npos) << strip.err;
+  // Short options and clusters of short switches still work.
+  EXPECT_EQ(run({"--box", "1", "-q", kCoffee, out}).status, 0);
+  const std::string folder = out_ / "f";
+  const Result cluster = run({"--box", "1", "-rq", kCoffee, "-o", folder});
+  EXPECT_EQ(cluster.status, 0) << cluster.err;
+  EXPECT_TRUE(
+      std::filesystem::exists(folder + "/" + std::filesystem::path(kCoffee).filename().string()));
 }
 
 TEST_F(Cli, HelpNamesEveryVariantAndEdgeMode) {

@@ -11,6 +11,7 @@
 
 #include "tests/support/test_support.h"
 #include "tools/blas/blas.h"
+#include "tools/blas/blas_sizes.h"
 #include "util/error.h"
 
 namespace blurtool {
@@ -224,6 +225,79 @@ TEST(BlasReference, SgemmEveryTransposition) {
       std::vector<float> C2 = {1, 2, -9, 3, 4, -9};
       sgemm_reference(a, A, B, C2);
       EXPECT_EQ(C2, (std::vector<float>{115, 276, -9, 125, 304, -9})) << where;
+    }
+  }
+}
+
+// The default sizes of every routine are capped to the device's memory, its largest allocation
+// and the host's memory, each in turn, and every size chosen fits.
+TEST(BlasSizes, DefaultsAreCappedToEachLimit) {
+  const std::uint64_t huge = 1ULL << 40, MiB = 1ULL << 20;
+  auto limits = [](std::uint64_t device, std::uint64_t max_alloc, std::uint64_t host, bool shared) {
+    BlasMemoryLimits l;
+    l.device = device;
+    l.max_alloc = max_alloc;
+    l.host = host;
+    l.shared = shared;
+    l.host_source = "test";
+    return l;
+  };
+  struct Case {
+    BlasRoutine routine;
+    BlasMemoryLimits limits;
+    std::vector<long long> sizes;
+    std::string note;  // part of the note; "" for none
+  };
+  const std::vector<Case> cases = {
+      {BlasRoutine::saxpy,
+       limits(huge, huge, huge, false),
+       {1024, 1048576, 67108864, 268435456},
+       ""},
+      // x and y, 8n bytes, in half the device's memory.
+      {BlasRoutine::saxpy,
+       limits(64 * MiB, huge, huge, false),
+       {1024, 1048576, 8388608},
+       "capped to 8388608 (from 67108864) to fit the device's memory"},
+      // One vector, 4n bytes, in one allocation.
+      {BlasRoutine::sdot,
+       limits(huge, 16 * MiB, huge, false),
+       {1024, 1048576, 4194304},
+       "capped to 4194304 (from 67108864) to fit the device's largest allocation"},
+      // saxpy's host: x, y, its reference and its result, 16n; shared: the operands too, 24n.
+      {BlasRoutine::saxpy,
+       limits(huge, huge, 48 * MiB, false),
+       {1024, 1048576, 2097152},
+       "capped to 2097152 (from 67108864) to fit the host's memory (48 MiB: test)"},
+      {BlasRoutine::saxpy,
+       limits(huge, huge, 48 * MiB, true),
+       {1024, 1048576, 2097152},
+       "to fit the host's memory"},
+      {BlasRoutine::saxpy,
+       limits(huge, huge, 47 * MiB, true),
+       {1024, 1048576},
+       "capped to 1048576 (from 67108864)"},
+      // sgemm's host: A, B and three C, 20 n^2 bytes.
+      {BlasRoutine::sgemm,
+       limits(huge, huge, 20 * MiB, false),
+       {64, 512, 1024},
+       "capped to 1024 (from 2048) to fit the host's memory"},
+      {BlasRoutine::sgemm,
+       limits(huge, huge, 1 * MiB, false),
+       {64, 128},
+       "capped to 128 (from 512)"}};
+  for (const Case& c : cases) {
+    BlasBenchOptions o;
+    o.routine = c.routine;
+    SCOPED_TRACE(std::string(name_of(blas_routine_table(), c.routine)) + " " + c.note);
+    std::string note = "stale";
+    EXPECT_EQ(blas_default_sizes(o, c.limits, note), c.sizes);
+    for (long long size : c.sizes) EXPECT_EQ(blas_misfit(o, size, c.limits), "") << size;
+    if (c.note.empty()) {
+      EXPECT_EQ(note, "");
+    } else {
+      EXPECT_NE(note.find(c.note), std::string::npos) << note;
+      // Capped to the largest power of two that fits.
+      EXPECT_NE(blas_misfit(o, c.sizes.back() * 2, c.limits), "") << c.sizes.back() * 2;
     }
   }
 }

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "tools/blas/blas_impl.h"
+#include "tools/blas/blas_sizes.h"
 #include "tools/blas/blas_tune.h"
 #include "util/error.h"
 
@@ -168,6 +169,16 @@ BlasRow run_size(Runtime& rt, const BlasBenchOptions& o, long long size,
           bytes.push_back(b);
         }
         check_fits(rt, bytes, what);
+        // The host holds the inputs, the reference's result and the device's (and, on a CPU
+        // device, the operands too): an explicit size beyond the budget is refused here rather
+        // than by the kernel's out-of-memory killer; the default sizes are capped to fit.
+        const BlasMemoryLimits limits = blas_memory_limits(rt.device(), o.max_memory);
+        if (const std::uint64_t host = blas_host_bytes(o, size, limits.shared); host > limits.host)
+          throw Error(what + ": needs " + std::to_string(host >> 20) + " MiB of host memory, " +
+                      "more than " + std::to_string(limits.host >> 20) + " MiB (" +
+                      limits.host_source +
+                      (limits.shared ? "; the CPU device's operands are host memory too" : "") +
+                      "); give a smaller " + blas_size_options(o));
         return false;
       } catch (const Error& e) {
         for (BlasImpl impl : impls)

@@ -4,6 +4,7 @@
 // GFLOP/s) as a table, CSV or JSON.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ struct BlasBenchOptions {
   /// Also run CLBlast with the parameters `blurtool blas --tune` cached for this device, if
   /// any, as a "clblast tuned" column (after every untuned run: an override cannot be undone).
   bool with_tuned = true;
+  /// Host memory the run may take in bytes (--max-memory); 0: a quarter of physical memory,
+  /// at most 4 GiB (see blas_sizes.h).
+  std::uint64_t max_memory = 0;
 };
 
 /// One implementation at one size: its medians, or why it was skipped; its error.
