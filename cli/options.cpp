@@ -42,11 +42,11 @@ E parse_variant(const std::vector<Named<E>>& table, const std::string& text, con
   return parse_named(table, text, "--variant");
 }
 
-// Whether `path` ends in .png, .jpg or .jpeg (with `text`, also .csv or .json), in any case.
+// Whether `path` has an image's extension (is_image_name) or, with `text`, .csv or .json, in any
+// case.
 bool names_an_output_file(const std::string& path, bool text) {
   const std::string ext = lower_extension(path);
-  return ext == ".png" || ext == ".jpg" || ext == ".jpeg" ||
-         (text && (ext == ".csv" || ext == ".json"));
+  return is_image_name(path) || (text && (ext == ".csv" || ext == ".json"));
 }
 
 // A decimal number above 0, or a UsageError naming the option.

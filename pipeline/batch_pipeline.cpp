@@ -1230,7 +1230,8 @@ int run_batch(const JobOptions& o) {
   if (p.folders_without_images > 0 && !o.quiet)
     std::cerr << "blurtool: warning: " << p.folders_without_images
               << (p.folders_without_images == 1 ? " input folder holds" : " input folders hold")
-              << " no .png, .jpg or .jpeg file" << (o.recursive ? "" : " (-r descends)") << "\n";
+              << " no .png, .jpg, .jpeg, .tif, .tiff or .webp file"
+              << (o.recursive ? "" : " (-r descends)") << "\n";
 
   // Resolved even when nothing is left to do, so that a bad --device or --devices is a usage
   // error of every run, not only of those with images to process; with images, the pipeline
