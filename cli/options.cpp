@@ -95,12 +95,14 @@ std::string option_spelling(const std::string& key) {
 }
 
 CliOptions parse_options(int argc, const char* const* argv) {
-  // "--bench N" (N a count) means "--bench=N": cxxopts only takes an optional value with '='.
+  // "--bench N" (N a count) means "--bench=N", "--strip all" "--strip=all" (an input named
+  // 'all' is ./all): cxxopts only takes an optional value with '='.
   std::vector<std::string> args(argv, argv + argc);
   for (size_t i = 1; i + 1 < args.size(); ++i) {
     const std::string& next = args[i + 1];
-    if (args[i] == "--bench" && !next.empty() &&
-        next.find_first_not_of("0123456789") == std::string::npos) {
+    if ((args[i] == "--bench" && !next.empty() &&
+         next.find_first_not_of("0123456789") == std::string::npos) ||
+        (args[i] == "--strip" && (next == "all" || next == "colour"))) {
       args[i] += "=" + next;
       args.erase(args.begin() + static_cast<long>(i) + 1);
     }
@@ -224,9 +226,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
        "appears while a single image is made (default: fail)")
       ("strip", "drop the input's metadata from the output: --strip drops EXIF, XMP and the "
                 "resolution but keeps the colour profile (ICC, PNG sRGB/gAMA/cHRM); "
-                "--strip=all drops that too (default: all of it is kept, the EXIF orientation "
-                "set to 1 and its thumbnail dropped)",
-       cxxopts::value<std::string>()->implicit_value("metadata"), "all")
+                "--strip all drops that too (default: all of it is kept, the EXIF orientation "
+                "set to 1, its thumbnail, maker note and XMP thumbnails dropped)",
+       cxxopts::value<std::string>()->implicit_value("colour"), "all")
       ("no-orient", "keep a JPEG's pixels as stored (default: turn and mirror them as its EXIF "
                     "orientation says, so that phone photos come out upright)")
       ("quality", "JPEG and lossy WebP quality 1..100",
@@ -443,13 +445,15 @@ CliOptions parse_options(int argc, const char* const* argv) {
   o.orient = parsed.count("no-orient") == 0;
   if (parsed.count("strip")) {
     const std::string strip = parsed["strip"].as<std::string>();
-    if (strip == "metadata")
+    if (strip == "colour")
       o.keep_metadata = KeepMetadata::colour;
     else if (strip == "all")
       o.keep_metadata = KeepMetadata::none;
     else
-      throw UsageError("--strip=" + strip +
-                       ": not a choice; use --strip (keeps the colour profile) or --strip=all");
+      throw UsageError(
+          "--strip=" + strip +
+          ": not a choice; use --strip (or --strip=colour: keeps the colour profile) or "
+          "--strip=all");
   }
   o.linear_light = parsed.count("linear-light") > 0;
   o.straight_alpha = parsed.count("straight-alpha") > 0;

@@ -31,9 +31,9 @@ constexpr std::size_t kIccHeaderSize = kIccIdSize + 2;
 constexpr std::size_t kMaxSegmentPayload = 65533;  // a JPEG segment's length field counts itself
 constexpr std::size_t kMaxIccChunk = kMaxSegmentPayload - kIccHeaderSize;
 constexpr char kXmpKeyword[] = "XML:com.adobe.xmp";
-// An ICC profile, EXIF or XMP larger than this is left out (none real comes near it; the cap
+// An ICC profile or XMP packet larger than this is left out (none real comes near it; the cap
 // bounds what a hostile iCCP can inflate to).
-constexpr std::size_t kMaxMetadataBytes = std::size_t{64} << 20;
+constexpr std::size_t kMaxMetadataBytes = std::size_t{16} << 20;
 
 std::uint32_t be32(const std::uint8_t* p) {
   return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 | p[3];
@@ -135,9 +135,12 @@ void read_jpeg_metadata(const std::vector<std::uint8_t>& b, const std::string& n
   for (auto& [seq, chunk] : icc_chunks) m->icc.insert(m->icc.end(), chunk.begin(), chunk.end());
 }
 
+// PNG's rules (as libpng applies them): the colour chunks count before PLTE and IDAT only, and
+// only the first of each; a second iCCP or XMP iTXt is not inflated again.
 void read_png_metadata(const std::vector<std::uint8_t>& b, const std::string& name,
                        std::vector<std::string>* warnings, ImageMetadata* m) {
   std::size_t at = 8;
+  bool colour = true, iccp_seen = false, xmp_seen = false;
   while (at + 12 <= b.size()) {
     const std::size_t length = be32(&b[at]);
     if (length > b.size() - at - 12) return;  // cut: the decoder reports it
@@ -145,7 +148,9 @@ void read_png_metadata(const std::vector<std::uint8_t>& b, const std::string& na
     const std::uint8_t* p = &b[at + 8];
     at += 12 + length;
     if (type == "IEND") return;
-    if (type == "iCCP" && m->icc.empty()) {
+    if (type == "PLTE" || type == "IDAT") colour = false;
+    if (type == "iCCP" && colour && !iccp_seen) {
+      iccp_seen = true;
       const std::uint8_t* end = p + length;
       const std::uint8_t* zero = std::find(p, end, std::uint8_t{0});
       std::vector<std::uint8_t> profile;
@@ -156,13 +161,14 @@ void read_png_metadata(const std::vector<std::uint8_t>& b, const std::string& na
       }
       m->icc = std::move(profile);
       m->icc_name.assign(reinterpret_cast<const char*>(p), zero - p);
-    } else if (type == "sRGB" && length == 1 && p[0] <= 3) {
+    } else if (type == "sRGB" && colour && !m->srgb_intent && length == 1 && p[0] <= 3) {
       m->srgb_intent = p[0];
-    } else if (type == "gAMA" && length == 4) {
+    } else if (type == "gAMA" && colour && m->gama.empty() && length == 4) {
       m->gama.assign(p, p + 4);
-    } else if (type == "cHRM" && length == 32) {
+    } else if (type == "cHRM" && colour && m->chrm.empty() && length == 32) {
       m->chrm.assign(p, p + 32);
-    } else if (type == "pHYs" && length == 9 && p[8] <= 1 && be32(p) > 0 && be32(p + 4) > 0) {
+    } else if (type == "pHYs" && !m->resolution && length == 9 && p[8] <= 1 && be32(p) > 0 &&
+               be32(p + 4) > 0) {
       Resolution r;
       r.unit = p[8] == 1 ? Resolution::Unit::centimetre : Resolution::Unit::none;
       r.x = be32(p) / (p[8] == 1 ? 100.0 : 1.0);  // per metre -> per centimetre
@@ -170,8 +176,9 @@ void read_png_metadata(const std::vector<std::uint8_t>& b, const std::string& na
       m->resolution = r;
     } else if (type == "eXIf" && m->exif.empty() && length > 0) {
       m->exif.assign(p, p + length);
-    } else if (type == "iTXt" && m->xmp.empty() && length > sizeof kXmpKeyword + 3 &&
+    } else if (type == "iTXt" && !xmp_seen && length > sizeof kXmpKeyword + 3 &&
                std::memcmp(p, kXmpKeyword, sizeof kXmpKeyword) == 0) {
+      xmp_seen = true;
       // keyword\0, compression flag, method, language\0, translated keyword\0, text
       const std::uint8_t* end = p + length;
       const std::uint8_t* q = p + sizeof kXmpKeyword;
@@ -194,6 +201,11 @@ void read_png_metadata(const std::vector<std::uint8_t>& b, const std::string& na
   }
 }
 
+// Whether `icc` starts with an ICC profile header: at least 128 bytes, "acsp" at byte 36.
+bool is_icc_profile(const std::vector<std::uint8_t>& icc) {
+  return icc.size() >= 128 && std::memcmp(&icc[36], "acsp", 4) == 0;
+}
+
 }  // namespace
 
 ImageMetadata read_metadata(const std::vector<std::uint8_t>& bytes, const std::string& name,
@@ -210,30 +222,80 @@ ImageMetadata read_metadata(const std::vector<std::uint8_t>& bytes, const std::s
   else if (bytes.size() >= 12 && std::memcmp(bytes.data(), "RIFF", 4) == 0 &&
            std::memcmp(bytes.data() + 8, "WEBP", 4) == 0)
     m = read_webp_metadata(bytes, name, warnings);
+  if (!m.icc.empty() && !is_icc_profile(m.icc)) {
+    warn(warnings, name + ": its ICC profile is not one (no 'acsp' signature); it is left out");
+    m.icc.clear();
+    m.icc_name.clear();
+  }
   return m;
 }
 
 namespace {
 
-// `exif` (a TIFF structure) with its orientation set to 1 where `upright` and its thumbnail
-// dropped, rewritten by libexif, which keeps the tags it does not know and the maker note as
-// they are; empty where libexif cannot read it.
+// libexif parses at most 0xFFFE bytes of EXIF (a JPEG segment's most) and drops the rest in
+// silence: larger EXIF (a PNG's eXIf can be) is left out with a warning instead.
+constexpr std::size_t kMaxExifBytes = 0xFFFE - kExifIdSize;
+
+unsigned exif_value(const ExifEntry* e, ExifByteOrder order) {
+  if (!e || !e->data || e->components != 1) return 0;
+  switch (e->format) {
+    case EXIF_FORMAT_BYTE:
+      return e->size >= 1 ? e->data[0] : 0;
+    case EXIF_FORMAT_SHORT:
+      return e->size >= 2 ? exif_get_short(e->data, order) : 0;
+    case EXIF_FORMAT_LONG:
+      return e->size >= 4 ? exif_get_long(e->data, order) : 0;
+    default:
+      return 0;
+  }
+}
+
+void set_exif_value(ExifEntry* e, ExifByteOrder order, unsigned v) {
+  if (e->format == EXIF_FORMAT_SHORT && e->size >= 2)
+    exif_set_short(e->data, order, static_cast<ExifShort>(v));
+  else if (e->format == EXIF_FORMAT_LONG && e->size >= 4)
+    exif_set_long(e->data, order, v);
+}
+
+// `exif` (a TIFF structure) rewritten by libexif, which keeps the tags it does not know: where
+// `upright`, the orientation replaced by SHORT 1 whatever type it had (the decoder's libexif
+// reads a LONG or BYTE one too, and turned the pixels by it) and, after a quarter turn
+// (orientations 5-8), PixelXDimension and PixelYDimension swapped; always without the
+// thumbnail (IFD 1 and its JPEG) and the maker note, either of which may hold a preview of the
+// unblurred image (and libexif cannot move a maker note without breaking the offsets inside
+// it). Empty where libexif finds no tag in any IFD.
 std::vector<std::uint8_t> rewrite_exif(const std::vector<std::uint8_t>& exif, bool upright) {
   std::unique_ptr<ExifData, void (*)(ExifData*)> data(exif_data_new(), exif_data_unref);
   if (!data) return {};
   exif_data_unset_option(data.get(), EXIF_DATA_OPTION_IGNORE_UNKNOWN_TAGS);
   exif_data_unset_option(data.get(), EXIF_DATA_OPTION_FOLLOW_SPECIFICATION);
-  exif_data_set_option(data.get(), EXIF_DATA_OPTION_DONT_CHANGE_MAKER_NOTE);
   std::vector<std::uint8_t> with_id(kExifId, kExifId + kExifIdSize);
   with_id.insert(with_id.end(), exif.begin(), exif.end());
   exif_data_load_data(data.get(), with_id.data(), static_cast<unsigned>(with_id.size()));
-  if (!data->ifd[EXIF_IFD_0] || data->ifd[EXIF_IFD_0]->count == 0) return {};
+  const ExifByteOrder order = exif_data_get_byte_order(data.get());
   if (upright) {
-    ExifEntry* e = exif_content_get_entry(data->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
-    if (e && e->format == EXIF_FORMAT_SHORT && e->components == 1 && e->data)
-      exif_set_short(e->data, exif_data_get_byte_order(data.get()), 1);
+    ExifContent* ifd0 = data->ifd[EXIF_IFD_0];
+    if (ExifEntry* old = exif_content_get_entry(ifd0, EXIF_TAG_ORIENTATION)) {
+      const unsigned was = exif_value(old, order);
+      exif_content_remove_entry(ifd0, old);
+      ExifEntry* e = exif_entry_new();
+      exif_content_add_entry(ifd0, e);
+      exif_entry_initialize(e, EXIF_TAG_ORIENTATION);
+      exif_set_short(e->data, order, 1);
+      exif_entry_unref(e);
+      ExifContent* sub = data->ifd[EXIF_IFD_EXIF];
+      ExifEntry* x = exif_content_get_entry(sub, EXIF_TAG_PIXEL_X_DIMENSION);
+      ExifEntry* y = exif_content_get_entry(sub, EXIF_TAG_PIXEL_Y_DIMENSION);
+      if (was >= 5 && was <= 8 && x && y) {
+        const unsigned w = exif_value(x, order), h = exif_value(y, order);
+        set_exif_value(x, order, h);
+        set_exif_value(y, order, w);
+      }
+    }
   }
-  // The thumbnail (IFD 1's JPEG) would show the image unblurred.
+  if (ExifEntry* note = exif_content_get_entry(data->ifd[EXIF_IFD_EXIF], EXIF_TAG_MAKER_NOTE))
+    exif_content_remove_entry(data->ifd[EXIF_IFD_EXIF], note);
+  // The thumbnail's bytes; libexif allocated them with its default allocator, calloc.
   if (data->data) {
     std::free(data->data);
     data->data = nullptr;
@@ -241,6 +303,9 @@ std::vector<std::uint8_t> rewrite_exif(const std::vector<std::uint8_t>& exif, bo
   }
   while (data->ifd[EXIF_IFD_1] && data->ifd[EXIF_IFD_1]->count)
     exif_content_remove_entry(data->ifd[EXIF_IFD_1], data->ifd[EXIF_IFD_1]->entries[0]);
+  bool tags = false;
+  for (int i = 0; i < EXIF_IFD_COUNT; ++i) tags = tags || (data->ifd[i] && data->ifd[i]->count);
+  if (!tags) return {};
   unsigned char* saved = nullptr;
   unsigned int size = 0;
   exif_data_save_data(data.get(), &saved, &size);
@@ -265,6 +330,30 @@ bool exif_has_tags(const std::vector<std::uint8_t>& exif) {
   return read(ifd0, 2) != 0;
 }
 
+// Replaces the value of every XMP property `name` in `xmp`, written as an attribute
+// (name="v") or an element (<name>v</name>), by `value`.
+void set_xmp_property(std::string& xmp, const std::string& name, const std::string& value) {
+  for (const std::string open : {name + "=\"", "<" + name + ">"}) {
+    const std::string close = open.back() == '"' ? "\"" : "</" + name + ">";
+    for (std::size_t at = xmp.find(open); at != std::string::npos;
+         at = xmp.find(open, at + open.size())) {
+      const std::size_t from = at + open.size(), to = xmp.find(close, from);
+      if (to == std::string::npos) break;
+      xmp.replace(from, to - from, value);
+    }
+  }
+}
+
+// Removes every element `name` (<name ...>...</name>) from `xmp`.
+void remove_xmp_element(std::string& xmp, const std::string& name) {
+  for (std::size_t at = xmp.find("<" + name); at != std::string::npos;
+       at = xmp.find("<" + name, at)) {
+    const std::size_t to = xmp.find("</" + name + ">", at);
+    if (to == std::string::npos) break;
+    xmp.erase(at, to + name.size() + 3 - at);
+  }
+}
+
 }  // namespace
 
 ImageMetadata metadata_for_output(ImageMetadata in, KeepMetadata keep, bool upright,
@@ -276,11 +365,20 @@ ImageMetadata metadata_for_output(ImageMetadata in, KeepMetadata keep, bool upri
     in.resolution.reset();
     return in;
   }
-  if (!in.exif.empty()) {
+  if (in.exif.size() > kMaxExifBytes) {
+    warn(warnings, name + ": its EXIF data (" + std::to_string(in.exif.size()) +
+                       " bytes) is larger than blurtool rewrites (65,528 bytes); it is left out");
+    in.exif.clear();
+  } else if (!in.exif.empty()) {
     const bool tags = exif_has_tags(in.exif);
     in.exif = rewrite_exif(in.exif, upright);
     if (in.exif.empty() && tags)
       warn(warnings, name + ": its EXIF data cannot be read; it is left out");
+  }
+  if (!in.xmp.empty()) {
+    // Previews of the unblurred image, and the orientation the pixels no longer need.
+    remove_xmp_element(in.xmp, "xmp:Thumbnails");
+    if (upright) set_xmp_property(in.xmp, "tiff:Orientation", "1");
   }
   return in;
 }
@@ -302,7 +400,7 @@ namespace {
 // An ICC profile equivalent to a PNG's gAMA and cHRM (cHRM missing: the sRGB primaries and D65
 // white; gAMA missing: a 2.2 gamma), made by lcms2, so that a JPEG shows what the PNG showed.
 // Empty where lcms2 cannot make it.
-std::vector<std::uint8_t> profile_from_png_chunks(const ImageMetadata& m) {
+std::vector<std::uint8_t> profile_from_png_chunks(const ImageMetadata& m, bool grey) {
   double gamma = 2.2;
   if (m.gama.size() == 4 && be32(m.gama.data()) > 0) gamma = 100000.0 / be32(m.gama.data());
   double c[8] = {0.3127, 0.3290, 0.64, 0.33, 0.30, 0.60, 0.15, 0.06};  // white, R, G, B
@@ -313,7 +411,8 @@ std::vector<std::uint8_t> profile_from_png_chunks(const ImageMetadata& m) {
   cmsToneCurve* curve = cmsBuildGamma(nullptr, gamma);
   if (!curve) return {};
   cmsToneCurve* curves[3] = {curve, curve, curve};
-  cmsHPROFILE profile = cmsCreateRGBProfile(&white, &primaries, curves);
+  cmsHPROFILE profile =
+      grey ? cmsCreateGrayProfile(&white, curve) : cmsCreateRGBProfile(&white, &primaries, curves);
   cmsFreeToneCurve(curve);
   if (!profile) return {};
   std::vector<std::uint8_t> out;
@@ -352,6 +451,31 @@ std::uint32_t round_positive(double v, double most) {
 
 }  // namespace
 
+ImageMetadata metadata_for_pixels(ImageMetadata m, ImageFormat format, int channels,
+                                  const std::string& output, std::vector<std::string>* warnings) {
+  // WebP stores grey as RGB.
+  const bool grey = channels <= 2 && format != ImageFormat::webp;
+  if (!m.icc.empty()) {
+    const std::string space(m.icc.begin() + 16, m.icc.begin() + 20);
+    if (space != (grey ? "GRAY" : "RGB ")) {
+      warn(warnings, output + ": the input's ICC profile describes '" + space +
+                         "' colour, not the " + (grey ? "grey" : "RGB") +
+                         " pixels written; it is left out");
+      m.icc.clear();
+      m.icc_name.clear();
+    }
+  }
+  if (format == ImageFormat::jpeg && m.icc.empty() && !m.srgb_intent &&
+      !(m.gama.empty() && m.chrm.empty())) {
+    m.icc = profile_from_png_chunks(m, grey);
+    if (m.icc.empty())
+      warn(warnings, output +
+                         ": the PNG gAMA/cHRM colour cannot be carried to JPEG; viewers "
+                         "will show it as sRGB");
+  }
+  return m;
+}
+
 std::vector<std::uint8_t> metadata_segments(const ImageMetadata& m, ImageFormat format,
                                             const std::string& output,
                                             std::vector<std::string>* warnings) {
@@ -377,14 +501,7 @@ std::vector<std::uint8_t> metadata_segments(const ImageMetadata& m, ImageFormat 
         append_jpeg_segment(out, 0xE1, p);
       }
     }
-    std::vector<std::uint8_t> icc = m.icc;
-    if (icc.empty() && !m.srgb_intent && !(m.gama.empty() && m.chrm.empty())) {
-      icc = profile_from_png_chunks(m);
-      if (icc.empty())
-        warn(warnings, output +
-                           ": the PNG gAMA/cHRM colour cannot be carried to JPEG; "
-                           "viewers will show it as sRGB");
-    }
+    const std::vector<std::uint8_t>& icc = m.icc;
     const std::size_t chunks = (icc.size() + kMaxIccChunk - 1) / kMaxIccChunk;
     if (chunks > 255) {
       warn(warnings, output + ": the ICC profile (" + std::to_string(icc.size()) +
@@ -443,6 +560,7 @@ std::size_t metadata_insertion_point(const std::uint8_t* data, std::size_t size,
   if (data[2] != 0xFF || data[3] != 0xE0) return 2;
   if (size < 6) return 0;
   const std::size_t end = 4 + be16(data + 4);
+  if (end < 11) return 2;  // too short to be JFIF
   if (size < end) return 0;
   return starts_with(data + 6, end - 6, "JFIF", 5) ? end : 2;
 }

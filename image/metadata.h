@@ -74,11 +74,22 @@ ImageMetadata metadata_for_output(ImageMetadata in, KeepMetadata keep, bool upri
 /// --linear-light decodes the sRGB transfer curve; elsewhere it warns that it assumes it.
 bool colour_is_srgb(const ImageMetadata& m);
 
+/// `m` (metadata_for_output's) made fit for an output of `format` whose pixels have `channels`
+/// (1-4) samples: an ICC profile whose colour space (header bytes 16-19) is not the pixels' (GRAY
+/// for 1 or 2 channels, RGB for 3 or 4; WebP stores grey as RGB) is dropped with a warning
+/// naming `output` (a CMYK JPEG is decoded to RGB; a grey PNG cannot take an RGB profile); for
+/// a JPEG, PNG gAMA/cHRM without an ICC profile or sRGB become an equivalent profile made by
+/// lcms2 (grey or RGB; cHRM missing: the sRGB primaries and D65; gAMA missing: 2.2). Never
+/// throws.
+ImageMetadata metadata_for_pixels(ImageMetadata m, ImageFormat format, int channels,
+                                  const std::string& output,
+                                  std::vector<std::string>* warnings = nullptr);
+
 /// The bytes of `m` as `format` stores them, ready to insert into an encoded file at
 /// metadata_insertion_point: JPEG APP1 (EXIF, XMP) and APP2 (ICC, in chunks) segments; PNG
 /// iCCP (or sRGB), gAMA, cHRM, pHYs, eXIf and iTXt chunks. What `format` cannot hold is left out
-/// with a warning naming `output` (EXIF or XMP over a JPEG segment's 65533 bytes; PNG gAMA/cHRM
-/// without an ICC profile in a JPEG, which then shows as sRGB). The resolution of a JPEG goes
+/// with a warning naming `output` (EXIF or XMP over a JPEG segment's 65533 bytes, a profile over
+/// 255 APP2 chunks). The resolution of a JPEG goes
 /// into its JFIF segment instead (set_jfif_density). Never throws.
 std::vector<std::uint8_t> metadata_segments(const ImageMetadata& m, ImageFormat format,
                                             const std::string& output,

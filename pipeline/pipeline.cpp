@@ -321,14 +321,15 @@ std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, cons
                              : kind == OutputKind::webp ? ImageFormat::webp
                                                         : ImageFormat::jpeg;
   EncodeOptions e = encode_options(o, threads);
+  const ImageMetadata m = metadata_for_pixels(r.metadata, format, r.channels, output, warnings);
   if (format == ImageFormat::tiff || format == ImageFormat::webp) {
-    e.metadata = &r.metadata;
-    if (format == ImageFormat::tiff && !r.metadata.exif.empty() && warnings)
+    e.metadata = &m;
+    if (format == ImageFormat::tiff && !m.exif.empty() && warnings)
       warnings->push_back(output + ": TIFF output does not carry EXIF; left out");
     return encode_pixels(r, format, e);
   }
   std::vector<std::uint8_t> bytes = encode_pixels(r, format, e);
-  insert_metadata(bytes, format, r.metadata, output, warnings);
+  insert_metadata(bytes, format, m, output, warnings);
   return bytes;
 }
 

@@ -345,9 +345,12 @@ void run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in, Out
   const bool png = kind == OutputKind::png;
   const int out_depth = png && deep ? 16 : 8;
   const ImageFormat format = png ? ImageFormat::png : ImageFormat::jpeg;
-  RowWriter writer(format, width, height, channels, out_depth, e,
-                   with_metadata(sink, format, output_metadata(in, o, warnings),
-                                 "the output of " + in.name, warnings));
+  RowWriter writer(
+      format, width, height, channels, out_depth, e,
+      with_metadata(sink, format,
+                    metadata_for_pixels(output_metadata(in, o, warnings), format, channels,
+                                        "the output of " + in.name, warnings),
+                    "the output of " + in.name, warnings));
 
   // Bands wider than the device holds, or than kPieceWidth, go to it in column pieces of one
   // width (one filter for all), each with the halo's columns beside it; an image edge is a

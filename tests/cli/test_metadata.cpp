@@ -221,6 +221,10 @@ TEST_F(MetadataCli, XmpAndResolutionAreKeptAndStripDropsThem) {
     EXPECT_TRUE(icc_of(out("all-" + output)).empty()) << output;
     EXPECT_TRUE(exif_of(out("all-" + output)).empty()) << output;
   }
+  // "--strip all" with a space is --strip=all, not an input named 'all'.
+  r = run({"1", "--strip", "all", kHubble, "space.png"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(icc_of(out("space.png")).empty());
   r = run({"1", "--strip=exif", kHubble, "x.jpg"});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--strip=exif: not a choice"), std::string::npos) << r.err;

@@ -95,9 +95,9 @@ TEST_F(Cli, SingleDashLongOptionsSuggestTheLongOne) {
   // A negative value is a value, with the message it had: not an option.
   expect_failure(run({"--box", "-1", kCoffee, out}), 2, {"--box '-1'"}, Files{});
   // A name no option has is still cxxopts' message.
-  const Result strip = run({"--box", "1", "-strip", kCoffee, out});
-  EXPECT_EQ(strip.status, 2);
-  EXPECT_EQ(strip.err.find("did you mean"), std::string::npos) << strip.err;
+  const Result unknown = run({"--box", "1", "-sharpen", kCoffee, out});
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_EQ(unknown.err.find("did you mean"), std::string::npos) << unknown.err;
   // Short options and clusters of short switches still work.
   EXPECT_EQ(run({"--box", "1", "-q", kCoffee, out}).status, 0);
   const std::string folder = out_ / "f";
