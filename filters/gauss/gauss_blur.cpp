@@ -85,7 +85,9 @@ void validate(const GaussParams& p) {
       std::snprintf(sigma, sizeof sigma, "%g", p.sigma);
       throw UsageError(parameter("gauss") + " " + sigma + ": the fast method reads " +
                        std::to_string(gauss_radius(p)) + " pixels on each side, over " +
-                       std::to_string(kMaxGaussRadius) + "; give a smaller SIGMA");
+                       std::to_string(kMaxGaussRadius) + "; give " + parameter("radius") +
+                       " R (0.." + std::to_string(kMaxGaussRadius) +
+                       ") with the exact method or a smaller SIGMA");
     }
     return;
   }

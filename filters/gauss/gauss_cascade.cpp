@@ -19,6 +19,7 @@ class CascadeSchedule : public GaussSchedule {
     // A CPU has few cores: one walk a whole line, no restarts. A GPU needs work-items: lines
     // cut into segments of 8 restarts' length (a restart costs 2 (K - 1)(r + 1) + 2r + 1 steps,
     // so at most an eighth more work), at least 256 positions.
+    if (!(device.type & CL_DEVICE_TYPE_GPU)) cols_ = 16;
     if (setup.params.segment > 0)
       segment_ = setup.params.segment;
     else if (device.type & CL_DEVICE_TYPE_GPU)
@@ -30,11 +31,11 @@ class CascadeSchedule : public GaussSchedule {
     return {"gauss_cascade_rows", "gauss_cascade_cols"};
   }
   std::string options() override {
-    // CPUs: each walk's rings contiguous (a core walks a line; neighbouring lines' slots would
-    // share no cache line).
+    // CPUs: each walk's rings contiguous (a core walks its lines alone; neighbouring walks'
+    // slots would share no cache line).
     const bool gpu = s_.runtime->device().type & CL_DEVICE_TYPE_GPU;
     return " -DCASCADE_K=" + std::to_string(cascade_.boxes) +
-           (gpu ? "" : " -DCASCADE_RING_WALK_MAJOR");
+           " -DCASCADE_COLS=" + std::to_string(cols_) + (gpu ? "" : " -DCASCADE_RING_WALK_MAJOR");
   }
   std::uint64_t intermediate_pixel_bytes() const override { return 16; }
 
@@ -45,7 +46,7 @@ class CascadeSchedule : public GaussSchedule {
     mid_ = cl::Buffer(context, CL_MEM_READ_WRITE, 16 * pixels);
     // The rings of both passes (one at a time): (K - 1)(2r + 3) float4 a walk.
     const size_t walks = std::max(static_cast<size_t>(s_.height) * segments(s_.width),
-                                  static_cast<size_t>(s_.width) * segments(s_.height));
+                                  column_walks() * cols_ * segments(s_.height));
     const size_t ring = static_cast<size_t>(cascade_.boxes - 1) * (2 * cascade_.radius + 3);
     ring_ = cl::Buffer(context, CL_MEM_READ_WRITE, 16 * std::max<size_t>(1, ring * walks));
   }
@@ -66,8 +67,11 @@ class CascadeSchedule : public GaussSchedule {
       k.setArg(8, ring_);
       k.setArg(9, static_cast<cl_int>(std::min(segment_, i == 0 ? s_.width : s_.height)));
       const cl::NDRange global = i == 0 ? cl::NDRange(s_.height, segments(s_.width))
-                                        : cl::NDRange(s_.width, segments(s_.height));
-      s_.runtime->queue().enqueueNDRangeKernel(k, cl::NullRange, global, cl::NullRange, nullptr,
+                                        : cl::NDRange(column_walks(), segments(s_.height));
+      // CPUs: a work-group a walk, so that the walks spread over the cores (a work-group runs
+      // on one); GPUs: the driver's choice.
+      const cl::NDRange local = cols_ > 1 ? cl::NDRange(1, 1) : cl::NullRange;
+      s_.runtime->queue().enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr,
                                                &events[i]);
     }
     return events;
@@ -81,6 +85,9 @@ class CascadeSchedule : public GaussSchedule {
   }
 
  private:
+  // Work-items across the columns pass: CASCADE_COLS columns each.
+  size_t column_walks() const { return (static_cast<size_t>(s_.width) + cols_ - 1) / cols_; }
+
   // Segments of a line of n positions.
   size_t segments(int n) const {
     const int seg = std::min(segment_, n);
@@ -89,6 +96,9 @@ class CascadeSchedule : public GaussSchedule {
 
   BoxCascade cascade_;
   int segment_ = 1 << 30;  // positions a work-item walks
+  // Columns a work-item of the columns pass walks side by side (kernels/gauss_cascade.cl,
+  // CASCADE_COLS): 16 on CPUs (whole cache lines of the float4 intermediate), 1 on GPUs.
+  int cols_ = 1;
   cl::Buffer ring_;
 };
 
