@@ -191,10 +191,8 @@ std::vector<LinearTap> gauss_linear_taps(const std::vector<double>& w) {
 GaussParams resolve_gauss_schedule(const GaussParams& params, const DeviceInfo& device, int width,
                                    int height, PixelDepth depth) {
   GaussParams p = params;
-  if (gauss_is_fast(p)) {  // one schedule; its radius field holds the reach
+  if (gauss_is_fast(p)) {  // one schedule, no radius of its own (gauss_radius: its reach)
     p.method = GaussMethod::fast;
-    p.radius = -1;
-    p.radius = gauss_radius(p);
     return p;
   }
   p.method = GaussMethod::exact;
@@ -228,9 +226,7 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
   setup.runtime = &runtime;
   setup.params = resolve_gauss_schedule(params, runtime.device(), width, height, depth);
   const bool fast = setup.params.method == GaussMethod::fast;
-  // Again: a tuned segment (from a table file) for the resolved variant. The fast method's
-  // resolved radius is its reach, which validate() would take for --radius.
-  if (!fast) validate(setup.params);
+  validate(setup.params);  // again: a tuned segment (from a table file) for the resolved variant
   setup.width = width;
   setup.height = height;
   setup.depth = depth;

@@ -221,7 +221,9 @@ struct LinearTap {
 /// centre alone, then neighbouring taps merged in pairs on each side: 1 + 2 ceil(R/2) fetches.
 std::vector<LinearTap> gauss_linear_taps(const std::vector<double>& weights);
 
-/// `params` with its radius resolved (gauss_radius) and auto replaced as GaussFilter does for a
+/// `params` with the method resolved (gauss_is_fast: exact or fast; the fast method keeps no
+/// radius of its own, gauss_radius gives its reach), and for the exact method its radius
+/// resolved (gauss_radius) and auto replaced as GaussFilter does for a
 /// `width` x `height` image on `device`: the tuning table's pick for the nearest tuned size
 /// (variant, work-group, fused tile rows), else resolve_gauss_variant(). The tuning table is
 /// measured on RGBA8: at 16 bits (`depth`) auto takes resolve_gauss_variant()'s default.
