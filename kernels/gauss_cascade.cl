@@ -51,22 +51,23 @@ inline uint4 cascade_fixed(float4 v) { return as_uint4(convert_int4(v * CASCADE_
 #define CASCADE_COLS 1
 #endif
 
-// A ring slot of lane c: by default [box][slot][lane], lanes numbered across the work-items
+// A ring slot of lane c of `lanes` a walk: by default [box][slot][lane], lanes numbered across the work-items
 // (lines of them in all), so that neighbouring work-items touch neighbouring addresses (GPUs);
 // with CASCADE_RING_WALK_MAJOR [walk][box][slot][lane], a walk's rings contiguous in its core's
 // cache (CPUs).
 #ifdef CASCADE_RING_WALK_MAJOR
-#define RING(k, s, c) ring[(((size_t)walk * (CASCADE_K - 1) + (k)) * m + (s)) * LANES + (c)]
+#define RING(k, s, c, lanes) ring[(((size_t)walk * (CASCADE_K - 1) + (k)) * m + (s)) * (lanes) + (c)]
 #else
-#define RING(k, s, c) ring[((size_t)(k) * m + (s)) * lines + walk * LANES + (c)]
+#define RING(k, s, c, lanes) ring[((size_t)(k) * m + (s)) * lines + walk * (lanes) + (c)]
 #endif
 
-// The walk along positions [p0, p1) of LANES lines of n, as described above. The kernel
-// defines LANES, LOAD(i, c) (position i of lane c through the edge mode, in levels; any i),
+// The walk along positions [p0, p1) of LANES lines of n, as described above, through the
+// kernel's accessors LOAD(i, c) (position i of lane c through the edge mode, in levels; any i),
 // LOAD_IN(i, c) (the same for i in [0, n), without the edge mode) and STORE(i, c, v) (the
-// result at i), and has radius, alpha, inv_l (1 / L), ring, lines (lanes of all walks) and walk
-// (this walk's number) in scope.
-#define CASCADE_WALK(p0, p1, n)                                                                 \
+// result at i); radius, alpha, inv_l (1 / L), ring, lines (lanes of all walks) and walk (this
+// walk's number) in scope. The accessors are file-scope macros, so that each kernel's text
+// holds no directive and can be built alone (runtime/cl_runtime.h, select_kernels).
+#define CASCADE_WALK(p0, p1, n, LANES, LOAD, LOAD_IN, STORE)                                    \
   do {                                                                                          \
     const int m = 2 * radius + 3, step = radius + 1;                                            \
     const int t0 = (p0) - 2 * (CASCADE_K - 1) * step;                                           \
@@ -81,7 +82,7 @@ inline uint4 cascade_fixed(float4 v) { return as_uint4(convert_int4(v * CASCADE_
       }                                                                                         \
       for (int i = q1 - radius - 1; i < q1 + radius; ++i) sum[0][c] += cascade_fixed(LOAD(i, c)); \
       for (int k = 0; k < CASCADE_K - 1; ++k)                                                   \
-        for (int s = 0; s < m; ++s) RING(k, s, c) = 0.0f;                                       \
+        for (int s = 0; s < m; ++s) RING(k, s, c, LANES) = 0.0f;                                       \
     }                                                                                           \
     for (int t = t0; t < (p1); ++t) {                                                           \
       const int slot = (t - t0) % m, old_slot = (t - t0 + 1) % m;                               \
@@ -102,10 +103,10 @@ inline uint4 cascade_fixed(float4 v) { return as_uint4(convert_int4(v * CASCADE_
         }                                                                                       \
         for (int k = 0; k < CASCADE_K; ++k) {                                                   \
           if (k > 0) {                                                                          \
-            in_old = RING(k - 1, old_slot, c);                                                  \
+            in_old = RING(k - 1, old_slot, c, LANES);                                                  \
             in_last = prev[k][c];                                                               \
             prev[k][c] = in_new;                                                                \
-            RING(k - 1, slot, c) = in_new;                                                      \
+            RING(k - 1, slot, c, LANES) = in_new;                                                      \
           }                                                                                     \
           sum[k][c] += cascade_fixed(in_last) - cascade_fixed(in_old);                          \
           in_new = (convert_float4(as_int4(sum[k][c])) * CASCADE_ONE_INV +                      \
@@ -129,6 +130,11 @@ inline float4 cascade_mid(global const float4* col, int i, int n, int w, int edg
   return j < 0 ? (float4)(0.0f) : col[(size_t)j * w];
 }
 
+// The rows pass's accessors (row, out: the kernel's row of src and of mid).
+#define ROWS_LOAD(i, c) cascade_pixel(row, (i), w, edge)
+#define ROWS_LOAD_IN(i, c) convert_float4(pixel_samples(row[(i)]))
+#define ROWS_STORE(i, c, v) out[(i)] = (v)
+
 // The rows: src (w x h pixels) -> mid (w x h float4, levels). One work-item a segment of a row;
 // ring: (K - 1) (2r + 3) h ceil(w / segment) float4.
 kernel void gauss_cascade_rows(global const pixel_word_t* src, global float4* mid, int w, int h,
@@ -139,16 +145,15 @@ kernel void gauss_cascade_rows(global const pixel_word_t* src, global float4* mi
   const size_t lines = (size_t)h * get_global_size(1), walk = (size_t)get_global_id(1) * h + y;
   global const pixel_word_t* row = src + (size_t)y * w;
   global float4* out = mid + (size_t)y * w;
-#define LANES 1
-#define LOAD(i, c) cascade_pixel(row, (i), w, edge)
-#define LOAD_IN(i, c) convert_float4(pixel_samples(row[(i)]))
-#define STORE(i, c, v) out[(i)] = (v)
-  CASCADE_WALK(p0, min(p0 + segment, w), w);
-#undef LANES
-#undef LOAD
-#undef LOAD_IN
-#undef STORE
+  CASCADE_WALK(p0, min(p0 + segment, w), w, 1, ROWS_LOAD, ROWS_LOAD_IN, ROWS_STORE);
 }
+
+// The columns pass's accessors (x0: the kernel's first column; lanes past the image read its
+// last column and store nothing).
+#define COLS_LOAD(i, c) cascade_mid(mid + min(x0 + (c), w - 1), (i), h, w, edge)
+#define COLS_LOAD_IN(i, c) mid[(size_t)(i) * w + min(x0 + (c), w - 1)]
+#define COLS_STORE(i, c, v) \
+  if (x0 + (c) < w) dst[(size_t)(i) * w + x0 + (c)] = pixel_word(convert_uint4(convert_pixel_t(v)))
 
 // The columns: mid -> dst (w x h pixels), rounded to the nearest level. One work-item a segment
 // of CASCADE_COLS columns (lanes past the image repeat its last column and store nothing); ring:
@@ -161,14 +166,5 @@ kernel void gauss_cascade_cols(global const float4* mid, global pixel_word_t* ds
   const size_t walks = get_global_size(0);
   const size_t lines = walks * CASCADE_COLS * get_global_size(1),
                walk = (size_t)get_global_id(1) * walks + get_global_id(0);
-#define LANES CASCADE_COLS
-#define LOAD(i, c) cascade_mid(mid + min(x0 + (c), w - 1), (i), h, w, edge)
-#define LOAD_IN(i, c) mid[(size_t)(i) * w + min(x0 + (c), w - 1)]
-#define STORE(i, c, v) \
-  if (x0 + (c) < w) dst[(size_t)(i) * w + x0 + (c)] = pixel_word(convert_uint4(convert_pixel_t(v)))
-  CASCADE_WALK(p0, min(p0 + segment, h), h);
-#undef LANES
-#undef LOAD
-#undef LOAD_IN
-#undef STORE
+  CASCADE_WALK(p0, min(p0 + segment, h), h, CASCADE_COLS, COLS_LOAD, COLS_LOAD_IN, COLS_STORE);
 }

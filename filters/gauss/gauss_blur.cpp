@@ -38,7 +38,7 @@ bool gauss_row_work_group(GaussVariant v) {
 const std::vector<Named<GaussMethod>>& gauss_method_table() {
   static const std::vector<Named<GaussMethod>> table = {
       {GaussMethod::automatic, "auto",
-       "exact up to sigma 4, fast above (exact with --radius or --variant)"},
+       "exact up to sigma 32, fast above (exact with --radius or --variant)"},
       {GaussMethod::exact, "exact",
        "the Gaussian's weights to ceil(3 sigma): cost grows with sigma"},
       {GaussMethod::fast, "fast",
