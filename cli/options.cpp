@@ -5,6 +5,7 @@
 #include <cctype>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <utility>
@@ -47,6 +48,13 @@ E parse_variant(const std::vector<Named<E>>& table, const std::string& text, con
 bool names_an_output_file(const std::string& path, bool text) {
   const std::string ext = lower_extension(path);
   return is_image_name(path) || (text && (ext == ".csv" || ext == ".json"));
+}
+
+// `v` as printf's %g writes it.
+std::string number_text(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
 }
 
 // A decimal number above 0, or a UsageError naming the option.
@@ -178,6 +186,10 @@ CliOptions parse_options(int argc, const char* const* argv) {
   spec.add_options("Gaussian blur")
       ("gauss", "Gaussian blur of standard deviation SIGMA pixels (> 0)",
        cxxopts::value<std::string>(), "SIGMA")
+      ("gauss-method", "how the Gaussian is computed: " + names_of(gauss_method_table()) +
+                       " (default auto: exact up to sigma " + number_text(kGaussFastSigma) +
+                       ", fast above it unless --radius or --variant is given)",
+       cxxopts::value<std::string>()->default_value("auto"), "M")
       ("radius", "Gaussian taps on each side, 0.." + std::to_string(kMaxGaussRadius) +
                  " pixels (default: ceil(3 SIGMA)); weights renormalised after truncation",
        cxxopts::value<std::string>(), "R")
@@ -340,6 +352,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
         {"straight-alpha", "--box or --gauss"},
         {"unroll", "--box"},
         {"radius", "--gauss"},
+        {"gauss-method", "--gauss"},
         {"sweep-wg", "--gauss"},
         {"wg", "--gauss (and --box's segmented variants and fused)"}};
     for (const auto& [option, operations] : blur_only)
@@ -362,7 +375,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
     b.variant = parse_variant(bright_variant_table(), variant, "--bright");
     validate(b);
   } else if (box) {
-    for (const char* gauss_only : {"radius", "wg", "sweep-wg"})
+    for (const char* gauss_only : {"radius", "gauss-method", "wg", "sweep-wg"})
       if (parsed.count(gauss_only) &&
           !(std::string(gauss_only) == "wg" &&
             (variant == "segmented" || variant == "segmented-local" || variant == "fused")))
@@ -405,6 +418,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
       g.radius = parse_int(parsed["radius"].as<std::string>(), "--radius", 0, kMaxGaussRadius,
                            "the radius");
     g.variant = parse_variant(gauss_variant_table(), variant, "--gauss");
+    g.method = parse_named(gauss_method_table(), parsed["gauss-method"].as<std::string>(),
+                           "--gauss-method");
     g.intermediate = intermediate;
     g.edge = edge;
     if (parsed.count("wg")) g.wg = parse_work_group(parsed["wg"].as<std::string>());
@@ -421,6 +436,10 @@ CliOptions parse_options(int argc, const char* const* argv) {
     }
     validate(g);
     o.sweep_wg = parsed.count("sweep-wg") > 0;
+    if (o.sweep_wg && gauss_is_fast(g))
+      throw UsageError("--sweep-wg goes with --gauss-method exact (or a SIGMA up to " +
+                       number_text(kGaussFastSigma) +
+                       " with auto): the fast method sets its own work-items");
   }
   o.quality = parse_int(parsed["quality"].as<std::string>(), "--quality", 1, 100, "the quality");
   o.subsampling = parse_named(chroma_subsampling_table(), parsed["subsampling"].as<std::string>(),

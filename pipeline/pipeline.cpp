@@ -513,9 +513,9 @@ JobOptions for_one_image(const JobOptions& o, const DeviceInfo& device,
       box.unroll == 0 && (depth == PixelDepth::u8 || box.radius <= 127))
     one.box_params.variant = BoxVariant::accumulated;
   const GaussParams& gauss = o.gauss_params;
-  if (o.operation == JobOptions::Operation::gauss && gauss.variant == GaussVariant::automatic &&
-      gauss.intermediate == Intermediate::rgba32f && gauss.wg.is_default() && gauss.segment == 0 &&
-      gauss_radius(gauss) <= 64)
+  if (o.operation == JobOptions::Operation::gauss && !gauss_is_fast(gauss) &&
+      gauss.variant == GaussVariant::automatic && gauss.intermediate == Intermediate::rgba32f &&
+      gauss.wg.is_default() && gauss.segment == 0 && gauss_radius(gauss) <= 64)
     one.gauss_params.variant = GaussVariant::separable;
   return one;
 }

@@ -28,6 +28,8 @@ constexpr int kSmallWidth = 1920, kSmallHeight = 1080;
 constexpr double kGaussSigma = 10;
 constexpr int kGaussRadius = 16;
 constexpr double kBrightThreshold = 0.5;
+// The sigma group's sigmas (issue 34: any sigma at a constant cost).
+constexpr double kSigmaSweep[] = {1, 3, 10, 30, 60, 120, 250};
 
 SuiteCase new_case(const std::string& group, const std::string& variant,
                    const std::string& intermediate, int radius, int width, int height) {
@@ -124,7 +126,7 @@ Image suite_image(int w, int h) {
 }
 
 const std::vector<std::string>& suite_groups() {
-  static const std::vector<std::string> groups = {"box", "sweep", "gauss", "bright"};
+  static const std::vector<std::string> groups = {"box", "sweep", "gauss", "sigma", "bright"};
   return groups;
 }
 
@@ -132,13 +134,16 @@ std::vector<SuiteCase> run_suite(Runtime& runtime, const SuiteOptions& o, std::o
   for (const std::string& g : o.groups) {
     const auto& all = suite_groups();
     if (std::find(all.begin(), all.end(), g) == all.end())
-      throw UsageError(parameter("only") + " '" + g + "': choose from box, sweep, gauss, bright");
+      throw UsageError(parameter("only") + " '" + g +
+                       "': choose from box, sweep, gauss, sigma, bright");
   }
   std::vector<SuiteCase> cases;
   auto report = [&](const SuiteCase& c) {
     if (!progress) return;
     *progress << "  " << c.group << " " << c.variant
-              << (c.intermediate.empty() ? "" : " " + c.intermediate) << " r=" << c.radius << ": ";
+              << (c.intermediate.empty() ? "" : " " + c.intermediate) << " r=" << c.radius;
+    if (c.sigma > 0) *progress << " sigma=" << c.sigma;
+    *progress << ": ";
     if (c.skipped.empty()) {
       char text[64];
       std::snprintf(text, sizeof text, "%.4f ms", c.ms.median);
@@ -189,6 +194,40 @@ std::vector<SuiteCase> run_suite(Runtime& runtime, const SuiteOptions& o, std::o
       if (!(runtime.device().type & CL_DEVICE_TYPE_GPU)) swept.push_back(BoxVariant::tiled);
       for (BoxVariant v : swept)
         for (int r : sweep_radii(o.quick)) box_case("sweep", v, Intermediate::rgba32f, r);
+    }
+  }
+  if (wanted(o, "sigma")) {
+    // Each sigma by the exact method (its default schedule), the fast one, and what auto
+    // takes, which is one of them: its case is that one's, not timed twice.
+    const Image big = suite_image(bw, bh);
+    for (double sigma : kSigmaSweep) {
+      std::map<GaussMethod, SuiteCase> done;
+      for (GaussMethod m : {GaussMethod::exact, GaussMethod::fast, GaussMethod::automatic}) {
+        GaussParams p;
+        p.sigma = sigma;
+        p.method = m;
+        const bool fast = gauss_is_fast(p);
+        SuiteCase c =
+            new_case("sigma", name_of(gauss_method_table(), m), "", gauss_radius(p), bw, bh);
+        c.sigma = sigma;
+        if (m == GaussMethod::automatic) {
+          const SuiteCase& same = done.at(fast ? GaussMethod::fast : GaussMethod::exact);
+          c.schedule = same.schedule;
+          c.runs = same.runs;
+          c.ms = same.ms;
+          c.bytes = same.bytes;
+          c.skipped = same.skipped;
+        } else if (o.quick && !fast && sigma > 60) {
+          c.skipped = "--quick: the exact method only up to sigma 60";
+        } else {
+          run_case(
+              runtime, [&] { return std::make_unique<GaussFilter>(runtime, p, bw, bh); }, big,
+              o.runs, c);
+        }
+        report(c);
+        done[m] = c;
+        cases.push_back(c);
+      }
     }
   }
   if (wanted(o, "gauss") || wanted(o, "bright")) {
@@ -264,6 +303,7 @@ void print_suite(const std::vector<SuiteCase>& cases, const DeviceInfo& device,
       nlohmann::ordered_json e = {
           {"group", c.group},   {"variant", c.variant}, {"intermediate", c.intermediate},
           {"radius", c.radius}, {"width", c.width},     {"height", c.height}};
+      if (c.sigma > 0) e["sigma"] = c.sigma;
       if (!c.skipped.empty()) {
         e["skipped"] = c.skipped;
       } else {
@@ -308,6 +348,28 @@ void print_suite(const std::vector<SuiteCase>& cases, const DeviceInfo& device,
   std::string group;
   for (const SuiteCase& c : cases) {
     if (c.group == "sweep") continue;
+    if (c.group == "sigma") {
+      if (c.group != group) {
+        group = c.group;
+        std::snprintf(line, sizeof line,
+                      "\nGaussian by --gauss-method over sigma, %dx%d RGBA8 (auto: the case of "
+                      "the method it takes)\n  %6s %-6s %6s %11s %9s %10s %11s %5s  %s\n",
+                      c.width, c.height, "sigma", "method", "reach", "median ms", "GB/s",
+                      "floor ms", "% of floor", "runs", "schedule");
+        out << line;
+      }
+      if (!c.skipped.empty()) {
+        std::snprintf(line, sizeof line, "  %6g %-6s %6d skipped: ", c.sigma, c.variant.c_str(),
+                      c.radius);
+        out << line << c.skipped << "\n";
+        continue;
+      }
+      std::snprintf(line, sizeof line, "  %6g %-6s %6d %11.4f %9.1f %10.4f %11s %5d  ", c.sigma,
+                    c.variant.c_str(), c.radius, c.ms.median, c.gbps(), c.floor_ms,
+                    percent(c.percent_of_floor()).c_str(), c.runs);
+      out << line << c.schedule << "\n";
+      continue;
+    }
     if (c.group != group) {
       group = c.group;
       const char* title = group == "box"     ? "box blur r=30"

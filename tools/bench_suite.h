@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "tools/bench.h"
-#include "runtime/cl_runtime.h"
 #include "image/image_io.h"
+#include "runtime/cl_runtime.h"
+#include "tools/bench.h"
 
 namespace blurtool {
 
@@ -34,15 +34,17 @@ Stats time_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs,
                   int* made = nullptr);
 
 /// The groups of the suite, in the order they run: "box" (r = 30, every variant and
-/// intermediate), "sweep" (the box radius sweep), "gauss", "bright".
+/// intermediate), "sweep" (the box radius sweep), "gauss", "sigma" (the Gaussian's methods
+/// over sigma 1 .. 250 on 3024x4032: exact, fast and auto's pick), "bright".
 const std::vector<std::string>& suite_groups();
 
 /// What to run.
 struct SuiteOptions {
   int runs = 10;  ///< timed repetitions per case after one warm-up (fewer for slow cases)
   /// Skip the schedules whose cost grows with R^2 (box single and single-linear, Gaussian
-  /// naive and naive-local) and sweep only r = 1, 8, 16, 24, 30, 40, 48, 56, 63: minutes
-  /// instead of an hour on a CPU device.
+  /// naive and naive-local), sweep only r = 1, 8, 16, 24, 30, 40, 48, 56, 63, and time the
+  /// exact Gaussian of the sigma group only up to sigma 60: minutes instead of an hour on a
+  /// CPU device.
   bool quick = false;
   /// Image sides are multiplied by this (at least 1 pixel): 1 for the write-ups' sizes; smaller
   /// for a quick check of the suite itself (the tests use 0.01).
@@ -53,9 +55,10 @@ struct SuiteOptions {
 /// One case of the suite and its times.
 struct SuiteCase {
   std::string group;         ///< one of suite_groups()
-  std::string variant;       ///< the --variant name
+  std::string variant;       ///< the --variant name; the sigma group: the --gauss-method name
   std::string intermediate;  ///< the --intermediate name of two-pass blurs, else ""
   int radius = 0;            ///< pixels (box R, Gaussian radius; 0 for bright points)
+  double sigma = 0;          ///< the sigma group: the Gaussian's sigma; else 0
   int width = 0, height = 0;
   std::string schedule;     ///< Filter::describe(), with auto and defaults resolved
   int runs = 0;             ///< timed repetitions made (after one warm-up)

@@ -35,12 +35,62 @@ bool gauss_row_work_group(GaussVariant v) {
   return v != GaussVariant::automatic && gauss_schedule_row(v).row_work_group;
 }
 
+const std::vector<Named<GaussMethod>>& gauss_method_table() {
+  static const std::vector<Named<GaussMethod>> table = {
+      {GaussMethod::automatic, "auto",
+       "exact up to sigma 32, fast above (exact with --radius or --variant)"},
+      {GaussMethod::exact, "exact",
+       "the Gaussian's weights to ceil(3 sigma): cost grows with sigma"},
+      {GaussMethod::fast, "fast",
+       "three extended boxes on running sums: cost independent of sigma, within 2 levels of "
+       "exact (8-bit)"},
+  };
+  return table;
+}
+
+bool gauss_is_fast(const GaussParams& p) {
+  return p.method == GaussMethod::fast ||
+         (p.method == GaussMethod::automatic && p.radius < 0 &&
+          p.variant == GaussVariant::automatic && p.sigma > kGaussFastSigma);
+}
+
 int gauss_radius(const GaussParams& p) {
+  if (gauss_is_fast(p)) return gauss_box_cascade(p.sigma).reach();
   return p.radius >= 0 ? p.radius : gauss_default_radius(p.sigma);
 }
 
 void validate(const GaussParams& p) {
   gauss_weights(p.sigma, 0);  // sigma range
+  if (p.method == GaussMethod::fast) {
+    const std::string fast = " goes with " + parameter("gauss-method") + " exact or auto: ";
+    if (p.radius >= 0)
+      throw UsageError(parameter("radius") + " " + std::to_string(p.radius) + fast +
+                       "the fast method's reach follows from SIGMA");
+    if (p.variant != GaussVariant::automatic)
+      throw UsageError(parameter("variant") + " " + name_of(gauss_variant_table(), p.variant) +
+                       fast + "it names a schedule of the exact method");
+    if (!p.wg.is_default())
+      throw UsageError(parameter("wg") + fast + "the fast method sets its own work-items");
+    if (p.segment < 0)
+      throw UsageError(parameter("segment") + " " + std::to_string(p.segment) +
+                       ": the positions a work-item walks must be 1 or more");
+    if (p.intermediate != Intermediate::rgba32f)
+      throw UsageError(parameter("intermediate") + " " +
+                       name_of(intermediate_table(), p.intermediate) + fast +
+                       "the fast method's intermediate is rgba32f");
+  }
+  if (gauss_is_fast(p)) {
+    if (gauss_radius(p) > kMaxGaussRadius) {
+      char sigma[32];
+      std::snprintf(sigma, sizeof sigma, "%g", p.sigma);
+      throw UsageError(parameter("gauss") + " " + sigma + ": the fast method reads " +
+                       std::to_string(gauss_radius(p)) + " pixels on each side, over " +
+                       std::to_string(kMaxGaussRadius) + "; give " + parameter("radius") +
+                       " R (0.." + std::to_string(kMaxGaussRadius) +
+                       ") with the exact method or a smaller SIGMA");
+    }
+    return;
+  }
   const int r = gauss_radius(p);
   if (p.radius < 0 && r > kMaxGaussRadius) {
     char sigma[32];
@@ -141,6 +191,11 @@ std::vector<LinearTap> gauss_linear_taps(const std::vector<double>& w) {
 GaussParams resolve_gauss_schedule(const GaussParams& params, const DeviceInfo& device, int width,
                                    int height, PixelDepth depth) {
   GaussParams p = params;
+  if (gauss_is_fast(p)) {  // one schedule, no radius of its own (gauss_radius: its reach)
+    p.method = GaussMethod::fast;
+    return p;
+  }
+  p.method = GaussMethod::exact;
   p.radius = gauss_radius(p);
   if (p.variant == GaussVariant::automatic && depth == PixelDepth::u8) {
     const auto tuned =
@@ -170,17 +225,24 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
   GaussSetup setup;
   setup.runtime = &runtime;
   setup.params = resolve_gauss_schedule(params, runtime.device(), width, height, depth);
+  const bool fast = setup.params.method == GaussMethod::fast;
   validate(setup.params);  // again: a tuned segment (from a table file) for the resolved variant
   setup.width = width;
   setup.height = height;
   setup.depth = depth;
-  const GaussScheduleRow& row = gauss_schedule_row(setup.params.variant);
-  schedule_ = row.make(setup);
+  const char* family = "gauss_cascade";
+  if (fast) {
+    schedule_ = make_gauss_cascade(setup);
+  } else {
+    const GaussScheduleRow& row = gauss_schedule_row(setup.params.variant);
+    schedule_ = row.make(setup);
+    family = row.family;
+  }
 
   const std::vector<std::string> names = schedule_->kernel_names();
   const std::string options = schedule_->options() + pixel_options(depth);
   // The schedule's passes from one program (each program costs a compiler front end).
-  schedule_->prepare(runtime.kernels(row.family, names, options));
+  schedule_->prepare(runtime.kernels(family, names, options));
   // One pass reads the input and writes the output; of two, each moves one of them and the
   // intermediate.
   const std::uint64_t pixels = static_cast<std::uint64_t>(width) * height;
@@ -204,6 +266,9 @@ std::string GaussFilter::describe() const {
   const GaussParams& p = params();
   char sigma[32];
   std::snprintf(sigma, sizeof sigma, "%g", p.sigma);
+  if (p.method == GaussMethod::fast)
+    return std::string("gauss sigma=") + sigma + " fast" + schedule_->describe() +
+           " edge=" + name_of(edge_mode_table(), p.edge) + depth_text();
   return std::string("gauss sigma=") + sigma + " r=" + std::to_string(p.radius) + " " +
          name_of(gauss_variant_table(), p.variant) + schedule_->describe() +
          " edge=" + name_of(edge_mode_table(), p.edge) + depth_text();

@@ -149,10 +149,30 @@ constexpr int kMaxGaussFusedRows = 64;
 /// Largest radius accepted (the weights live in constant memory, 64 KiB on every device).
 constexpr int kMaxGaussRadius = 4096;
 
+/// How --gauss computes (--gauss-method).
+enum class GaussMethod {
+  /// exact up to kGaussFastSigma, fast above it; exact wherever --radius or a --variant other
+  /// than auto is given (they choose among exact schedules).
+  automatic,
+  exact,  ///< the truncated Gaussian's weights (gauss_weights): cost grows with sigma
+  fast,   ///< the extended box cascade (gauss_box_cascade): cost independent of sigma
+};
+
+/// Name table: auto, exact, fast.
+const std::vector<Named<GaussMethod>>& gauss_method_table();
+
+/// The sigma above which --gauss-method auto takes the fast method: where fast starts to beat
+/// the default exact schedule, measured on PoCL (2 cores: sigma 30 exact 0.48 s, fast 0.55 s;
+/// sigma 60 1.35 s against 0.56 s on 3024x4032; docs/notes/gauss.md, "Gaussian at any sigma:
+/// the extended box cascade"). One value for every device, since the halo of a tile or strip
+/// (gauss_radius) is planned before a device is chosen; to be confirmed on the H100.
+constexpr double kGaussFastSigma = 32.0;
+
 /// What to compute and how.
 struct GaussParams {
   double sigma = 1.0;  ///< pixels, > 0
-  int radius = -1;     ///< pixels; -1: ceil(3 sigma)
+  GaussMethod method = GaussMethod::automatic;
+  int radius = -1;  ///< pixels; -1: ceil(3 sigma)
   GaussVariant variant = GaussVariant::automatic;
   Intermediate intermediate = Intermediate::rgba32f;  ///< two-pass variants only
   EdgeMode edge = EdgeMode::clamp;
@@ -162,13 +182,23 @@ struct GaussParams {
                     ///< outputs a column-pass work-item, 1..32 (0: the default parameter
                     ///< table's);
                     ///< fused-mma: rows a work-group walks down, a multiple of 16 up to
-                    ///< kMaxGaussMmaFusedRows; 0: gauss_mma_tile's
+                    ///< kMaxGaussMmaFusedRows; 0: gauss_mma_tile's; the fast method: the
+                    ///< positions of a line a work-item walks (0: a whole line on CPUs, on
+                    ///< GPUs 8 restarts' length, see gauss_cascade.cpp)
 };
 
-/// The radius `params` stands for (its own, or ceil(3 sigma)).
+/// Whether `params` run the fast method: --gauss-method fast, or auto with sigma above
+/// kGaussFastSigma, no --radius and --variant auto.
+bool gauss_is_fast(const GaussParams& params);
+
+/// The pixels `params` read on each side of an output pixel, the halo of a tile or strip: the
+/// exact method's radius (its own, or ceil(3 sigma)); the fast method's reach
+/// (BoxCascade::reach).
 int gauss_radius(const GaussParams& params);
 
-/// Checks ranges. Throws blurtool::UsageError naming the option (--gauss, --radius, --wg).
+/// Checks ranges and combinations. Throws blurtool::UsageError naming the option (--gauss,
+/// --radius, --wg, --segment; --variant, --radius, --wg, --intermediate with --gauss-method
+/// fast, which has one schedule and no radius of its own).
 void validate(const GaussParams& params);
 
 /// Whether `v` runs on `device` at `radius` for `depth` with its default work-group and tile:
@@ -194,7 +224,9 @@ struct LinearTap {
 /// centre alone, then neighbouring taps merged in pairs on each side: 1 + 2 ceil(R/2) fetches.
 std::vector<LinearTap> gauss_linear_taps(const std::vector<double>& weights);
 
-/// `params` with its radius resolved (gauss_radius) and auto replaced as GaussFilter does for a
+/// `params` with the method resolved (gauss_is_fast: exact or fast; the fast method keeps no
+/// radius of its own, gauss_radius gives its reach), and for the exact method its radius
+/// resolved (gauss_radius) and auto replaced as GaussFilter does for a
 /// `width` x `height` image on `device`: the tuning table's pick for the nearest tuned size
 /// (variant, work-group, fused tile rows), else resolve_gauss_variant(). The tuning table is
 /// measured on RGBA8: at 16 bits (`depth`) auto takes resolve_gauss_variant()'s default.

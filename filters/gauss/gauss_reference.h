@@ -19,4 +19,17 @@ Image gauss_blur_reference(const Image& image, double sigma, int radius, EdgeMod
 /// The same for 16-bit samples, rounded to the nearest 16-bit level (0..65535).
 Image16 gauss_blur_reference(const Image16& image, double sigma, int radius, EdgeMode edge);
 
+/// The fast method's meaning: the extended box cascade of gauss_box_cascade(sigma) along rows,
+/// then along columns, in double precision, i.e. the separable convolution with
+/// box_cascade_weights() of the input extended by `edge` (each pass reads the previous one's
+/// results at edge_index of its coordinate), rounded once at the end as
+/// gauss_blur_reference(). O(width * height * reach): for tests and error measurements.
+Image gauss_cascade_reference(const Image& image, double sigma, EdgeMode edge);
+/// The same for 16-bit samples.
+Image16 gauss_cascade_reference(const Image16& image, double sigma, EdgeMode edge);
+
+/// gauss_blur_reference() computed separably (rows, then columns) in double precision: the
+/// same sums in another order, for images too large for the direct 2-D reference.
+Image gauss_separable_reference(const Image& image, double sigma, int radius, EdgeMode edge);
+
 }  // namespace blurtool

@@ -107,5 +107,8 @@ std::unique_ptr<GaussSchedule> make_gauss_tiled(const GaussSetup& setup);
 std::unique_ptr<GaussSchedule> make_gauss_fused(const GaussSetup& setup);
 std::unique_ptr<GaussSchedule> make_gauss_separable_buffer(const GaussSetup& setup);
 std::unique_ptr<GaussSchedule> make_gauss_mma(const GaussSetup& setup);
+/// The fast method's schedule (gauss_cascade.cpp, kernels/gauss_cascade.cl): no row of the
+/// table, since --variant names the exact method's schedules.
+std::unique_ptr<GaussSchedule> make_gauss_cascade(const GaussSetup& setup);
 
 }  // namespace blurtool

@@ -1,6 +1,7 @@
 // The Gaussian's weights (see gauss_weights.h).
 #include "filters/gauss/gauss_weights.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -29,6 +30,37 @@ std::vector<double> gauss_weights(double sigma, int radius) {
     total += w[radius + i];
   }
   for (double& v : w) v /= total;
+  return w;
+}
+
+BoxCascade gauss_box_cascade(double sigma, int boxes) {
+  gauss_weights(sigma, 0);  // sigma range
+  const double s = sigma * sigma / boxes;
+  BoxCascade c;
+  c.boxes = boxes;
+  double r = std::floor((std::sqrt(12.0 * s + 1.0) - 1.0) / 2.0);
+  if (r > 1e8) r = 1e8;  // validate() refuses the reach by name
+  c.radius = static_cast<int>(r);
+  // Rounding can leave r one too large (its plain box already over s): step back.
+  while (c.radius > 0 && c.radius * (c.radius + 1.0) / 3.0 > s) --c.radius;
+  const double rr = c.radius;
+  c.alpha = (2 * rr + 1) * (3 * s - rr * (rr + 1)) / (6 * ((rr + 1) * (rr + 1) - s));
+  c.alpha = std::min(std::max(c.alpha, 0.0), 1.0);
+  return c;
+}
+
+std::vector<double> box_cascade_weights(const BoxCascade& c) {
+  const int r = c.radius;
+  const double l = 2 * r + 1 + 2 * c.alpha;
+  std::vector<double> box(2 * static_cast<size_t>(r) + 3, 1.0 / l);
+  box.front() = box.back() = c.alpha / l;
+  std::vector<double> w = {1.0};
+  for (int k = 0; k < c.boxes; ++k) {
+    std::vector<double> next(w.size() + box.size() - 1, 0.0);
+    for (size_t i = 0; i < w.size(); ++i)
+      for (size_t j = 0; j < box.size(); ++j) next[i + j] += w[i] * box[j];
+    w = std::move(next);
+  }
   return w;
 }
 

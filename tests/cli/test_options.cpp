@@ -198,6 +198,19 @@ TEST_F(Cli, GaussUsageErrorsNameTheOptionAtFault) {
        {"--radius 129", "separable-buffer", "up to 128"}},
       // ceil(3 SIGMA) overflowed an int once and was reported as a negative --radius.
       {{"--gauss", "1e9", in, out}, {"--gauss 1e+09", "give --radius"}},
+      {{"--gauss", "9", "--gauss-method", "fast", "--radius", "5", in, out},
+       {"--radius 5", "--gauss-method exact"}},
+      {{"--gauss", "9", "--gauss-method", "fast", "--variant", "separable", in, out},
+       {"--variant separable", "exact method"}},
+      {{"--gauss", "9", "--gauss-method", "fast", "--wg", "8x1", in, out},
+       {"--wg", "--gauss-method exact"}},
+      {{"--gauss", "9", "--gauss-method", "fast", "--intermediate", "rgba8", in, out},
+       {"--intermediate rgba8", "rgba32f"}},
+      {{"--gauss", "9", "--gauss-method", "fast", "--sweep-wg", in, out},
+       {"--sweep-wg", "--gauss-method exact"}},
+      {{"--gauss", "40", "--sweep-wg", in, out}, {"--sweep-wg", "SIGMA up to 32"}},
+      {{"--gauss", "2", "--gauss-method", "slow", in, out}, {"--gauss-method", "slow"}},
+      {{"--box", "3", "--gauss-method", "fast", in, out}, {"--gauss-method", "--gauss"}},
       {{"--box", "3", "--radius", "4", in, out}, {"--radius", "--gauss", "--box R"}},
       {{"--box", "3", "--wg", "8x8", in, out}, {"--wg", "--gauss"}},
       {{"--box", "3", "--sweep-wg", in, out}, {"--sweep-wg", "--gauss"}},
@@ -226,7 +239,7 @@ TEST_F(Cli, HelpNamesEveryGaussVariantAndOption) {
   ASSERT_EQ(r.status, 0) << r.err;
   for (const auto& v : gauss_variant_table())
     EXPECT_TRUE(has_word(r.out, v.name)) << "--help lacks variant " << v.name << ":\n" << r.out;
-  for (const char* option : {"--gauss", "--radius", "--wg", "--sweep-wg"})
+  for (const char* option : {"--gauss", "--gauss-method", "--radius", "--wg", "--sweep-wg"})
     EXPECT_TRUE(has_word(r.out, option)) << "--help lacks " << option;
 }
 

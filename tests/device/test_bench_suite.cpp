@@ -50,7 +50,8 @@ const std::vector<SuiteCase>& quick_suite() {
 TEST(BenchSuite, QuickSuiteHoldsEveryPromisedCase) {
   std::set<std::string> got;
   for (const SuiteCase& c : quick_suite())
-    got.insert(c.group + "/" + c.variant + "/" + c.intermediate + "/" + std::to_string(c.radius));
+    got.insert(c.group + "/" + c.variant + "/" + c.intermediate + "/" + std::to_string(c.radius) +
+               (c.sigma > 0 ? "@" + std::to_string(c.sigma) : ""));
   std::set<std::string> want;
   for (const auto& v : box_variant_table()) {
     if (v.value == BoxVariant::automatic || v.value == BoxVariant::single ||
@@ -79,6 +80,15 @@ TEST(BenchSuite, QuickSuiteHoldsEveryPromisedCase) {
     for (const auto& f : intermediate_table())
       want.insert(std::string("gauss/") + v.name + "/" + f.name + "/16");
   }
+  for (double sigma : {1, 3, 10, 30, 60, 120, 250}) {  // each method and auto, at every sigma
+    for (const auto& m : gauss_method_table()) {
+      GaussParams p;
+      p.sigma = sigma;
+      p.method = m.value;
+      want.insert(std::string("sigma/") + m.name + "//" + std::to_string(gauss_radius(p)) + "@" +
+                  std::to_string(sigma));
+    }
+  }
   for (const auto& v : bright_variant_table())
     if (v.value != BrightVariant::automatic) want.insert(std::string("bright/") + v.name + "//0");
   EXPECT_EQ(got, want);
@@ -96,6 +106,11 @@ TEST(BenchSuite, EveryCaseIsTimedAgainstAFloorOrSaysWhyNot) {
         EXPECT_FALSE(gauss_has_tensor_cores(runtime().device()));
         continue;
       }
+      if (c.group == "sigma") {  // --quick times exact only up to sigma 60
+        EXPECT_GT(c.sigma, 60) << name;
+        EXPECT_NE(c.skipped.find("--quick"), std::string::npos) << c.skipped;
+        continue;
+      }
       EXPECT_EQ(c.variant, "subgroup") << name << ": " << c.skipped;
       EXPECT_NE(c.skipped.find("cl_khr_subgroups"), std::string::npos) << c.skipped;
       continue;
@@ -108,7 +123,8 @@ TEST(BenchSuite, EveryCaseIsTimedAgainstAFloorOrSaysWhyNot) {
     EXPECT_GT(c.floor_ms, 0) << name;
     const std::uint64_t pixels = static_cast<std::uint64_t>(c.width) * c.height;
     EXPECT_EQ(c.bytes, (c.group == "bright" ? 4 : 8) * pixels) << name;
-    EXPECT_EQ(c.width, c.group == "box" || c.group == "sweep" ? 30 : 19) << name;
+    EXPECT_EQ(c.width, c.group == "box" || c.group == "sweep" || c.group == "sigma" ? 30 : 19)
+        << name;
     EXPECT_FALSE(c.schedule.empty()) << name;
     if (c.group == "box" || c.group == "sweep") {
       EXPECT_EQ(c.schedule.rfind("box r=" + std::to_string(c.radius) + " " + c.variant, 0), 0u)
@@ -147,6 +163,7 @@ TEST(BenchSuite, TableCsvAndJsonListTheSameCases) {
   const std::string row63 = "\n +63( +[0-9.]+){" + std::to_string(swept_variants().size()) + "}\n";
   EXPECT_TRUE(std::regex_search(t, std::regex(row63))) << t;
   EXPECT_NE(t.find("vs r30"), std::string::npos);
+  EXPECT_NE(t.find("Gaussian by --gauss-method over sigma"), std::string::npos) << t;
   std::ostringstream ignored;
   EXPECT_THROW(print_suite(quick_suite(), runtime().device(), o, "xml", ignored), UsageError);
 }

@@ -581,5 +581,94 @@ TEST(GaussDepth, StagedTilesHoldTheInputsSamples) {
   }
 }
 
+// The fast method (--gauss-method fast, the extended box cascade) against its CPU reference of
+// the same cascade in double precision: within 1 level, at 8 and 16 bits, every edge mode, odd
+// sizes, a 1x1 image and a reach beyond the image. Not exact: the device computes each box's
+// result in float (24-bit significand, about 0.004 of a 16-bit level, much less of an 8-bit
+// one) and a value that far from a half level can round the other way; the window sums
+// themselves are exact (fixed point, kernels/gauss_cascade.cl).
+struct FastCase {
+  int w, h;
+  double sigma;
+};
+const FastCase kFastCases[] = {{1, 1, 5.0},   {7, 3, 6.0},    {33, 17, 0.7},
+                               {61, 37, 4.5}, {19, 11, 30.0}, {129, 7, 2.0}};
+
+template <typename T>
+void expect_fast_matches_cascade_reference() {
+  int worst = 0;
+  unsigned seed = 11;
+  for (const FastCase& c : kFastCases) {
+    const BasicImage<T> input = random_image<T>(c.w, c.h, seed++);
+    for (const auto& edge : edge_mode_table()) {
+      GaussParams p;
+      p.sigma = c.sigma;
+      p.method = GaussMethod::fast;
+      p.edge = edge.value;
+      const int err = max_error(gauss_blur(runtime(), input, p),
+                                gauss_cascade_reference(input, c.sigma, edge.value));
+      worst = std::max(worst, err);
+      EXPECT_LE(err, 1) << c.w << "x" << c.h << " sigma=" << c.sigma << " edge=" << edge.name;
+    }
+  }
+  std::cout << "[ accuracy ] fast " << 8 * sizeof(T) << "-bit: worst error " << worst
+            << " against the cascade reference on " << runtime().device().name << "\n";
+}
+
+TEST(GaussFast, MatchesTheCascadeReferenceEverywhere) {
+  expect_fast_matches_cascade_reference<std::uint8_t>();
+}
+
+TEST(GaussFast, MatchesTheCascadeReferenceEverywhere16) {
+  expect_fast_matches_cascade_reference<std::uint16_t>();
+}
+
+// Lines cut into segments (what GPUs get; --segment through GaussParams) give the very same
+// bytes as whole lines: the window sums are exact, so a box's result does not depend on where a
+// walk began.
+TEST(GaussFast, SegmentsGiveTheSameBytes) {
+  const Image input = random_image<std::uint8_t>(97, 61, 5);
+  const Image16 input16 = random_image<std::uint16_t>(97, 61, 6);
+  for (const auto& edge : edge_mode_table()) {
+    GaussParams p;
+    p.sigma = 6.5;
+    p.method = GaussMethod::fast;
+    p.edge = edge.value;
+    const Image whole = gauss_blur(runtime(), input, p);
+    const Image16 whole16 = gauss_blur(runtime(), input16, p);
+    for (int segment : {1, 7, 40}) {
+      p.segment = segment;
+      EXPECT_EQ(gauss_blur(runtime(), input, p).pixels, whole.pixels)
+          << edge.name << " segment " << segment;
+      EXPECT_EQ(gauss_blur(runtime(), input16, p).pixels, whole16.pixels)
+          << edge.name << " segment " << segment;
+    }
+  }
+}
+
+// auto takes exact up to kGaussFastSigma and fast above it, but never with a radius or a
+// variant of the exact method; fast refuses what only means something for exact, by name.
+TEST(GaussFast, AutoChoosesAndFastRefusesExactOnlyOptions) {
+  GaussParams p;
+  p.sigma = kGaussFastSigma;
+  EXPECT_FALSE(gauss_is_fast(p));
+  p.sigma = kGaussFastSigma * 1.5;
+  EXPECT_TRUE(gauss_is_fast(p));
+  EXPECT_EQ(gauss_radius(p), gauss_box_cascade(p.sigma).reach());
+  EXPECT_NE(GaussFilter(runtime(), p, 16, 16).describe().find(" fast box-cascade"),
+            std::string::npos);
+  GaussParams r = p;
+  r.radius = 5;
+  EXPECT_FALSE(gauss_is_fast(r));
+  GaussParams v = p;
+  v.variant = GaussVariant::separable;
+  EXPECT_FALSE(gauss_is_fast(v));
+  r.method = v.method = p.method = GaussMethod::fast;
+  expect_refusal(r, "radius", "fast with a radius");
+  expect_refusal(v, "variant", "fast with a variant");
+  p.wg = {8, 1};
+  expect_refusal(p, "wg", "fast with a work-group");
+}
+
 }  // namespace
 }  // namespace blurtool

@@ -3,11 +3,16 @@
 // against the reference: tests/device/test_gauss.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 
 #include "filters/gauss/gauss_blur.h"
 #include "filters/gauss/gauss_reference.h"
+#include "filters/gauss/gauss_weights.h"
+#include "image/image_io.h"
+#include "tests/support/test_support.h"
 
 namespace blurtool {
 namespace {
@@ -81,6 +86,72 @@ void expect_flat_stays_flat(T level) {
 TEST(GaussReference, FlatImageStaysFlatAndZeroEdgeDarkens) {
   expect_flat_stays_flat<std::uint8_t>(200);
   expect_flat_stays_flat<std::uint16_t>(51234);  // between 8-bit levels (199.4 * 257)
+}
+
+// The fast method's extended boxes: alpha in [0, 1), r the largest plain box within sigma^2,
+// and the cascade's kernel sums to 1, is symmetric and has variance sigma^2 exactly (the point
+// of the extended box: Gwosdek et al. 2011), its reach K (r + 1).
+TEST(GaussCascade, VarianceIsSigmaSquared) {
+  for (double sigma : {0.3, 1.0, 2.5, 4.0, 10.0, 33.3, 120.0, 250.0}) {
+    const BoxCascade c = gauss_box_cascade(sigma);
+    SCOPED_TRACE(sigma);
+    EXPECT_EQ(c.boxes, kGaussCascadeBoxes);
+    EXPECT_GE(c.alpha, 0.0);
+    EXPECT_LT(c.alpha, 1.0);
+    const double s = sigma * sigma / c.boxes;
+    EXPECT_LE(c.radius * (c.radius + 1) / 3.0, s);
+    EXPECT_GT((c.radius + 1) * (c.radius + 2) / 3.0, s);
+    const std::vector<double> w = box_cascade_weights(c);
+    ASSERT_EQ(w.size(), 2 * static_cast<size_t>(c.reach()) + 1);
+    double sum = 0, var = 0;
+    for (int i = -c.reach(); i <= c.reach(); ++i) {
+      sum += w[c.reach() + i];
+      var += w[c.reach() + i] * i * i;
+      EXPECT_NEAR(w[c.reach() + i], w[c.reach() - i], 1e-15);
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-12);
+    EXPECT_NEAR(var, sigma * sigma, 1e-9 * sigma * sigma);
+  }
+  EXPECT_THROW(gauss_box_cascade(0.0), UsageError);
+}
+
+// The fast method's stated error (man/blurtool.1, docs/notes/gauss.md): within kFastMaxError
+// levels of the exact Gaussian (ceil(3 sigma) taps) and kFastMeanError on average, 8-bit, on a
+// real photo, at sigmas from auto's threshold up. Both CPU references in double precision; the
+// device's fast result is within 1 level of the cascade reference (tests/device/test_gauss.cpp),
+// so within kFastMaxError + 1 of exact.
+constexpr int kFastMaxError = 5;
+constexpr double kFastMeanError = 1.0;
+
+TEST(GaussCascade, WithinTheStatedBoundOfExactOnAPhoto) {
+  const Image photo = load_image(std::string(BLURTOOL_SOURCE_DIR) + "/samples/coffee_600x400.png");
+  for (double sigma : {kGaussFastSigma + 0.5, 10.0, 30.0}) {
+    const Image exact =
+        gauss_separable_reference(photo, sigma, gauss_default_radius(sigma), EdgeMode::clamp);
+    const Image fast = gauss_cascade_reference(photo, sigma, EdgeMode::clamp);
+    int worst = 0;
+    double sum = 0;
+    for (size_t i = 0; i < exact.pixels.size(); ++i) {
+      const int d = std::abs(exact.pixels[i] - fast.pixels[i]);
+      worst = std::max(worst, d);
+      sum += d;
+    }
+    const double mean = sum / exact.pixels.size();
+    std::cout << "[ accuracy ] fast vs exact, coffee, sigma " << sigma << ": max " << worst
+              << ", mean " << mean << "\n";
+    EXPECT_LE(worst, kFastMaxError) << sigma;
+    EXPECT_LE(mean, kFastMeanError) << sigma;
+  }
+}
+
+// The separable reference is the direct one computed in another order.
+TEST(GaussReference, SeparableEqualsDirect) {
+  const Image input = random_image<std::uint8_t>(23, 17, 3);
+  for (const auto& edge : edge_mode_table())
+    EXPECT_LE(max_error(gauss_separable_reference(input, 2.0, 7, edge.value),
+                        gauss_blur_reference(input, 2.0, 7, edge.value)),
+              1)
+        << edge.name;
 }
 
 }  // namespace
