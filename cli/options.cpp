@@ -179,7 +179,10 @@ CliOptions parse_options(int argc, const char* const* argv) {
                   "'tiled' tile, a multiple of 16 up to " +
                   std::to_string(kMaxGaussTileColumns) +
                   " (default: the most whose ring of 4 ceil(R/2) + 4 rows fits 256 KiB, "
-                  "at most 256)",
+                  "at most 256); with --gauss-method fast, the positions a work-item walks "
+                  "along a line on a GPU, 1.." + std::to_string(kMaxGaussFastSegment) +
+                  " (default " + std::to_string(kGaussFastGpuSegment) +
+                  "; on a CPU a whole line)",
        cxxopts::value<std::string>(), "N")
       ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),
        cxxopts::value<std::string>()->default_value("clamp"), "MODE");
@@ -406,11 +409,12 @@ CliOptions parse_options(int argc, const char* const* argv) {
     validate(b);
   } else if (gauss) {
     if (parsed.count("unroll")) throw UsageError("--unroll goes with --box, not --gauss");
-    if (parsed.count("segment") && variant != "fused" && variant != "separable-buffer" &&
-        variant != "fused-mma" && variant != "tiled")
+    const bool fast_method = parsed["gauss-method"].as<std::string>() == "fast";
+    if (parsed.count("segment") && !fast_method && variant != "fused" &&
+        variant != "separable-buffer" && variant != "fused-mma" && variant != "tiled")
       throw UsageError(
-          "--segment goes with --box, or with --gauss only for --variant fused, "
-          "separable-buffer, fused-mma or tiled");
+          "--segment goes with --box, or with --gauss only for --gauss-method fast or --variant "
+          "fused, separable-buffer, fused-mma or tiled");
     o.operation = CliOptions::Operation::gauss;
     GaussParams& g = o.gauss_params;
     g.sigma = parse_positive(parsed["gauss"].as<std::string>(), "--gauss", "sigma");
@@ -427,9 +431,10 @@ CliOptions parse_options(int argc, const char* const* argv) {
       const bool mma = g.variant == GaussVariant::fused_mma;
       const bool tiled = g.variant == GaussVariant::tiled;
       g.segment = parse_int(parsed["segment"].as<std::string>(), "--segment", 1,
-                            mma     ? kMaxGaussMmaFusedRows
-                            : tiled ? kMaxGaussTileColumns
-                                    : kMaxGaussFusedRows,
+                            fast_method ? kMaxGaussFastSegment
+                            : mma       ? kMaxGaussMmaFusedRows
+                            : tiled     ? kMaxGaussTileColumns
+                                        : kMaxGaussFusedRows,
                             mma     ? "the rows a work-group walks down"
                             : tiled ? "the tile columns"
                                     : "the tile rows");

@@ -150,6 +150,12 @@ constexpr int kMaxGaussFusedRows = 64;
 constexpr int kMaxGaussRadius = 4096;
 
 /// How --gauss computes (--gauss-method).
+/// Positions a work-item of the fast method walks on a GPU by default (--segment with
+/// --gauss-method fast sets it; on CPUs a work-item walks a whole line).
+constexpr int kGaussFastGpuSegment = 512;
+/// The largest --segment of the fast method.
+constexpr int kMaxGaussFastSegment = 1 << 16;
+
 enum class GaussMethod {
   /// exact up to kGaussFastSigma, fast above it; exact wherever --radius or a --variant other
   /// than auto is given (they choose among exact schedules).

@@ -17,14 +17,14 @@ class CascadeSchedule : public GaussSchedule {
       : GaussSchedule(setup), cascade_(gauss_box_cascade(setup.params.sigma)) {
     const DeviceInfo& device = setup.runtime->device();
     // A CPU has few cores: one walk a whole line, no restarts. A GPU needs work-items: lines
-    // cut into segments of 8 restarts' length (a restart costs 2 (K - 1)(r + 1) + 2r + 1 steps,
-    // so at most an eighth more work), at least 256 positions.
+    // cut into segments of kGaussFastGpuSegment positions whatever sigma (a restart costs
+    // 2 (K - 1)(r + 1) + 2r + 1 steps, more work at large sigma, but segments that grew with
+    // sigma left too few walks: measured in docs/notes/gauss.md, "segments of 512").
     if (!(device.type & CL_DEVICE_TYPE_GPU)) cols_ = 16;
     if (setup.params.segment > 0)
       segment_ = setup.params.segment;
     else if (device.type & CL_DEVICE_TYPE_GPU)
-      segment_ = std::max(
-          256, 8 * (2 * (cascade_.boxes - 1) * (cascade_.radius + 1) + 2 * cascade_.radius + 1));
+      segment_ = kGaussFastGpuSegment;
   }
 
   std::vector<std::string> kernel_names() override {

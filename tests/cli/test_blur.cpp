@@ -94,6 +94,13 @@ TEST_F(Cli, MaxTileGivesTheSameOutputAsOneRun) {
     EXPECT_TRUE(read_file(folder / "coffee_600x400.png") == read_file(out_ / "one.png"))
         << "batch output differs";
   }
+  // The fast method's walks cut into segments (--segment; a GPU's default) give the bytes of
+  // whole-line walks (a CPU's default): its running sums are exact integers.
+  ASSERT_EQ(run({"--gauss", "9", "--gauss-method", "fast", kCoffee, out_ / "lines.png"}).status, 0);
+  const Result segments =
+      run({"--gauss", "9", "--gauss-method", "fast", "--segment", "40", kCoffee, out_ / "seg.png"});
+  ASSERT_EQ(segments.status, 0) << segments.err;
+  EXPECT_TRUE(read_file(out_ / "seg.png") == read_file(out_ / "lines.png")) << "segments differ";
   const std::string out = out_ / "x.png";
   for (const std::string bad : {"0x10", "10", "10x", "x5", "5x-1", "1048577x2", "axb"}) {
     SCOPED_TRACE(bad);

@@ -206,6 +206,8 @@ TEST_F(Cli, GaussUsageErrorsNameTheOptionAtFault) {
        {"--wg", "--gauss-method exact"}},
       {{"--gauss", "9", "--gauss-method", "fast", "--intermediate", "rgba8", in, out},
        {"--intermediate rgba8", "rgba32f"}},
+      {{"--gauss", "9", "--gauss-method", "fast", "--segment", "70000", in, out},
+       {"--segment '70000'", "65536"}},
       {{"--gauss", "9", "--gauss-method", "fast", "--sweep-wg", in, out},
        {"--sweep-wg", "--gauss-method exact"}},
       {{"--gauss", "40", "--sweep-wg", in, out}, {"--sweep-wg", "SIGMA up to 32"}},
