@@ -481,26 +481,20 @@ std::vector<std::uint8_t> metadata_segments(const ImageMetadata& m, ImageFormat 
                                             std::vector<std::string>* warnings) {
   std::vector<std::uint8_t> out;
   if (format == ImageFormat::jpeg) {
-    if (!m.exif.empty()) {
-      if (m.exif.size() + kExifIdSize > kMaxSegmentPayload) {
-        warn(warnings, output + ": the EXIF data (" + std::to_string(m.exif.size()) +
+    // An APP1 segment of `id` then `data`, or a warning where it would not fit one.
+    auto app1 = [&](const char* id, std::size_t id_size, const auto& data, const char* what) {
+      if (data.empty()) return;
+      if (data.size() + id_size > kMaxSegmentPayload) {
+        warn(warnings, output + ": " + what + " (" + std::to_string(data.size()) +
                            " bytes) is larger than a JPEG segment holds; left out");
-      } else {
-        std::vector<std::uint8_t> p(kExifId, kExifId + kExifIdSize);
-        p.insert(p.end(), m.exif.begin(), m.exif.end());
-        append_jpeg_segment(out, 0xE1, p);
+        return;
       }
-    }
-    if (!m.xmp.empty()) {
-      if (m.xmp.size() + kXmpIdSize > kMaxSegmentPayload) {
-        warn(warnings, output + ": the XMP packet (" + std::to_string(m.xmp.size()) +
-                           " bytes) is larger than a JPEG segment holds; left out");
-      } else {
-        std::vector<std::uint8_t> p(kXmpId, kXmpId + kXmpIdSize);
-        p.insert(p.end(), m.xmp.begin(), m.xmp.end());
-        append_jpeg_segment(out, 0xE1, p);
-      }
-    }
+      std::vector<std::uint8_t> p(id, id + id_size);
+      p.insert(p.end(), data.begin(), data.end());
+      append_jpeg_segment(out, 0xE1, p);
+    };
+    app1(kExifId, kExifIdSize, m.exif, "the EXIF data");
+    app1(kXmpId, kXmpIdSize, m.xmp, "the XMP packet");
     const std::vector<std::uint8_t>& icc = m.icc;
     const std::size_t chunks = (icc.size() + kMaxIccChunk - 1) / kMaxIccChunk;
     if (chunks > 255) {
