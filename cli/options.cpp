@@ -182,7 +182,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
                   "at most 256); with --gauss-method fast, the positions a work-item walks "
                   "along a line on a GPU, 1.." + std::to_string(kMaxGaussFastSegment) +
                   " (default " + std::to_string(kGaussFastGpuSegment) +
-                  "; on a CPU a whole line)",
+                  ", or 8 (r + 1) if more for the streams walk; on a CPU a whole line)",
        cxxopts::value<std::string>(), "N")
       ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),
        cxxopts::value<std::string>()->default_value("clamp"), "MODE");
@@ -193,6 +193,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
                        " (default auto: exact up to sigma " + number_text(kGaussFastSigma) +
                        ", fast above it unless --radius or --variant is given)",
        cxxopts::value<std::string>()->default_value("auto"), "M")
+      ("cascade", "how the fast method's walks keep earlier boxes' results: " +
+                      names_of(cascade_walk_table()) + " (default auto; the same bytes)",
+       cxxopts::value<std::string>()->default_value("auto"), "WALK")
       ("radius", "Gaussian taps on each side, 0.." + std::to_string(kMaxGaussRadius) +
                  " pixels (default: ceil(3 SIGMA)); weights renormalised after truncation",
        cxxopts::value<std::string>(), "R")
@@ -356,6 +359,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
         {"unroll", "--box"},
         {"radius", "--gauss"},
         {"gauss-method", "--gauss"},
+        {"cascade", "--gauss"},
         {"sweep-wg", "--gauss"},
         {"wg", "--gauss (and --box's segmented variants and fused)"}};
     for (const auto& [option, operations] : blur_only)
@@ -378,7 +382,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
     b.variant = parse_variant(bright_variant_table(), variant, "--bright");
     validate(b);
   } else if (box) {
-    for (const char* gauss_only : {"radius", "gauss-method", "wg", "sweep-wg"})
+    for (const char* gauss_only : {"radius", "gauss-method", "cascade", "wg", "sweep-wg"})
       if (parsed.count(gauss_only) &&
           !(std::string(gauss_only) == "wg" &&
             (variant == "segmented" || variant == "segmented-local" || variant == "fused")))
@@ -424,6 +428,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
     g.variant = parse_variant(gauss_variant_table(), variant, "--gauss");
     g.method = parse_named(gauss_method_table(), parsed["gauss-method"].as<std::string>(),
                            "--gauss-method");
+    g.cascade = parse_named(cascade_walk_table(), parsed["cascade"].as<std::string>(), "--cascade");
     g.intermediate = intermediate;
     g.edge = edge;
     if (parsed.count("wg")) g.wg = parse_work_group(parsed["wg"].as<std::string>());

@@ -39,9 +39,17 @@
 #endif
 #endif
 #define CASCADE_ONE_INV (1.0f / CASCADE_ONE)
-// v >= 0 (averages of levels), so rounding half up is truncating v + 1/2: one instruction on
-// CPUs, where a conversion in another rounding mode is a library call.
-inline uint4 cascade_fixed(float4 v) { return as_uint4(convert_int4(v * CASCADE_ONE + 0.5f)); }
+// v CASCADE_ONE to the nearest integer, ties to even, for 0 <= v CASCADE_ONE < 2^22 (at most
+// PIXEL_MAX CASCADE_ONE < 2^20 here): adding 1.5 2^23 leaves the rounded integer in the low
+// mantissa bits. One add (or multiply-add) and one integer subtraction at full rate, where a
+// float-to-integer conversion runs at a quarter of it on NVIDIA GPUs and is a library call on
+// PoCL in round-to-nearest. Only the rounding's determinism matters: a value enters and leaves a
+// sum as the same integer.
+#define CASCADE_MAGIC 12582912.0f  // 1.5 2^23, whose bits are 0x4B400000
+inline uint4 cascade_fixed(float4 v) {
+  return as_uint4(v * CASCADE_ONE + CASCADE_MAGIC) - 0x4B400000u;
+}
+inline uint cascade_fixed1(float v) { return as_uint(v * CASCADE_ONE + CASCADE_MAGIC) - 0x4B400000u; }
 
 // Lanes: neighbouring lines one work-item walks side by side (CASCADE_COLS in the columns pass;
 // the rows pass walks one row). On a CPU, where a core runs a work-item's whole walk before the
@@ -167,4 +175,139 @@ kernel void gauss_cascade_cols(global const float4* mid, global pixel_word_t* ds
   const size_t lines = walks * CASCADE_COLS * get_global_size(1),
                walk = (size_t)get_global_id(1) * walks + get_global_id(0);
   CASCADE_WALK(p0, min(p0 + segment, h), h, CASCADE_COLS, COLS_LOAD, COLS_LOAD_IN, COLS_STORE);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The streams schedule (GPUs): the same cascade without rings. Box k + 1 at position q reads box
+// k's results at q + r + 1 and q - r - 1; instead of keeping the latter in a ring, a second walk
+// of box k computes it where it is needed. For K = 3 and s = r + 1, the output at t takes box 3
+// at t, box 2 at t + s and t - s, box 1 at t + 2s, t and t - 2s: six running sums, fed by four
+// streams of the input at t + 3s, t + s, t - s and t - 3s. Each box's result is a function of its
+// window's exact sum (CASCADE_ONE above), so the two walks of a box give the same float at the
+// same position, and the sums that add one and remove the other stay exact: the results are the
+// rings schedule's, bit for bit (test: GaussFast.StreamsEqualRings). The rings' traffic (four
+// float4 a step in global memory, beyond L2 at large sigma) becomes four reads of the input.
+//
+// A walk is latency-bound (each step waits on its loads), so a work-item walks one channel of a
+// line (four times the walks of one a pixel) and loads STREAMS_UNROLL steps' streams at once
+// before it computes them. A walk of positions [p0, p1) starts at t0 = p0 - 3 (2r + 1) + 1: box
+// 1 adds from t0 and removes from t0 + 2r + 1 (what it removes was added 2r + 1 steps before),
+// so its sums hold whole windows from t0 + 2r on; box 2 starts when box 1's results are whole,
+// box 3 when box 2's are. Requires CASCADE_K 3.
+#ifndef STREAMS_UNROLL
+#define STREAMS_UNROLL 8  // steps whose loads a walk issues together
+#endif
+
+// Box (sum, prev) at step t, started at step a: nw its input at q + r + 1, od at q - r - 1, prev
+// the input at q + r (the previous step's nw); out its result.
+#define STREAMS_BOX(sum, prev, nw, od, t, a, out)                                               \
+  do {                                                                                          \
+    if ((t) >= (a)) sum += cascade_fixed1(prev);                                                \
+    if ((t) >= (a) + 2 * radius + 1) sum -= cascade_fixed1(od);                                 \
+    out = ((float)(int)(sum)*CASCADE_ONE_INV + alpha * ((od) + (nw))) * inv_l;                  \
+    prev = (nw);                                                                                \
+  } while (0)
+
+
+// The same once both of its conditions hold.
+#define STREAMS_BOX_STEADY(sum, prev, nw, od, out)                                              \
+  do {                                                                                          \
+    sum += cascade_fixed1(prev) - cascade_fixed1(od);                                           \
+    out = ((float)(int)(sum)*CASCADE_ONE_INV + alpha * ((od) + (nw))) * inv_l;                  \
+    prev = (nw);                                                                                \
+  } while (0)
+
+// The four streams of the STREAMS_UNROLL steps from tb (x3, x1, xm1, xm3, s in scope) through
+// LOAD.
+#define STREAMS_LOADS(LOAD)                                                                     \
+  _Pragma("unroll") for (int k = 0; k < STREAMS_UNROLL; ++k) {                                  \
+    x3[k] = LOAD(tb + k + 3 * s);                                                               \
+    x1[k] = LOAD(tb + k + s);                                                                   \
+    xm1[k] = LOAD(tb + k - s);                                                                  \
+    xm3[k] = LOAD(tb + k - 3 * s);                                                              \
+  }
+
+// The walk of positions [p0, p1) of one channel of a line of n: LOAD(i) the input at position i
+// through the edge mode, LOAD_IN(i) the same for i in [0, n), STORE(i, v) the output at i.
+#define STREAMS_WALK(p0, p1, n, LOAD, LOAD_IN, STORE)                                           \
+  do {                                                                                          \
+    const int s = radius + 1, t0 = (p0) - 3 * (2 * radius + 1) + 1;                             \
+    const int a2 = t0 + 2 * radius + 1, a3 = a2 + 2 * radius + 1;                               \
+    uint s1a = 0, s1b = 0, s1c = 0, s2a = 0, s2b = 0, s3 = 0;                                   \
+    float p1a = LOAD(t0 + 3 * s - 1), p1b = LOAD(t0 + s - 1), p1c = LOAD(t0 - s - 1);           \
+    float p2a = 0.0f, p2b = 0.0f, p3 = 0.0f;                                                    \
+    for (int tb = t0; tb < (p1); tb += STREAMS_UNROLL) {                                        \
+      float x3[STREAMS_UNROLL], x1[STREAMS_UNROLL], xm1[STREAMS_UNROLL], xm3[STREAMS_UNROLL];  \
+      if (tb - 3 * s >= 0 && tb + STREAMS_UNROLL - 1 + 3 * s < (n)) {                           \
+        STREAMS_LOADS(LOAD_IN)                                                                  \
+      } else {                                                                                  \
+        STREAMS_LOADS(LOAD)                                                                     \
+      }                                                                                         \
+      if (tb > (p0)) { /* every box past its start and its first removal: t0 + 3 (2r + 1) */  \
+        _Pragma("unroll") for (int k = 0; k < STREAMS_UNROLL; ++k) {                            \
+          float b1a, b1b, b1c, b2a, b2b, v;                                                     \
+          STREAMS_BOX_STEADY(s1a, p1a, x3[k], x1[k], b1a);                                      \
+          STREAMS_BOX_STEADY(s1b, p1b, x1[k], xm1[k], b1b);                                     \
+          STREAMS_BOX_STEADY(s1c, p1c, xm1[k], xm3[k], b1c);                                    \
+          STREAMS_BOX_STEADY(s2a, p2a, b1a, b1b, b2a);                                          \
+          STREAMS_BOX_STEADY(s2b, p2b, b1b, b1c, b2b);                                          \
+          STREAMS_BOX_STEADY(s3, p3, b2a, b2b, v);                                              \
+          if (tb + k < (p1)) STORE(tb + k, v);                                                  \
+        }                                                                                       \
+        continue;                                                                               \
+      }                                                                                         \
+      _Pragma("unroll") for (int k = 0; k < STREAMS_UNROLL; ++k) {                              \
+        const int t = tb + k;                                                                   \
+        float b1a, b1b, b1c, b2a, b2b, v;                                                       \
+        STREAMS_BOX(s1a, p1a, x3[k], x1[k], t, t0, b1a);                                        \
+        STREAMS_BOX(s1b, p1b, x1[k], xm1[k], t, t0, b1b);                                       \
+        STREAMS_BOX(s1c, p1c, xm1[k], xm3[k], t, t0, b1c);                                      \
+        STREAMS_BOX(s2a, p2a, b1a, b1b, t, a2, b2a);                                            \
+        STREAMS_BOX(s2b, p2b, b1b, b1c, t, a2, b2b);                                            \
+        STREAMS_BOX(s3, p3, b2a, b2b, t, a3, v);                                                \
+        if (t >= (p0) && t < (p1)) STORE(t, v);                                                 \
+      }                                                                                         \
+    }                                                                                           \
+  } while (0)
+
+#ifdef PIXEL16
+#define convert_sample_sat convert_ushort_sat_rte
+#else
+#define convert_sample_sat convert_uchar_sat_rte
+#endif
+
+// The rows pass's accessors (in: channel c of the kernel's row of src, 4 samples a pixel).
+#define ROWS1_LOAD(i) ROWS1_AT(edge_index((i), w, edge))
+#define ROWS1_AT(j) ((j) < 0 ? 0.0f : (float)in[(size_t)(j)*4])
+#define ROWS1_LOAD_IN(i) ((float)in[(size_t)(i)*4])
+#define ROWS1_STORE(i, v) out[(size_t)(i)*4] = (v)
+
+// The rows: src (w x h pixels) -> mid (w x h float4, levels), as gauss_cascade_rows. One
+// work-item a channel of a segment of a row (dimension 0: 4 y + channel).
+kernel void gauss_cascade_rows_streams(global const pixel_sample_t* src, global float* mid, int w,
+                                       int h, int edge, int radius, float alpha, float inv_l,
+                                       int segment) {
+  const int g = get_global_id(0), p0 = get_global_id(1) * segment;
+  if (g >= 4 * h || p0 >= w) return;
+  const size_t base = (size_t)(g / 4) * w * 4 + g % 4;
+  global const pixel_sample_t* in = src + base;
+  global float* out = mid + base;
+  STREAMS_WALK(p0, min(p0 + segment, w), w, ROWS1_LOAD, ROWS1_LOAD_IN, ROWS1_STORE);
+}
+
+// The columns pass's accessors (g: the kernel's sample column, 4 w of them a row).
+#define COLS1_LOAD(i) COLS1_AT(edge_index((i), h, edge))
+#define COLS1_AT(j) ((j) < 0 ? 0.0f : mid[(size_t)(j)*w4 + g])
+#define COLS1_LOAD_IN(i) mid[(size_t)(i)*w4 + g]
+#define COLS1_STORE(i, v) dst[(size_t)(i)*w4 + g] = convert_sample_sat(v)
+
+// The columns: mid -> dst (w x h pixels), rounded to the nearest level, as gauss_cascade_cols.
+// One work-item a segment of one channel of a column (dimension 0: 4 x + channel), so that
+// neighbouring work-items read and write neighbouring addresses.
+kernel void gauss_cascade_cols_streams(global const float* mid, global pixel_sample_t* dst, int w,
+                                       int h, int edge, int radius, float alpha, float inv_l,
+                                       int segment) {
+  const int g = get_global_id(0), p0 = get_global_id(1) * segment, w4 = 4 * w;
+  if (g >= w4 || p0 >= h) return;
+  STREAMS_WALK(p0, min(p0 + segment, h), h, COLS1_LOAD, COLS1_LOAD_IN, COLS1_STORE);
 }

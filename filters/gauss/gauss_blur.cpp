@@ -48,6 +48,16 @@ const std::vector<Named<GaussMethod>>& gauss_method_table() {
   return table;
 }
 
+const std::vector<Named<CascadeWalk>>& cascade_walk_table() {
+  static const std::vector<Named<CascadeWalk>> table = {
+      {CascadeWalk::automatic, "auto", "streams on GPUs, rings on CPUs"},
+      {CascadeWalk::rings, "rings", "earlier boxes' results kept in rings in device memory"},
+      {CascadeWalk::streams, "streams",
+       "earlier boxes computed again from four streams of the input, no rings"},
+  };
+  return table;
+}
+
 bool gauss_is_fast(const GaussParams& p) {
   return p.method == GaussMethod::fast ||
          (p.method == GaussMethod::automatic && p.radius < 0 &&
@@ -61,6 +71,12 @@ int gauss_radius(const GaussParams& p) {
 
 void validate(const GaussParams& p) {
   gauss_weights(p.sigma, 0);  // sigma range
+  if (p.cascade != CascadeWalk::automatic && !gauss_is_fast(p)) {
+    char above[48];
+    std::snprintf(above, sizeof above, " fast, or auto above sigma %g", kGaussFastSigma);
+    throw UsageError(parameter("cascade") + " " + name_of(cascade_walk_table(), p.cascade) +
+                     " goes with the fast method: " + parameter("gauss-method") + above);
+  }
   if (p.method == GaussMethod::fast) {
     const std::string fast = " goes with " + parameter("gauss-method") + " exact or auto: ";
     if (p.radius >= 0)

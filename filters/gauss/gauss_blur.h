@@ -150,8 +150,9 @@ constexpr int kMaxGaussFusedRows = 64;
 constexpr int kMaxGaussRadius = 4096;
 
 /// How --gauss computes (--gauss-method).
-/// Positions a work-item of the fast method walks on a GPU by default (--segment with
-/// --gauss-method fast sets it; on CPUs a work-item walks a whole line).
+/// Positions a work-item of the fast method walks on a GPU by default, the least for the streams
+/// walk, which takes 8 (r + 1) where that is more (--segment with --gauss-method fast sets it;
+/// on CPUs a work-item walks a whole line).
 constexpr int kGaussFastGpuSegment = 512;
 /// The largest --segment of the fast method.
 constexpr int kMaxGaussFastSegment = 1 << 16;
@@ -166,6 +167,18 @@ enum class GaussMethod {
 
 /// Name table: auto, exact, fast.
 const std::vector<Named<GaussMethod>>& gauss_method_table();
+
+/// How the fast method's walks keep the results of earlier boxes (--cascade;
+/// kernels/gauss_cascade.cl). Both give the same bytes.
+enum class CascadeWalk {
+  automatic,  ///< streams on GPUs, rings on CPUs
+  rings,      ///< a ring of 2r + 3 results a box in global memory: K boxes a step (CPUs)
+  streams,    ///< no rings: six boxes fed by four streams of the input, transposed through
+              ///< local memory in the rows pass (GPUs; K = 3 only)
+};
+
+/// Name table: auto, rings, streams.
+const std::vector<Named<CascadeWalk>>& cascade_walk_table();
 
 /// The sigma above which --gauss-method auto takes the fast method: where fast starts to beat
 /// the default exact schedule, measured on PoCL (2 cores: sigma 30 exact 0.48 s, fast 0.55 s;
@@ -182,15 +195,16 @@ struct GaussParams {
   GaussVariant variant = GaussVariant::automatic;
   Intermediate intermediate = Intermediate::rgba32f;  ///< two-pass variants only
   EdgeMode edge = EdgeMode::clamp;
-  WorkGroup wg;     ///< 0x0: 16x16 for 2-D, 64x1 for row segments; fused and separable-buffer:
-                    ///< the default parameter table's; the mma variants set their own
+  WorkGroup wg;  ///< 0x0: 16x16 for 2-D, 64x1 for row segments; fused and separable-buffer:
+                 ///< the default parameter table's; the mma variants set their own
+  CascadeWalk cascade = CascadeWalk::automatic;  ///< the fast method only
   int segment = 0;  ///< fused: output rows of a tile, 1..kMaxGaussFusedRows; separable-buffer:
                     ///< outputs a column-pass work-item, 1..32 (0: the default parameter
                     ///< table's);
                     ///< fused-mma: rows a work-group walks down, a multiple of 16 up to
                     ///< kMaxGaussMmaFusedRows; 0: gauss_mma_tile's; the fast method: the
                     ///< positions of a line a work-item walks (0: a whole line on CPUs, on
-                    ///< GPUs 8 restarts' length, see gauss_cascade.cpp)
+                    ///< GPUs kGaussFastGpuSegment or more, see gauss_cascade.cpp)
 };
 
 /// Whether `params` run the fast method: --gauss-method fast, or auto with sigma above

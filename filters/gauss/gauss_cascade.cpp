@@ -1,6 +1,7 @@
 // Host side of the Gaussian's fast method, the extended box cascade (kernels/gauss_cascade.cl):
 // rows into a float4 intermediate, then columns, each pass one walk a line segment with all of
-// its boxes fused.
+// its boxes fused, keeping earlier boxes' results in rings (CPUs) or computing them again from
+// streams of the input (GPUs).
 #include <algorithm>
 #include <cstdio>
 
@@ -16,18 +17,24 @@ class CascadeSchedule : public GaussSchedule {
   explicit CascadeSchedule(const GaussSetup& setup)
       : GaussSchedule(setup), cascade_(gauss_box_cascade(setup.params.sigma)) {
     const DeviceInfo& device = setup.runtime->device();
+    const bool gpu = device.type & CL_DEVICE_TYPE_GPU;
+    streams_ = cascade_.boxes == 3 && (setup.params.cascade == CascadeWalk::streams ||
+                                       (setup.params.cascade == CascadeWalk::automatic && gpu));
     // A CPU has few cores: one walk a whole line, no restarts. A GPU needs work-items: lines
-    // cut into segments of kGaussFastGpuSegment positions whatever sigma (a restart costs
-    // 2 (K - 1)(r + 1) + 2r + 1 steps, more work at large sigma, but segments that grew with
-    // sigma left too few walks: measured in docs/notes/gauss.md, "segments of 512").
-    if (!(device.type & CL_DEVICE_TYPE_GPU)) cols_ = 16;
+    // cut into segments, at least kGaussFastGpuSegment positions and 8 (r + 1) at large sigma,
+    // where a restart's 6r + 2 warm-up steps would otherwise cost more than the segment (rings:
+    // 512 whatever sigma, since their memory grows with the walks; both measured in
+    // docs/notes/gauss.md, "segments of 512" and "the streams walk").
+    if (!gpu && !streams_) cols_ = 16;
     if (setup.params.segment > 0)
       segment_ = setup.params.segment;
-    else if (device.type & CL_DEVICE_TYPE_GPU)
-      segment_ = kGaussFastGpuSegment;
+    else if (gpu)
+      segment_ = streams_ ? std::max(kGaussFastGpuSegment, 8 * (cascade_.radius + 1))
+                          : kGaussFastGpuSegment;
   }
 
   std::vector<std::string> kernel_names() override {
+    if (streams_) return {"gauss_cascade_rows_streams", "gauss_cascade_cols_streams"};
     return {"gauss_cascade_rows", "gauss_cascade_cols"};
   }
   std::string options() override {
@@ -44,6 +51,7 @@ class CascadeSchedule : public GaussSchedule {
     cl::Context context = s_.runtime->context();
     const size_t pixels = static_cast<size_t>(s_.width) * s_.height;
     mid_ = cl::Buffer(context, CL_MEM_READ_WRITE, 16 * pixels);
+    if (streams_) return;
     // The rings of both passes (one at a time): (K - 1)(2r + 3) float4 a walk.
     const size_t walks = std::max(static_cast<size_t>(s_.height) * segments(s_.width),
                                   column_walks() * cols_ * segments(s_.height));
@@ -64,13 +72,21 @@ class CascadeSchedule : public GaussSchedule {
       k.setArg(5, static_cast<cl_int>(cascade_.radius));
       k.setArg(6, static_cast<cl_float>(cascade_.alpha));
       k.setArg(7, static_cast<cl_float>(1.0 / l));
-      k.setArg(8, ring_);
-      k.setArg(9, static_cast<cl_int>(std::min(segment_, i == 0 ? s_.width : s_.height)));
-      const cl::NDRange global = i == 0 ? cl::NDRange(s_.height, segments(s_.width))
-                                        : cl::NDRange(column_walks(), segments(s_.height));
+      const cl_int segment = std::min(segment_, i == 0 ? s_.width : s_.height);
+      cl::NDRange global = i == 0 ? cl::NDRange(s_.height, segments(s_.width))
+                                  : cl::NDRange(column_walks(), segments(s_.height));
       // CPUs: a work-group a walk, so that the walks spread over the cores (a work-group runs
       // on one); GPUs: the driver's choice.
-      const cl::NDRange local = cols_ > 1 ? cl::NDRange(1, 1) : cl::NullRange;
+      cl::NDRange local = cols_ > 1 ? cl::NDRange(1, 1) : cl::NullRange;
+      if (streams_) {
+        k.setArg(8, segment);
+        // A work-item a channel of a line segment.
+        global = i == 0 ? cl::NDRange(4 * static_cast<size_t>(s_.height), segments(s_.width))
+                        : cl::NDRange(4 * static_cast<size_t>(s_.width), segments(s_.height));
+      } else {
+        k.setArg(8, ring_);
+        k.setArg(9, segment);
+      }
       s_.runtime->queue().enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr,
                                                &events[i]);
     }
@@ -79,8 +95,9 @@ class CascadeSchedule : public GaussSchedule {
 
   std::string describe() const override {
     char text[96];
-    std::snprintf(text, sizeof text, " box-cascade K=%d r=%d alpha=%.4f reach=%d", cascade_.boxes,
-                  cascade_.radius, cascade_.alpha, cascade_.reach());
+    std::snprintf(text, sizeof text, " box-cascade K=%d r=%d alpha=%.4f reach=%d %s",
+                  cascade_.boxes, cascade_.radius, cascade_.alpha, cascade_.reach(),
+                  streams_ ? "streams" : "rings");
     return text;
   }
 
@@ -95,6 +112,7 @@ class CascadeSchedule : public GaussSchedule {
   }
 
   BoxCascade cascade_;
+  bool streams_ = false;   // the streams walk (CascadeWalk)
   int segment_ = 1 << 30;  // positions a work-item walks
   // Columns a work-item of the columns pass walks side by side (kernels/gauss_cascade.cl,
   // CASCADE_COLS): 16 on CPUs (whole cache lines of the float4 intermediate), 1 on GPUs.

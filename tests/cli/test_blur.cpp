@@ -101,6 +101,12 @@ TEST_F(Cli, MaxTileGivesTheSameOutputAsOneRun) {
       run({"--gauss", "9", "--gauss-method", "fast", "--segment", "40", kCoffee, out_ / "seg.png"});
   ASSERT_EQ(segments.status, 0) << segments.err;
   EXPECT_TRUE(read_file(out_ / "seg.png") == read_file(out_ / "lines.png")) << "segments differ";
+  // The streams walk (a GPU's default) gives the rings walk's bytes.
+  const Result streams = run({"--gauss", "40", "--gauss-method", "fast", "--cascade", "streams",
+                              "--segment", "70", kCoffee, out_ / "streams.png"});
+  ASSERT_EQ(streams.status, 0) << streams.err;
+  ASSERT_EQ(run({"--gauss", "40", "--cascade", "rings", kCoffee, out_ / "rings.png"}).status, 0);
+  EXPECT_TRUE(read_file(out_ / "streams.png") == read_file(out_ / "rings.png")) << "walks differ";
   const std::string out = out_ / "x.png";
   for (const std::string bad : {"0x10", "10", "10x", "x5", "5x-1", "1048577x2", "axb"}) {
     SCOPED_TRACE(bad);

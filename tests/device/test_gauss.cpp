@@ -605,10 +605,14 @@ void expect_fast_matches_cascade_reference() {
       p.sigma = c.sigma;
       p.method = GaussMethod::fast;
       p.edge = edge.value;
-      const int err = max_error(gauss_blur(runtime(), input, p),
-                                gauss_cascade_reference(input, c.sigma, edge.value));
-      worst = std::max(worst, err);
-      EXPECT_LE(err, 1) << c.w << "x" << c.h << " sigma=" << c.sigma << " edge=" << edge.name;
+      const BasicImage<T> reference = gauss_cascade_reference(input, c.sigma, edge.value);
+      for (CascadeWalk walk : {CascadeWalk::rings, CascadeWalk::streams}) {
+        p.cascade = walk;
+        const int err = max_error(gauss_blur(runtime(), input, p), reference);
+        worst = std::max(worst, err);
+        EXPECT_LE(err, 1) << c.w << "x" << c.h << " sigma=" << c.sigma << " edge=" << edge.name
+                          << " " << name_of(cascade_walk_table(), walk);
+      }
     }
   }
   std::cout << "[ accuracy ] fast " << 8 * sizeof(T) << "-bit: worst error " << worst
@@ -646,6 +650,42 @@ TEST(GaussFast, SegmentsGiveTheSameBytes) {
   }
 }
 
+// The streams walk (GPUs' default) computes again what the rings walk (CPUs') keeps: the same
+// bytes at both depths, every edge mode, whole lines and segments shorter than the warm-up, a
+// reach beyond the image and lines shorter than a load block.
+TEST(GaussFast, StreamsEqualRings) {
+  struct Case {
+    int w, h;
+    double sigma;
+    int segment;
+  };
+  const Case cases[] = {{97, 61, 6.5, 0},  {97, 61, 6.5, 7},  {53, 130, 2.0, 1},
+                        {40, 33, 45.0, 0}, {40, 33, 45.0, 9}, {5, 3, 1.2, 0}};
+  unsigned seed = 21;
+  for (const Case& c : cases) {
+    const Image input = random_image<std::uint8_t>(c.w, c.h, seed++);
+    const Image16 input16 = random_image<std::uint16_t>(c.w, c.h, seed++);
+    for (const auto& edge : edge_mode_table()) {
+      GaussParams p;
+      p.sigma = c.sigma;
+      p.method = GaussMethod::fast;
+      p.edge = edge.value;
+      p.segment = c.segment;
+      p.cascade = CascadeWalk::rings;
+      const Image rings = gauss_blur(runtime(), input, p);
+      const Image16 rings16 = gauss_blur(runtime(), input16, p);
+      p.cascade = CascadeWalk::streams;
+      EXPECT_NE(GaussFilter(runtime(), p, c.w, c.h).describe().find(" streams"), std::string::npos);
+      EXPECT_EQ(gauss_blur(runtime(), input, p).pixels, rings.pixels)
+          << c.w << "x" << c.h << " sigma " << c.sigma << " " << edge.name << " segment "
+          << c.segment;
+      EXPECT_EQ(gauss_blur(runtime(), input16, p).pixels, rings16.pixels)
+          << c.w << "x" << c.h << " sigma " << c.sigma << " " << edge.name << " segment "
+          << c.segment << " (16-bit)";
+    }
+  }
+}
+
 // auto takes exact up to kGaussFastSigma and fast above it, but never with a radius or a
 // variant of the exact method; fast refuses what only means something for exact, by name.
 TEST(GaussFast, AutoChoosesAndFastRefusesExactOnlyOptions) {
@@ -668,6 +708,10 @@ TEST(GaussFast, AutoChoosesAndFastRefusesExactOnlyOptions) {
   expect_refusal(v, "variant", "fast with a variant");
   p.wg = {8, 1};
   expect_refusal(p, "wg", "fast with a work-group");
+  GaussParams c;
+  c.sigma = kGaussFastSigma;
+  c.cascade = CascadeWalk::streams;
+  expect_refusal(c, "cascade", "a walk of the fast method with exact");
 }
 
 }  // namespace
