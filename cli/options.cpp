@@ -182,7 +182,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
                   "at most 256); with --gauss-method fast, the positions a work-item walks "
                   "along a line on a GPU, 1.." + std::to_string(kMaxGaussFastSegment) +
                   " (default " + std::to_string(kGaussFastGpuSegment) +
-                  ", or 8 (r + 1) if more for the streams walk; on a CPU a whole line)",
+                  ", or 16 (r + 1) up to " +
+                  std::to_string(4 * kGaussFastGpuSegment) +
+                  " for the streams walk; on a CPU a whole line)",
        cxxopts::value<std::string>(), "N")
       ("edge", "pixels outside the image (box and Gaussian): " + names_of(edge_mode_table()),
        cxxopts::value<std::string>()->default_value("clamp"), "MODE");

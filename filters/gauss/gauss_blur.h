@@ -151,7 +151,7 @@ constexpr int kMaxGaussRadius = 4096;
 
 /// How --gauss computes (--gauss-method).
 /// Positions a work-item of the fast method walks on a GPU by default, the least for the streams
-/// walk, which takes 8 (r + 1) where that is more (--segment with --gauss-method fast sets it;
+/// walk, which takes 16 (r + 1) up to 4 times this (--segment with --gauss-method fast sets it;
 /// on CPUs a work-item walks a whole line).
 constexpr int kGaussFastGpuSegment = 512;
 /// The largest --segment of the fast method.

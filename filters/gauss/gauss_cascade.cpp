@@ -21,15 +21,17 @@ class CascadeSchedule : public GaussSchedule {
     streams_ = cascade_.boxes == 3 && (setup.params.cascade == CascadeWalk::streams ||
                                        (setup.params.cascade == CascadeWalk::automatic && gpu));
     // A CPU has few cores: one walk a whole line, no restarts. A GPU needs work-items: lines
-    // cut into segments, at least kGaussFastGpuSegment positions and 8 (r + 1) at large sigma,
-    // where a restart's 6r + 2 warm-up steps would otherwise cost more than the segment (rings:
-    // 512 whatever sigma, since their memory grows with the walks; both measured in
-    // docs/notes/gauss.md, "segments of 512" and "the streams walk").
+    // cut into segments, for the streams walk 16 (r + 1) positions within [kGaussFastGpuSegment,
+    // 4 kGaussFastGpuSegment]: long enough that a restart's 6r + 2 warm-up steps cost less than
+    // the segment, short enough to leave walks for every core (rings: 512 whatever sigma, since
+    // their memory grows with the walks; both measured in docs/notes/gauss.md, "segments of 512"
+    // and "the streams walk").
     if (!gpu && !streams_) cols_ = 16;
     if (setup.params.segment > 0)
       segment_ = setup.params.segment;
     else if (gpu)
-      segment_ = streams_ ? std::max(kGaussFastGpuSegment, 8 * (cascade_.radius + 1))
+      segment_ = streams_ ? std::clamp(16 * (cascade_.radius + 1), kGaussFastGpuSegment,
+                                       4 * kGaussFastGpuSegment)
                           : kGaussFastGpuSegment;
   }
 
