@@ -249,8 +249,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
                 "--strip all drops that too (default: all of it is kept, the EXIF orientation "
                 "set to 1, its thumbnail, maker note and XMP thumbnails dropped)",
        cxxopts::value<std::string>()->implicit_value("colour"), "all")
-      ("no-orient", "keep a JPEG's pixels as stored (default: turn and mirror them as its EXIF "
-                    "orientation says, so that phone photos come out upright)")
+      ("no-orient", "keep a JPEG's or TIFF's pixels as stored (default: turn and mirror them as "
+                    "its EXIF orientation or TIFF Orientation tag says, so that phone photos "
+                    "come out upright)")
       ("quality", "JPEG and lossy WebP quality 1..100",
        cxxopts::value<std::string>()->default_value("95"), "Q")
       ("webp-lossless", "write WebP output lossless (default: lossy at --quality)")

@@ -68,7 +68,8 @@ struct JpegSegment {
 };
 
 /// What the checks before decoding (image_io.cpp's check_file) learn of a file: its format, its
-/// header and, for a JPEG, its marker segments (for its orientation).
+/// header and, for a JPEG, its marker segments (for its orientation; a TIFF's comes with its
+/// header).
 struct CheckedFile {
   bool png = false;
   bool tiff = false, webp = false;          // neither PNG nor JPEG: a TIFF or a WebP
@@ -76,6 +77,7 @@ struct CheckedFile {
   int width = 0, height = 0, channels = 0;  // a PNG's palette counts as 3 channels
   bool sixteen_bit = false;                 // a PNG or TIFF of 16 bits per sample
   bool png_trns = false;                    // a PNG with a tRNS chunk
+  int tiff_orientation = 1;                 // a TIFF's Orientation tag (1-8)
   PngHeader png_header;
   std::vector<JpegSegment> segments;
 };

@@ -163,6 +163,7 @@ CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string
       file.height = h.height;
       file.channels = h.channels;
       file.sixteen_bit = h.bits == 16;
+      file.tiff_orientation = h.orientation;
     } else {
       const WebpHeader h = read_webp_header(bytes, name);
       file.width = h.width;
@@ -206,6 +207,13 @@ CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string
 
 namespace {
 
+// The orientation a checked file is turned by with `orient`: a JPEG's EXIF orientation (from
+// the segments check_file walked), a TIFF's Orientation tag; 1 for PNG and WebP.
+int orientation_of(const std::vector<std::uint8_t>& bytes, const CheckedFile& file, bool orient) {
+  if (!orient || file.png || file.webp) return 1;
+  return file.tiff ? file.tiff_orientation : orientation_in(bytes, file.segments);
+}
+
 // A checked PNG with samples of T (a 16-bit file reduced to its high bytes for 8-bit T): libpng,
 // else stb_image; in RGBA with `rgba`. *stored (if not null): the channels the file holds, an
 // alpha channel from a tRNS chunk included.
@@ -232,19 +240,21 @@ std::string damage_warning(const std::string& name, const std::string& damage) {
   return name + ": JPEG data with errors, decoded anyway (libjpeg: " + damage + ")";
 }
 
-// A checked file at 8 bits per sample: a PNG (see decode_png), or a JPEG by TurboJPEG, else
-// stb_image, turned upright by its EXIF orientation with `orient`; in RGBA with `rgba`.
+// A checked file at 8 bits per sample: a PNG (see decode_png), a TIFF or WebP by its codec, or
+// a JPEG by TurboJPEG, else stb_image; a JPEG or TIFF turned upright by its orientation with
+// `orient`; in RGBA with `rgba`.
 Image decode_narrow(const std::vector<std::uint8_t>& bytes, const std::string& name,
                     const CheckedFile& file, bool orient, std::vector<std::string>* warnings,
                     bool rgba = false, int* stored = nullptr) {
   if (file.png) return decode_png<std::uint8_t>(bytes, name, file, rgba, stored);
   if (stored) *stored = file.channels;
-  if (file.tiff) return decode_tiff<std::uint8_t>(bytes, name, rgba);
   if (file.webp) return decode_webp(bytes, name, rgba);
   Image image;
   std::string damage, refusal;
-  if (!decode_jpeg_turbojpeg(bytes, file.width, file.height, file.channels, rgba, &image, &damage,
-                             &refusal)) {
+  if (file.tiff) {
+    image = decode_tiff<std::uint8_t>(bytes, name, rgba);
+  } else if (!decode_jpeg_turbojpeg(bytes, file.width, file.height, file.channels, rgba, &image,
+                                    &damage, &refusal)) {
     if (!refusal.empty()) throw Error(name + ": cannot decode JPEG (" + refusal + ")");
     image = decode_stb<std::uint8_t>(bytes, name, file, "");
     if (stored) *stored = image.channels;
@@ -253,8 +263,7 @@ Image decode_narrow(const std::vector<std::uint8_t>& bytes, const std::string& n
     warnings->push_back(damage_warning(name, damage));
   }
   // Upright images (most) are returned as decoded: apply_orientation would copy them.
-  if (const int o = orient ? orientation_in(bytes, file.segments) : 1; o > 1)
-    image = apply_orientation(image, o);
+  if (const int o = orientation_of(bytes, file, orient); o > 1) image = apply_orientation(image, o);
   return image;
 }
 
@@ -311,10 +320,7 @@ ImageHeader read_image_header(const std::vector<std::uint8_t>& bytes, const std:
   // A tRNS chunk gives grey or RGB an alpha channel.
   h.channels = file.channels + (file.png_trns && file.channels % 2 == 1 ? 1 : 0);
   h.sixteen_bit = file.sixteen_bit;
-  if (!file.png && !file.tiff && !file.webp && orient &&
-      orientation_in(bytes, file.segments) >= 5) {
-    std::swap(h.width, h.height);
-  }
+  if (orientation_of(bytes, file, orient) >= 5) std::swap(h.width, h.height);
   return h;
 }
 
@@ -354,6 +360,8 @@ DecodedImage decode_image_wide(const std::vector<std::uint8_t>& bytes, const std
   DecodedImage decoded;
   if (file.sixteen_bit && file.tiff) {
     decoded.wide = decode_tiff<std::uint16_t>(bytes, name, expand_rgba);
+    if (const int o = orientation_of(bytes, file, orient); o > 1)
+      decoded.wide = apply_orientation(decoded.wide, o);
     decoded.stored_channels = file.channels;
   } else if (file.sixteen_bit) {
     decoded.wide =

@@ -99,8 +99,9 @@ struct DecodedImage {
 /// ..."), larger than `max_pixels` (width * height, from the header) or
 /// longer than `max_file_bytes` (from the file's size before reading, or while reading one that
 /// has none, such as a pipe).
-/// With `orient`, a JPEG's EXIF orientation is applied (exif_orientation, apply_orientation), so
-/// that a phone photo comes out upright; without it the stored pixels are returned as they are.
+/// With `orient`, a JPEG's EXIF orientation or a TIFF's Orientation tag is applied
+/// (exif_orientation, apply_orientation), so that a phone photo comes out upright; without it
+/// the stored pixels are returned as they are.
 Image load_image(const std::string& path, std::vector<std::string>* warnings = nullptr,
                  std::uint64_t max_pixels = kDefaultMaxPixels,
                  std::uint64_t max_file_bytes = kDefaultMaxFileBytes, bool orient = true);
@@ -144,8 +145,9 @@ std::vector<std::uint8_t> read_image_file(const std::string& path,
 std::string not_a_file_reason(const std::string& path);
 
 /// What a file's header says, before any pixel is decoded: the size as decoding returns it
-/// (with `orient`, a JPEG's EXIF orientation 5-8 swaps width and height), the file's channel
-/// count (a PNG's tRNS chunk counted as alpha) and whether it stores 16-bit samples.
+/// (with `orient`, a JPEG's EXIF orientation or a TIFF's Orientation tag 5-8 swaps width and
+/// height), the file's channel count (a PNG's tRNS chunk counted as alpha) and whether it stores
+/// 16-bit samples.
 struct ImageHeader {
   int width = 0, height = 0, channels = 0;
   bool sixteen_bit = false;

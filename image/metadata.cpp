@@ -363,8 +363,10 @@ ImageMetadata metadata_for_output(ImageMetadata in, KeepMetadata keep, bool upri
     in.exif.clear();
     in.xmp.clear();
     in.resolution.reset();
+    in.orientation = 1;
     return in;
   }
+  if (upright) in.orientation = 1;
   if (in.exif.size() > kMaxExifBytes) {
     warn(warnings, name + ": its EXIF data (" + std::to_string(in.exif.size()) +
                        " bytes) is larger than blurtool rewrites (65,528 bytes); it is left out");
@@ -472,6 +474,15 @@ ImageMetadata metadata_for_pixels(ImageMetadata m, ImageFormat format, int chann
       warn(warnings, output +
                          ": the PNG gAMA/cHRM colour cannot be carried to JPEG; viewers "
                          "will show it as sRGB");
+  }
+  if (format == ImageFormat::tiff && !m.exif.empty()) {
+    warn(warnings, output + ": TIFF output does not carry EXIF; left out");
+    m.exif.clear();
+  }
+  if (format != ImageFormat::tiff && m.orientation != 1) {
+    warn(warnings, output + ": the input's TIFF orientation (" + std::to_string(m.orientation) +
+                       ") is not carried to this format; its pixels are written as stored");
+    m.orientation = 1;
   }
   return m;
 }

@@ -42,10 +42,13 @@ struct ImageMetadata {
   std::vector<std::uint8_t> gama;  ///< PNG gAMA chunk data (4 bytes)
   std::vector<std::uint8_t> chrm;  ///< PNG cHRM chunk data (32 bytes)
   std::optional<Resolution> resolution;
+  /// A TIFF's Orientation tag (1-8, as EXIF's), kept for a TIFF output of pixels left as stored
+  /// (--no-orient); 1 elsewhere (a JPEG's orientation lives in its EXIF).
+  int orientation = 1;
 
   bool empty() const {
     return icc.empty() && exif.empty() && xmp.empty() && !srgb_intent && gama.empty() &&
-           chrm.empty() && !resolution;
+           chrm.empty() && !resolution && orientation == 1;
   }
 };
 
@@ -60,11 +63,12 @@ ImageMetadata read_metadata(const std::vector<std::uint8_t>& bytes, const std::s
 /// `--strip`), or nothing (`--strip=all`).
 enum class KeepMetadata { all, colour, none };
 
-/// `in` prepared for an output of the pixels decoded from its file: what `keep` drops removed;
-/// with `upright` (the decoder turned the pixels as the EXIF orientation said) the EXIF
-/// orientation set to 1; the EXIF thumbnail (IFD1 and its JPEG) always dropped, since it would
-/// show the unblurred image. EXIF that libexif cannot read is dropped with a warning naming
-/// `name`. Never throws for bad metadata.
+/// `in` prepared for an output of the pixels decoded from its file: what `keep` drops removed
+/// (the orientation goes with EXIF and XMP); with `upright` (the decoder turned the pixels as
+/// the EXIF orientation or the TIFF Orientation tag said) the EXIF orientation, XMP's
+/// tiff:Orientation and `orientation` set to 1; the EXIF thumbnail (IFD1 and its JPEG) always
+/// dropped, since it would show the unblurred image. EXIF that libexif cannot read is dropped with
+/// a warning naming `name`. Never throws for bad metadata.
 ImageMetadata metadata_for_output(ImageMetadata in, KeepMetadata keep, bool upright,
                                   const std::string& name,
                                   std::vector<std::string>* warnings = nullptr);
@@ -79,8 +83,9 @@ bool colour_is_srgb(const ImageMetadata& m);
 /// for 1 or 2 channels, RGB for 3 or 4; WebP stores grey as RGB) is dropped with a warning
 /// naming `output` (a CMYK JPEG is decoded to RGB; a grey PNG cannot take an RGB profile); for
 /// a JPEG, PNG gAMA/cHRM without an ICC profile or sRGB become an equivalent profile made by
-/// lcms2 (grey or RGB; cHRM missing: the sRGB primaries and D65; gAMA missing: 2.2). Never
-/// throws.
+/// lcms2 (grey or RGB; cHRM missing: the sRGB primaries and D65; gAMA missing: 2.2); EXIF for a
+/// TIFF, and a TIFF orientation other than 1 for any other format, are dropped with a warning
+/// naming `output`. Never throws.
 ImageMetadata metadata_for_pixels(ImageMetadata m, ImageFormat format, int channels,
                                   const std::string& output,
                                   std::vector<std::string>* warnings = nullptr);

@@ -11,11 +11,15 @@
 
 namespace blurtool {
 
-Image apply_orientation(const Image& image, int orientation) {
+namespace {
+
+// apply_orientation for samples of T.
+template <typename T>
+BasicImage<T> oriented(const BasicImage<T>& image, int orientation) {
   if (orientation <= 1 || orientation > 8) return image;
   const int w = image.width, h = image.height, c = image.channels;
   const bool swap = orientation >= 5;
-  Image out{swap ? h : w, swap ? w : h, c, {}};
+  BasicImage<T> out{swap ? h : w, swap ? w : h, c, {}};
   out.pixels.resize(image.pixels.size());
   // The stored pixel shown at (x, y): sx = a x + b y + c (w - 1), sy = d x + e y + f (h - 1).
   static const int kMap[9][6] = {{},
@@ -32,10 +36,20 @@ Image apply_orientation(const Image& image, int orientation) {
     for (int x = 0; x < out.width; ++x) {
       const int sx = m[0] * x + m[1] * y + m[2] * (w - 1);
       const int sy = m[3] * x + m[4] * y + m[5] * (h - 1);
-      std::memcpy(&out.pixels[out.index(x, y)], &image.pixels[image.index(sx, sy)], c);
+      std::memcpy(&out.pixels[out.index(x, y)], &image.pixels[image.index(sx, sy)], c * sizeof(T));
     }
   }
   return out;
+}
+
+}  // namespace
+
+Image apply_orientation(const Image& image, int orientation) {
+  return oriented(image, orientation);
+}
+
+Image16 apply_orientation(const Image16& image, int orientation) {
+  return oriented(image, orientation);
 }
 
 namespace {

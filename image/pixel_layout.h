@@ -31,10 +31,13 @@ using Image = BasicImage<std::uint8_t>;
 using Image16 = BasicImage<std::uint16_t>;
 
 /// `image` as a viewer shows it with EXIF orientation `orientation` (see exif_orientation,
-/// image_io.h):
+/// image_io.h; a TIFF's Orientation tag has the same values):
 /// mirrored and/or turned; for 5 to 8 width and height swap. 1, or a value outside 1..8, returns
 /// it unchanged.
 Image apply_orientation(const Image& image, int orientation);
+
+/// The 16-bit apply_orientation (a 16-bit TIFF's Orientation tag).
+Image16 apply_orientation(const Image16& image, int orientation);
 
 /// Expands 1-4 channels to RGBA (grey -> R=G=B, missing alpha -> 255), the layout the device
 /// kernels work on. Throws blurtool::Error if the pixel buffer does not hold width * height *

@@ -1,5 +1,6 @@
 // Rows in and out (see row_codec.h): libjpeg's row interfaces here, libpng's in png_codec.cpp
-// (open_png_rows), the PNG encoder in png_encode.cpp (PngStreamEncoder).
+// (open_png_rows), the PNG encoder in png_encode.cpp (PngStreamEncoder), the TIFF encoder in
+// tiff_codec.cpp (TiffStripWriter).
 //
 // libjpeg reports errors by its error manager's error_exit, which jumps back to the setjmp of
 // the call that failed; every function below that calls setjmp holds only plain C data between
@@ -252,9 +253,23 @@ RowWriter::RowWriter(ImageFormat format, int width, int height, int channels, in
   jpeg_ = std::make_unique<JpegStripWriter>(width, height, channels, options, std::move(sink));
 }
 
+RowWriter::RowWriter(int width, int height, int channels, int depth, const EncodeOptions& options,
+                     const ImageMetadata& metadata, WriteAt out)
+    : format_(ImageFormat::tiff),
+      width_(width),
+      height_(height),
+      channels_(channels),
+      depth_(depth),
+      tiff_(std::make_unique<TiffStripWriter>(width, height, channels, depth, options, metadata,
+                                              std::move(out))) {}
+
 RowWriter::~RowWriter() = default;
 
 void RowWriter::write(const void* rows, int count, int before) {
+  if (tiff_) {
+    tiff_->write(rows, 4, count);
+    return;
+  }
   const std::size_t row_bytes = static_cast<std::size_t>(width_) * 4 * (depth_ / 8);
   if (png_) {
     if (count < 1) return;

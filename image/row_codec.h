@@ -1,6 +1,7 @@
 // Images a band of rows at a time, for images larger than memory should hold whole (the strips
 // of pipeline/strip_pipeline.h): decoders that hand out rows top to bottom (libpng's and
-// libjpeg's row interfaces) and encoders that take them (PngStreamEncoder, JpegStripWriter).
+// libjpeg's row interfaces) and encoders that take them (PngStreamEncoder, JpegStripWriter,
+// TiffStripWriter).
 // The pixels are those of the whole-image decoder and encoder (decode_image_wide
 // with expand_rgba, encode_rgba): the same samples in, files that decode to the same samples out.
 #pragma once
@@ -17,6 +18,7 @@
 namespace blurtool {
 
 class JpegStripWriter;  // image/jpeg_codec.h
+class TiffStripWriter;  // image/tiff_codec.h
 
 /// A decoder that hands out an image's rows top to bottom as RGBA of 8 or 16 bits (grey to
 /// R=G=B, a missing alpha at full scale; the samples of decode_image_wide with expand_rgba, as
@@ -59,7 +61,8 @@ class RowSource {
 /// JPEG is still read by rows: libjpeg holds its coefficients, within open_rows' max_memory);
 /// a JPEG with an EXIF orientation other than 1 (with `orient`) is turned as a whole; CMYK and
 /// YCCK JPEGs and Apple's PNG variant go to stb_image, which decodes whole images only; TIFFs
-/// ("a TIFF") and WebPs ("a WebP") are decoded whole by their codecs. Never throws.
+/// ("a TIFF", turned by their Orientation tag as a whole) and WebPs ("a WebP") are decoded
+/// whole by their codecs. Never throws.
 std::string rows_unreadable(const std::vector<std::uint8_t>& bytes, bool orient);
 
 /// A RowSource over the PNG or JPEG `bytes` that rows_unreadable takes, with its header read:
@@ -76,12 +79,17 @@ std::unique_ptr<RowSource> open_rows(const std::vector<std::uint8_t>& bytes,
 std::unique_ptr<RowSource> rows_of(DecodedImage image);
 
 /// An encoder that takes an image's rows top to bottom as RGBA and writes a PNG (1-4 channels
-/// kept, 8 or 16 bits: PngStreamEncoder) or a JPEG (greyscale for 1-2 channels, YCbCr otherwise,
-/// 8 bits: JpegStripWriter, the bytes encode_rgba writes for the whole image) as it goes. The
-/// file decodes to the same samples as encode_rgba's of the whole image. Not thread-safe.
+/// kept, 8 or 16 bits: PngStreamEncoder), a JPEG (greyscale for 1-2 channels, YCbCr otherwise,
+/// 8 bits: JpegStripWriter, the bytes encode_rgba writes for the whole image) or a TIFF (1-4
+/// channels kept, 8 or 16 bits: TiffStripWriter, encode_rgba's bytes) as it goes. The file
+/// decodes to the same samples as encode_rgba's of the whole image. Not thread-safe.
 class RowWriter {
  public:
+  /// Takes the bytes of a PNG or JPEG in order.
   using Sink = std::function<void(const std::uint8_t* data, std::size_t size)>;
+  /// Takes the bytes of a TIFF at byte `offset` of a file (TiffStripWriter::WriteAt).
+  using WriteAt =
+      std::function<void(std::uint64_t offset, const std::uint8_t* data, std::size_t size)>;
 
   /// A `width` x `height` image in `format`, written as `channels` (1-4) channels of the RGBA
   /// rows it is given (from_rgba's choice of samples), at `depth` bits (16: PNG only), as
@@ -90,6 +98,13 @@ class RowWriter {
   /// blurtool::Error for a size the format cannot hold (JPEG: 65535 a side).
   RowWriter(ImageFormat format, int width, int height, int channels, int depth,
             const EncodeOptions& options, Sink sink);
+  /// A `width` x `height` TIFF, written as `channels` (1-4) channels of the RGBA rows it is
+  /// given at `depth` (8 or 16) bits, compressed as `options` say, `metadata`'s ICC profile,
+  /// XMP, resolution and orientation as tags, into a file through `out`, which takes bytes at
+  /// any offset (TiffStripWriter: libtiff points the header at the directory it writes last).
+  /// Throws blurtool::Error where libtiff fails, and what `out` throws.
+  RowWriter(int width, int height, int channels, int depth, const EncodeOptions& options,
+            const ImageMetadata& metadata, WriteAt out);
   ~RowWriter();
 
   /// Encodes `count` rows of RGBA samples (8 or 16 bits as constructed) at `rows`, the image's
@@ -109,6 +124,7 @@ class RowWriter {
   std::vector<std::uint8_t> png_rows_;
   int png_context_ = 0;
   std::unique_ptr<JpegStripWriter> jpeg_;
+  std::unique_ptr<TiffStripWriter> tiff_;
 };
 
 }  // namespace blurtool

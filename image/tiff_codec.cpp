@@ -1,4 +1,5 @@
-// TIFF by libtiff over bytes in memory (see tiff_codec.h for what is read and refused).
+// TIFF by libtiff over bytes in memory, or a file written at offsets (see tiff_codec.h for what
+// is read and refused).
 #include "image/tiff_codec.h"
 
 #include <tiffio.h>
@@ -7,6 +8,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <memory>
 
 #include "image/codec_common.h"
@@ -16,40 +18,48 @@ namespace blurtool {
 
 namespace {
 
-// The bytes a TIFF handle reads (`in`) or writes (`out`), and where it stands.
+// The bytes a TIFF handle reads (`in`) or writes (through `to`, at any offset), and where it
+// stands.
 struct MemoryFile {
   const std::uint8_t* in = nullptr;
-  std::vector<std::uint8_t>* out = nullptr;
-  std::size_t size = 0, pos = 0;
-  std::string error;  // libtiff's first error message
+  std::size_t size = 0;  // of `in`, or the end of what was written through `to`
+  std::size_t pos = 0;
+  const TiffStripWriter::WriteAt* to = nullptr;
+  std::exception_ptr write_error;  // what `to` threw, rethrown once libtiff has returned
+  std::string error;               // libtiff's first error message
 };
 
 tmsize_t read_proc(thandle_t h, void* buffer, tmsize_t n) {
   auto* f = static_cast<MemoryFile*>(h);
-  const std::size_t size = f->out ? f->out->size() : f->size;
-  if (n < 0 || f->pos >= size) return 0;
-  const std::size_t count = std::min(static_cast<std::size_t>(n), size - f->pos);
-  std::memcpy(buffer, (f->out ? f->out->data() : f->in) + f->pos, count);
+  // Nothing is read back while writing: libtiff does not, for one directory written once.
+  if (!f->in || n < 0 || f->pos >= f->size) return 0;
+  const std::size_t count = std::min(static_cast<std::size_t>(n), f->size - f->pos);
+  std::memcpy(buffer, f->in + f->pos, count);
   f->pos += count;
   return static_cast<tmsize_t>(count);
 }
 
+// An exception must not cross libtiff's C frames: what `to` throws is kept and the write
+// reported failed, which libtiff passes back as a failed call.
 tmsize_t write_proc(thandle_t h, void* buffer, tmsize_t n) {
   auto* f = static_cast<MemoryFile*>(h);
-  if (!f->out || n < 0) return -1;
-  const std::size_t end = f->pos + static_cast<std::size_t>(n);
-  if (end > f->out->size()) f->out->resize(end);
-  std::memcpy(f->out->data() + f->pos, buffer, static_cast<std::size_t>(n));
-  f->pos = end;
+  if (!f->to || n < 0 || f->write_error) return -1;
+  try {
+    (*f->to)(f->pos, static_cast<const std::uint8_t*>(buffer), static_cast<std::size_t>(n));
+  } catch (...) {
+    f->write_error = std::current_exception();
+    return -1;
+  }
+  f->pos += static_cast<std::size_t>(n);
+  f->size = std::max(f->size, f->pos);
   return n;
 }
 
 toff_t seek_proc(thandle_t h, toff_t offset, int whence) {
   auto* f = static_cast<MemoryFile*>(h);
-  const std::size_t size = f->out ? f->out->size() : f->size;
-  std::uint64_t base = whence == SEEK_CUR ? f->pos : whence == SEEK_END ? size : 0;
+  std::uint64_t base = whence == SEEK_CUR ? f->pos : whence == SEEK_END ? f->size : 0;
   const std::uint64_t to = base + offset;
-  if (!f->out && to > size) return static_cast<toff_t>(-1);
+  if (!f->to && to > f->size) return static_cast<toff_t>(-1);
   f->pos = static_cast<std::size_t>(to);
   return to;
 }
@@ -59,13 +69,12 @@ int close_proc(thandle_t) {
 }
 
 toff_t size_proc(thandle_t h) {
-  auto* f = static_cast<MemoryFile*>(h);
-  return f->out ? f->out->size() : f->size;
+  return static_cast<MemoryFile*>(h)->size;
 }
 
 int map_proc(thandle_t h, void** base, toff_t* size) {
   auto* f = static_cast<MemoryFile*>(h);
-  if (f->out) return 0;
+  if (f->to) return 0;
   *base = const_cast<std::uint8_t*>(f->in);
   *size = f->size;
   return 1;
@@ -165,6 +174,13 @@ const char* photometric_name(int p) {
   }
 }
 
+// The Orientation tag of the open directory: 1 to 8, 1 where it is missing or out of range.
+int orientation_of(TIFF* t) {
+  std::uint16_t orientation = ORIENTATION_TOPLEFT;
+  TIFFGetFieldDefaulted(t, TIFFTAG_ORIENTATION, &orientation);
+  return orientation >= 1 && orientation <= 8 ? orientation : 1;
+}
+
 // The checks of read_tiff_header on an open handle.
 TiffHeader check_tags(TIFF* t, const std::string& name) {
   const std::string refused = name + ": TIFF with ";
@@ -232,6 +248,7 @@ TiffHeader check_tags(TIFF* t, const std::string& name) {
   h.channels = spp;
   h.bits = bits;
   h.premultiplied = extra_count == 1 && extra[0] == EXTRASAMPLE_ASSOCALPHA;
+  h.orientation = orientation_of(t);
   return h;
 }
 
@@ -357,30 +374,101 @@ template Image decode_tiff<std::uint8_t>(const std::vector<std::uint8_t>&, const
 template Image16 decode_tiff<std::uint16_t>(const std::vector<std::uint8_t>&, const std::string&,
                                             bool);
 
+namespace {
+
+// The samples of one row of `width` pixels of `stride` samples at `src` that the file holds:
+// `channels` of each pixel (all of them, or from RGBA those from_rgba keeps: R and A for 2).
 template <typename T>
-std::vector<std::uint8_t> encode_tiff(const BasicImage<T>& image, int channels,
-                                      const EncodeOptions& options, const ImageMetadata& metadata) {
-  check_image(image, "encode_tiff");
-  if (channels < 1 || channels > image.channels)
-    throw Error("encode_tiff: " + std::to_string(channels) + " channels of a " +
-                std::to_string(image.channels) + "-channel image");
-  std::vector<std::uint8_t> out;
-  MemoryFile f;
-  f.out = &out;
-  TiffHandle handle = open_tiff(f, "w");
-  if (!handle) throw Error("encode_tiff: " + libtiff_says(f));
-  TIFF* t = handle.get();
-  const std::uint16_t bits = 8 * sizeof(T);
+void pack_row(const T* src, int stride, int channels, int width, T* dst) {
+  if (stride == channels) {
+    std::memcpy(dst, src, static_cast<std::size_t>(width) * channels * sizeof(T));
+    return;
+  }
+  for (int x = 0; x < width; ++x)
+    for (int c = 0; c < channels; ++c)
+      dst[x * channels + c] = src[x * stride + (stride == 4 && channels == 2 && c == 1 ? 3 : c)];
+}
+
+}  // namespace
+
+// The open file and the rows packed but not yet written (one strip, or one row of tiles).
+struct TiffStripWriter::State {
+  WriteAt out;
+  MemoryFile file;
+  TiffHandle handle;
+  int width = 0, height = 0, channels = 0, depth = 8;
+  bool tiled = false;
+  int band_rows = 0;  // rows of a strip, or of a row of tiles
+  std::size_t row_bytes = 0;
+  std::vector<std::uint8_t> band;  // the packed rows of the strip or row of tiles being filled
+  int filled = 0;                  // rows in `band`
+  int rows_done = 0;               // rows taken, `filled` of them not yet written
+  std::uint32_t strips = 0;        // strips written
+
+  [[noreturn]] void fail() {
+    if (file.write_error) std::rethrow_exception(file.write_error);
+    throw Error("encode_tiff: " + libtiff_says(file));
+  }
+
+  // Writes the rows of `band` as a strip or a row of tiles.
+  void flush() {
+    TIFF* t = handle.get();
+    if (!tiled) {
+      if (TIFFWriteEncodedStrip(t, strips++, band.data(),
+                                static_cast<tmsize_t>(filled * row_bytes)) < 0)
+        fail();
+    } else {
+      const std::size_t sample = static_cast<std::size_t>(depth / 8) * channels;
+      const std::size_t tile_row = kTile * sample;
+      std::vector<std::uint8_t> tile(tile_row * kTile);
+      const int y0 = rows_done - filled;
+      for (int x0 = 0; x0 < width; x0 += kTile) {
+        std::fill(tile.begin(), tile.end(), std::uint8_t{0});
+        const std::size_t cols = static_cast<std::size_t>(std::min(kTile, width - x0));
+        for (int y = 0; y < filled; ++y)
+          std::memcpy(&tile[y * tile_row], &band[y * row_bytes + x0 * sample], cols * sample);
+        if (TIFFWriteEncodedTile(t, TIFFComputeTile(t, x0, y0, 0, 0), tile.data(),
+                                 static_cast<tmsize_t>(tile.size())) < 0)
+          fail();
+      }
+    }
+    filled = 0;
+  }
+
+  static constexpr int kTile = 256;
+};
+
+TiffStripWriter::TiffStripWriter(int width, int height, int channels, int depth,
+                                 const EncodeOptions& options, const ImageMetadata& metadata,
+                                 WriteAt out)
+    : s_(std::make_unique<State>()) {
+  checked_size(width, height, channels, "encode_tiff");
+  if (depth != 8 && depth != 16)
+    throw Error("encode_tiff: " + std::to_string(depth) + "-bit samples (8 or 16 are written)");
+  State& s = *s_;
+  s.out = std::move(out);
+  s.file.to = &s.out;
+  s.width = width;
+  s.height = height;
+  s.channels = channels;
+  s.depth = depth;
+  s.tiled = options.tiff_tiled;
+  s.row_bytes = static_cast<std::size_t>(width) * channels * (depth / 8);
+  s.handle = open_tiff(s.file, "w");
+  if (!s.handle) s.fail();
+  TIFF* t = s.handle.get();
   const bool alpha = channels == 2 || channels == 4;
-  const bool rgb_from_rgba = image.channels == 4 && channels < 3;  // R (and A) of RGBA
-  TIFFSetField(t, TIFFTAG_IMAGEWIDTH, static_cast<std::uint32_t>(image.width));
-  TIFFSetField(t, TIFFTAG_IMAGELENGTH, static_cast<std::uint32_t>(image.height));
-  TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, bits);
+  TIFFSetField(t, TIFFTAG_IMAGEWIDTH, static_cast<std::uint32_t>(width));
+  TIFFSetField(t, TIFFTAG_IMAGELENGTH, static_cast<std::uint32_t>(height));
+  TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, static_cast<std::uint16_t>(depth));
   TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, static_cast<std::uint16_t>(channels));
   TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_UINT);
   TIFFSetField(t, TIFFTAG_PHOTOMETRIC, channels >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK);
   TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
-  TIFFSetField(t, TIFFTAG_ORIENTATION, ORIENTATION_TOPLEFT);
+  TIFFSetField(t, TIFFTAG_ORIENTATION,
+               static_cast<std::uint16_t>(metadata.orientation >= 1 && metadata.orientation <= 8
+                                              ? metadata.orientation
+                                              : ORIENTATION_TOPLEFT));
   if (alpha) {
     const std::uint16_t extra[] = {EXTRASAMPLE_UNASSALPHA};
     TIFFSetField(t, TIFFTAG_EXTRASAMPLES, 1, extra);
@@ -408,53 +496,66 @@ std::vector<std::uint8_t> encode_tiff(const BasicImage<T>& image, int channels,
                  : r.unit == Resolution::Unit::centimetre ? RESUNIT_CENTIMETER
                                                           : RESUNIT_NONE);
   }
-  const std::size_t row_samples = static_cast<std::size_t>(image.width) * channels;
-  // The samples of image row y, x0..x0+cols, as the file holds them.
-  const auto pack = [&](int y, int x0, int cols, T* dst) {
-    const T* src = &image.pixels[image.index(x0, y)];
-    if (channels == image.channels) {
-      std::memcpy(dst, src, static_cast<std::size_t>(cols) * channels * sizeof(T));
-      return;
-    }
-    for (int x = 0; x < cols; ++x)
-      for (int c = 0; c < channels; ++c)
-        dst[x * channels + c] =
-            src[x * image.channels + (rgb_from_rgba && c == channels - 1 && alpha ? 3 : c)];
-  };
-  const auto fail = [&]() { throw Error("encode_tiff: " + libtiff_says(f)); };
-  if (options.tiff_tiled) {
-    constexpr int kTile = 256;
-    TIFFSetField(t, TIFFTAG_TILEWIDTH, kTile);
-    TIFFSetField(t, TIFFTAG_TILELENGTH, kTile);
-    std::vector<T> tile(static_cast<std::size_t>(kTile) * kTile * channels);
-    for (int y0 = 0; y0 < image.height; y0 += kTile)
-      for (int x0 = 0; x0 < image.width; x0 += kTile) {
-        std::fill(tile.begin(), tile.end(), T{0});
-        const int cols = std::min(kTile, image.width - x0);
-        for (int y = y0; y < std::min(image.height, y0 + kTile); ++y)
-          pack(y, x0, cols, &tile[static_cast<std::size_t>(y - y0) * kTile * channels]);
-        if (TIFFWriteEncodedTile(t, TIFFComputeTile(t, x0, y0, 0, 0), tile.data(),
-                                 static_cast<tmsize_t>(tile.size() * sizeof(T))) < 0)
-          fail();
-      }
+  if (s.tiled) {
+    TIFFSetField(t, TIFFTAG_TILEWIDTH, State::kTile);
+    TIFFSetField(t, TIFFTAG_TILELENGTH, State::kTile);
+    s.band_rows = State::kTile;
   } else {
     const std::uint32_t rows = TIFFDefaultStripSize(t, 0);  // about 8 KiB a strip
-    const int strip_rows = static_cast<int>(std::max<std::uint32_t>(
-        rows, static_cast<std::uint32_t>((64 << 10) /
-                                         std::max<std::size_t>(1, row_samples * sizeof(T)))));
-    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, static_cast<std::uint32_t>(strip_rows));
-    std::vector<T> strip(row_samples * strip_rows);
-    for (int y0 = 0, s = 0; y0 < image.height; y0 += strip_rows, ++s) {
-      const int n = std::min(strip_rows, image.height - y0);
-      for (int y = 0; y < n; ++y) pack(y0 + y, 0, image.width, &strip[y * row_samples]);
-      if (TIFFWriteEncodedStrip(t, static_cast<std::uint32_t>(s), strip.data(),
-                                static_cast<tmsize_t>(n * row_samples * sizeof(T))) < 0)
-        fail();
-    }
+    s.band_rows = static_cast<int>(std::max<std::uint32_t>(
+        rows, static_cast<std::uint32_t>((64 << 10) / std::max<std::size_t>(1, s.row_bytes))));
+    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, static_cast<std::uint32_t>(s.band_rows));
   }
-  if (!TIFFWriteDirectory(t)) fail();
-  handle.reset();  // flushes
-  if (!f.error.empty()) fail();
+  s.band.resize(s.row_bytes * std::min(s.band_rows, height));
+}
+
+TiffStripWriter::~TiffStripWriter() {
+  // Left unfinished (an exception while the image was made): libtiff's closing flush writes
+  // nothing more into the output.
+  if (s_) s_->file.to = nullptr;
+}
+
+void TiffStripWriter::write(const void* rows, int stride, int count) {
+  State& s = *s_;
+  if (count < 0 || count > s.height - s.rows_done)
+    throw Error("encode_tiff: rows " + std::to_string(s.rows_done) + "+" + std::to_string(count) +
+                " are past the image's " + std::to_string(s.height));
+  if (stride < s.channels || stride > 4)
+    throw Error("encode_tiff: rows of " + std::to_string(stride) + " samples a pixel for " +
+                std::to_string(s.channels) + " channels");
+  const std::size_t src_row = static_cast<std::size_t>(s.width) * stride * (s.depth / 8);
+  const auto* src = static_cast<const std::uint8_t*>(rows);
+  for (int y = 0; y < count; ++y, src += src_row) {
+    std::uint8_t* dst = &s.band[s.filled * s.row_bytes];
+    if (s.depth == 16)
+      pack_row(reinterpret_cast<const std::uint16_t*>(src), stride, s.channels, s.width,
+               reinterpret_cast<std::uint16_t*>(dst));
+    else
+      pack_row(src, stride, s.channels, s.width, dst);
+    ++s.filled;
+    ++s.rows_done;
+    if (s.filled == s.band_rows || s.rows_done == s.height) s.flush();
+  }
+  if (count == 0 || s.rows_done < s.height) return;
+  if (!TIFFWriteDirectory(s.handle.get())) s.fail();
+  s.handle.reset();  // flushes
+  if (s.file.write_error || !s.file.error.empty()) s.fail();
+}
+
+template <typename T>
+std::vector<std::uint8_t> encode_tiff(const BasicImage<T>& image, int channels,
+                                      const EncodeOptions& options, const ImageMetadata& metadata) {
+  check_image(image, "encode_tiff");
+  if (channels < 1 || channels > image.channels)
+    throw Error("encode_tiff: " + std::to_string(channels) + " channels of a " +
+                std::to_string(image.channels) + "-channel image");
+  std::vector<std::uint8_t> out;
+  TiffStripWriter writer(image.width, image.height, channels, 8 * sizeof(T), options, metadata,
+                         [&out](std::uint64_t offset, const std::uint8_t* data, std::size_t size) {
+                           if (offset + size > out.size()) out.resize(offset + size);
+                           std::memcpy(out.data() + offset, data, size);
+                         });
+  writer.write(image.pixels.data(), image.channels, image.height);
   return out;
 }
 
@@ -475,6 +576,7 @@ ImageMetadata read_tiff_metadata(const std::vector<std::uint8_t>& bytes, const s
     return m;
   }
   TIFF* t = handle.get();
+  m.orientation = orientation_of(t);
   std::uint32_t count = 0;
   void* data = nullptr;
   if (TIFFGetField(t, TIFFTAG_ICCPROFILE, &count, &data) && data && count)

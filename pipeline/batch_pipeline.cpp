@@ -987,7 +987,7 @@ class Pipeline {
       taken = !write_output_streamed(
           it.output, OutputFile::Special::refuse, o_.force ? IfExists::replace : IfExists::keep,
           SyncFolder::caller,
-          [&](const ByteSink& sink) { run_strips(rt, o_, in, it.kind, plan, sink, &warnings); });
+          [&](const OutputSink& sink) { run_strips(rt, o_, in, it.kind, plan, sink, &warnings); });
       for (const std::string& w : warnings) warn(w);
       file_bytes = static_cast<double>(in.bytes.size());
     });

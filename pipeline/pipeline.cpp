@@ -324,8 +324,6 @@ std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, cons
   const ImageMetadata m = metadata_for_pixels(r.metadata, format, r.channels, output, warnings);
   if (format == ImageFormat::tiff || format == ImageFormat::webp) {
     e.metadata = &m;
-    if (format == ImageFormat::tiff && !m.exif.empty() && warnings)
-      warnings->push_back(output + ": TIFF output does not carry EXIF; left out");
     return encode_pixels(r, format, e);
   }
   std::vector<std::uint8_t> bytes = encode_pixels(r, format, e);
@@ -363,8 +361,10 @@ Source decode_planes(const InputBytes& in, const JobOptions& o, std::vector<std:
 ImageMetadata output_metadata(const InputBytes& in, const JobOptions& o,
                               std::vector<std::string>* warnings) {
   if (o.keep_metadata == KeepMetadata::none) return {};
-  // The decoders turn a JPEG upright by its EXIF orientation (unless --no-orient).
-  const bool upright = o.orient && in.bytes.size() >= 2 && in.bytes[0] == 0xFF;
+  // The decoders turn a JPEG upright by its EXIF orientation, a TIFF by its Orientation tag
+  // (unless --no-orient).
+  const bool upright = o.orient && in.bytes.size() >= 2 &&
+                       (in.bytes[0] == 0xFF || in.bytes[0] == 'I' || in.bytes[0] == 'M');
   ImageMetadata m = metadata_for_output(read_metadata(in.bytes, in.name, warnings), o.keep_metadata,
                                         upright, in.name, warnings);
   if (o.linear_light && !colour_is_srgb(m) && warnings)
@@ -444,35 +444,60 @@ SourceRun DeviceStage::run_unguarded(const Source& source, OutputKind kind,
 
 void write_output(const std::string& path, const std::vector<std::uint8_t>& bytes,
                   IfExists if_exists) {
-  if (!write_output_streamed(path, OutputFile::Special::write_into, if_exists, SyncFolder::now,
-                             [&](const ByteSink& sink) { sink(bytes.data(), bytes.size()); }))
+  if (!write_output_streamed(
+          path, OutputFile::Special::write_into, if_exists, SyncFolder::now,
+          [&](const OutputSink& sink) { sink.append(bytes.data(), bytes.size()); }))
     throw Error(path + ": appeared while the image was made; left as it is, not replaced (" +
                 parameter("force") + " replaces it)");
 }
 
+namespace {
+
+[[noreturn]] void throw_stdout_error(int err) {
+  throw Error("<stdout>: cannot write" +
+              (err ? ": " + std::generic_category().message(err) : std::string()));
+}
+
+}  // namespace
+
 bool write_output_streamed(const std::string& path, OutputFile::Special special, IfExists if_exists,
                            SyncFolder sync_folder,
-                           const std::function<void(const ByteSink&)>& make) {
+                           const std::function<void(const OutputSink&)>& make) {
   if (path == "-") {
-    make([](const std::uint8_t* data, std::size_t size) {
+    OutputSink sink;
+    sink.append = [](const std::uint8_t* data, std::size_t size) {
       errno = 0;
-      if (std::fwrite(data, 1, size, stdout) != size) {
-        const int err = errno;
-        throw Error("<stdout>: cannot write" +
-                    (err ? ": " + std::generic_category().message(err) : std::string()));
+      if (std::fwrite(data, 1, size, stdout) != size) throw_stdout_error(errno);
+    };
+    // A regular file takes bytes at offsets from where it stands, and is left after them.
+    std::uint64_t start = 0, end = 0;
+    if (unseekable_reason(STDOUT_FILENO).empty() && std::fflush(stdout) == 0) {
+      const off_t at = ::lseek(STDOUT_FILENO, 0, SEEK_CUR);
+      if (at >= 0) {
+        start = static_cast<std::uint64_t>(at);
+        sink.write_at = [&](std::uint64_t offset, const std::uint8_t* data, std::size_t size) {
+          if (const int err = write_all_at(STDOUT_FILENO, data, size, start + offset))
+            throw_stdout_error(err);
+          end = std::max<std::uint64_t>(end, offset + size);
+        };
       }
-    });
-    errno = 0;
-    if (std::fflush(stdout) != 0) {
-      const int err = errno;
-      throw Error("<stdout>: cannot write" +
-                  (err ? ": " + std::generic_category().message(err) : std::string()));
     }
+    make(sink);
+    errno = 0;
+    if (std::fflush(stdout) != 0) throw_stdout_error(errno);
+    if (end > 0 && ::lseek(STDOUT_FILENO, static_cast<off_t>(start + end), SEEK_SET) < 0)
+      throw_stdout_error(errno);
     return true;
   }
   OutputFile file(path, special, if_exists, sync_folder);
   if (file.taken()) return false;
-  make([&file](const std::uint8_t* data, std::size_t size) { file.write(data, size); });
+  OutputSink sink;
+  sink.append = [&file](const std::uint8_t* data, std::size_t size) { file.write(data, size); };
+  if (file.seekable())
+    sink.write_at = [&file](std::uint64_t offset, const std::uint8_t* data, std::size_t size) {
+      file.write_at(offset, data, size);
+    };
+  make(sink);
   return file.commit();
 }
 
@@ -605,14 +630,14 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   const StripPlan strips = plan_strips(o, header, in.bytes, in.name, request.timed_by);
   if (strips.streams()) {
     // Larger than the memory budget: strip by strip, the device opened first.
-    check_strip_output(o, kind, strips, in.name);
+    check_strip_output(o, kind, strips, in.name, o.output);
     check_jpeg_sides(kind, header.width, header.height, o.output == "-" ? "<stdout>" : o.output);
     run.runtime = open_single_device(o);
     trace("device ready");
     run.decode_ms = ms_since(start);
     // Encoded rows go to the output's temporary file as each strip is done.
     if (!write_output_streamed(o.output, OutputFile::Special::write_into, if_exists,
-                               SyncFolder::now, [&](const ByteSink& sink) {
+                               SyncFolder::now, [&](const OutputSink& sink) {
                                  run_strips(*run.runtime, o, in, kind, strips, sink, &warnings);
                                }))
       throw Error(o.output + ": appeared while the image was made; left as it is, not replaced (" +

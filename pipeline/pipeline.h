@@ -404,17 +404,27 @@ void write_output(const std::string& path, const std::vector<std::uint8_t>& byte
 /// Takes the bytes of an output as they are made.
 using ByteSink = std::function<void(const std::uint8_t* data, std::size_t size)>;
 
+/// Where an output made in pieces goes: its bytes in order (`append`), or, for a format that
+/// goes back to its header once the rest is written (a TIFF: libtiff points the header at the
+/// directory it writes last), bytes at a byte offset from the output's start (`write_at`: set
+/// only where the output is a regular file or its temporary file, empty for a pipe or a
+/// device). One output takes one or the other.
+struct OutputSink {
+  ByteSink append;
+  std::function<void(std::uint64_t offset, const std::uint8_t* data, std::size_t size)> write_at;
+};
+
 /// Write stage for an output made in pieces (strips): `make` is called with a sink that writes
-/// to standard output for "-", else into an OutputFile of `path` (a temporary file renamed into
-/// place once `make` returns, removed if it throws: no partial file; a device or named pipe
-/// refused or written into as `special` says, and then, like standard output, given the bytes
-/// as they are made). Returns false, and writes
-/// nothing, where `if_exists` is keep and `path` exists before (`make` is not called) or
-/// appeared meanwhile; true otherwise. Throws what `make` throws, and blurtool::Error naming the
-/// output ("<stdout>") on any write failure.
+/// to standard output for "-" (write_at where it is a regular file, from where it stands, and
+/// left after the bytes written), else into an OutputFile of `path` (a temporary file renamed
+/// into place once `make` returns, removed if it throws: no partial file; a device or named
+/// pipe refused or written into as `special` says, and then, like standard output, given the
+/// bytes as they are made). Returns false, and writes nothing, where `if_exists` is keep and
+/// `path` exists before (`make` is not called) or appeared meanwhile; true otherwise. Throws
+/// what `make` throws, and blurtool::Error naming the output ("<stdout>") on any write failure.
 bool write_output_streamed(const std::string& path, OutputFile::Special special, IfExists if_exists,
                            SyncFolder sync_folder,
-                           const std::function<void(const ByteSink&)>& make);
+                           const std::function<void(const OutputSink&)>& make);
 
 /// What single mode leaves for its caller's reports: the device and filter it ran on, the
 /// decoded source, and the times of the run's parts. `filter` is null when the image ran in

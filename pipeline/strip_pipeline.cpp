@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "image/row_codec.h"
+#include "util/atomic_file.h"
 #include "util/trace.h"
 
 namespace blurtool {
@@ -268,16 +270,29 @@ StripPlan plan_strips(const JobOptions& o, const ImageHeader& header,
 }
 
 void check_strip_output(const JobOptions& o, OutputKind kind, const StripPlan& plan,
-                        const std::string& name) {
+                        const std::string& name, const std::string& output) {
+  const std::string over = "needs " + mib(plan.need) + ", more than " + parameter("max_memory") +
+                           " (" + mib(memory_budget(o)) + ")";
   if (kind == OutputKind::png || kind == OutputKind::jpeg) return;
-  if (kind == OutputKind::tiff || kind == OutputKind::webp)
-    throw Error(name + ": a " + (kind == OutputKind::tiff ? "TIFF" : "WebP") +
-                " output is encoded from the whole image, which needs " + mib(plan.need) +
-                ", more than " + parameter("max_memory") + " (" + mib(memory_budget(o)) +
-                "); raise it or write a PNG or JPEG, which are written in strips");
+  if (kind == OutputKind::tiff) {
+    const bool out = output == "-";
+    const std::string why = output.empty() ? ""
+                            : out          ? unseekable_reason(STDOUT_FILENO)
+                                           : unseekable_reason(output);
+    if (why.empty()) return;
+    throw Error(name + ": the image " + over + ", so it runs in strips, and a TIFF written " +
+                "in strips goes into a file (libtiff writes its directory last and goes back " +
+                "to the header to point at it), but " +
+                (out ? "standard output" : "'" + output + "'") + " is " + why + "; " +
+                (out ? "redirect it to a file" : "name a file") + ", raise " +
+                parameter("max_memory") + ", or write a PNG or JPEG, which stream");
+  }
+  if (kind == OutputKind::webp)
+    throw Error(name + ": a WebP output is encoded from the whole image (libwebp has no " +
+                "incremental encoder), which " + over +
+                "; raise it or write a PNG, JPEG or TIFF, which are written in strips");
   throw Error(name + ": " + parameter("bright") + "'s list of points is made from the whole " +
-              "image, which needs " + mib(plan.need) + ", more than " + parameter("max_memory") +
-              " (" + mib(memory_budget(o)) + "); write an image (png, jpg) instead");
+              "image, which " + over + "; write an image (png, jpg) instead");
 }
 
 namespace {
@@ -306,7 +321,7 @@ ByteSink with_metadata(const ByteSink& sink, ImageFormat format, ImageMetadata m
 }  // namespace
 
 void run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in, OutputKind kind,
-                const StripPlan& plan, const ByteSink& sink, std::vector<std::string>* warnings) {
+                const StripPlan& plan, const OutputSink& sink, std::vector<std::string>* warnings) {
   const bool bright = o.operation == JobOptions::Operation::bright;
   check_strip_output(o, kind, plan, in.name);
   const std::uint64_t budget = memory_budget(o);
@@ -342,15 +357,25 @@ void run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in, Out
   DeviceStage stage(runtime, same);
 
   const EncodeOptions e = encode_options(o, o.jobs);
-  const bool png = kind == OutputKind::png;
-  const int out_depth = png && deep ? 16 : 8;
-  const ImageFormat format = png ? ImageFormat::png : ImageFormat::jpeg;
-  RowWriter writer(
-      format, width, height, channels, out_depth, e,
-      with_metadata(sink, format,
-                    metadata_for_pixels(output_metadata(in, o, warnings), format, channels,
-                                        "the output of " + in.name, warnings),
-                    "the output of " + in.name, warnings));
+  const ImageFormat format = kind == OutputKind::png    ? ImageFormat::png
+                             : kind == OutputKind::tiff ? ImageFormat::tiff
+                                                        : ImageFormat::jpeg;
+  // 16-bit inputs stay 16-bit in PNG and TIFF, as encode_output writes them.
+  const int out_depth = format != ImageFormat::jpeg && deep ? 16 : 8;
+  const std::string output = "the output of " + in.name;
+  ImageMetadata m =
+      metadata_for_pixels(output_metadata(in, o, warnings), format, channels, output, warnings);
+  std::unique_ptr<RowWriter> writer;
+  if (format == ImageFormat::tiff) {
+    if (!sink.write_at)  // a device opened since check_strip_output: refused before any strip
+      throw Error(in.name + ": a TIFF output in strips is written into a file; " +
+                  "this output cannot be written at an offset");
+    writer = std::make_unique<RowWriter>(width, height, channels, out_depth, e, m, sink.write_at);
+  } else {
+    writer = std::make_unique<RowWriter>(
+        format, width, height, channels, out_depth, e,
+        with_metadata(sink.append, format, std::move(m), output, warnings));
+  }
 
   // Bands wider than the device holds, or than kPieceWidth, go to it in column pieces of one
   // width (one filter for all), each with the halo's columns beside it; an image edge is a
@@ -384,9 +409,9 @@ void run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in, Out
     if (piece >= width) {
       SourceRun r = stage.run(band.source(), OutputKind::png);
       if (r.rendered.image16.channels != 0)
-        write_rows(writer, r.rendered.image16, skip, count, before, out_depth, &strip8);
+        write_rows(*writer, r.rendered.image16, skip, count, before, out_depth, &strip8);
       else
-        write_rows(writer, r.rendered.image, skip, count, before, out_depth, &strip8);
+        write_rows(*writer, r.rendered.image, skip, count, before, out_depth, &strip8);
       continue;
     }
     const Source& whole = band.source();
@@ -411,9 +436,9 @@ void run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in, Out
       x = right;
     }
     if (strip16.channels != 0)
-      write_rows(writer, strip16, before, count, before, out_depth, &strip8);
+      write_rows(*writer, strip16, before, count, before, out_depth, &strip8);
     else
-      write_rows(writer, strip8, before, count, before, out_depth, nullptr);
+      write_rows(*writer, strip8, before, count, before, out_depth, nullptr);
   }
   trace("strips done");
 }

@@ -1,7 +1,8 @@
 // Images larger than the memory budget (--max-memory) run in strips of rows: the decoder hands
 // out rows (image/row_codec.h), a strip of them with the filter's halo above and below goes
 // through the device stage (DeviceStage, in one piece or in tiles, with the schedule auto takes
-// for the whole image), and the strip's own rows go to an encoder that writes as it goes. Host
+// for the whole image), and the strip's own rows go to an encoder that writes as it goes (PNG,
+// JPEG, or TIFF into a file it seeks in; WebP has no such encoder). Host
 // memory is then bounded by a strip, not by the image: O(width x (strip + 2 x halo)). Every
 // output pixel reads the same input pixels as in one run, so the result is the one-piece
 // result (separable-linear: within one level, as with --max-tile).
@@ -54,20 +55,25 @@ StripPlan plan_strips(const JobOptions& o, const ImageHeader& header,
                       const std::string& timed_by = {});
 
 /// Throws blurtool::Error naming `name`, with the memory `plan` says the image needs, where
-/// `kind` is not an image (PNG or JPEG): --bright's list of points (csv, json) is made from the
-/// whole image. Called before the device and the output are opened.
+/// `kind` cannot be written in strips: a WebP (libwebp has no incremental encoder; PNG, JPEG and
+/// TIFF are suggested) and --bright's list of points (csv, json), which are made from the whole
+/// image; and a TIFF where `output` (the output's path, "-" for standard output, or empty where
+/// it is a temporary file) cannot be written at an offset (unseekable_reason: a pipe, a
+/// device), which libtiff needs. Called before the device and the output are opened.
 void check_strip_output(const JobOptions& o, OutputKind kind, const StripPlan& plan,
-                        const std::string& name);
+                        const std::string& name, const std::string& output = {});
 
 /// Runs o's blur over the image in `in` strip by strip as `plan` says on `runtime` and hands
-/// the encoded output for `kind` (PNG or JPEG; the same samples as run_single's one-piece
-/// result) to `sink` as each strip's rows are encoded (write_output_streamed takes them).
-/// --bright draws each strip's glows from the points of the blocks within the glow's reach, as
-/// in one piece; its list of points (a csv or json `kind`) is refused. Warnings (each naming
-/// the input) are appended to `warnings`. Throws blurtool::Error naming the input for a file
-/// that fails to decode (the sink has then had part of the output) or a text `kind`, what the
-/// device stage throws and what the sink throws.
+/// the encoded output for `kind` (PNG, JPEG or TIFF; the same samples as run_single's one-piece
+/// result, with the same metadata) to `sink` as each strip's rows are encoded
+/// (write_output_streamed makes it): a PNG's or JPEG's bytes in order (sink.append), a TIFF's
+/// at their offsets (sink.write_at, which must be set). --bright draws each strip's glows from
+/// the points of the blocks within the glow's reach, as in one piece; its list of points (a
+/// csv or json `kind`) is refused. Warnings (each naming the input) are appended to
+/// `warnings`. Throws blurtool::Error naming the input for a file that fails to decode (the
+/// sink has then had part of the output), a `kind` check_strip_output refuses, or a TIFF
+/// without sink.write_at; what the device stage throws and what the sink throws.
 void run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in, OutputKind kind,
-                const StripPlan& plan, const ByteSink& sink, std::vector<std::string>* warnings);
+                const StripPlan& plan, const OutputSink& sink, std::vector<std::string>* warnings);
 
 }  // namespace blurtool

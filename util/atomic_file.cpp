@@ -288,6 +288,15 @@ int write_all(int fd, const std::uint8_t* bytes, std::size_t size) {
   return 0;
 }
 
+// Why a file of `mode` cannot be written at any offset; "" where it can.
+std::string unseekable_kind(mode_t mode) {
+  if (S_ISREG(mode) || S_ISBLK(mode)) return "";
+  return S_ISFIFO(mode)   ? "a pipe"
+         : S_ISSOCK(mode) ? "a socket"
+         : S_ISCHR(mode)  ? "a character device (a terminal, /dev/null)"
+                          : "a special file";
+}
+
 // The folder and the temporary files' name prefix of output `path`: ".NAME." (NAME its file
 // name, at most 200 bytes: NAME_MAX is 255), which XXXXXX completes.
 std::pair<std::string, std::string> temp_prefix(const std::string& path) {
@@ -317,6 +326,32 @@ int sync_folder(const std::string& dir) {
 }
 
 }  // namespace
+
+int write_all_at(int fd, const std::uint8_t* data, std::size_t size, std::uint64_t offset) {
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::pwrite(fd, data + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+std::string unseekable_reason(int fd) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return "not open";
+  std::string why = unseekable_kind(st.st_mode);
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (why.empty() && flags != -1 && (flags & O_APPEND)) why = "opened for appending";
+  return why;
+}
+
+std::string unseekable_reason(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return "";
+  return unseekable_kind(st.st_mode);
+}
 
 int link_no_replace(const std::string& from, const std::string& to) {
   if (::link(from.c_str(), to.c_str()) == 0) {
@@ -459,6 +494,24 @@ void OutputFile::write(const std::uint8_t* data, std::size_t size) {
   }
   if (const int err = write_all(s.temp->fd(), data, size))
     throw Error(s.path + ": cannot write '" + s.temp->path() + "': " + errno_text(err));
+}
+
+bool OutputFile::seekable() const {
+  const State& s = *state_;
+  if (s.taken || s.done) return false;
+  return s.direct < 0 || unseekable_reason(s.direct).empty();
+}
+
+void OutputFile::write_at(std::uint64_t offset, const std::uint8_t* data, std::size_t size) {
+  State& s = *state_;
+  if (s.taken || s.done) throw Error(s.path + ": written after it was finished");
+  if (!seekable())
+    throw Error(s.path + ": cannot be written at an offset (" + unseekable_reason(s.direct) + ")");
+  const int fd = s.direct >= 0 ? s.direct : s.temp->fd();
+  if (const int err = write_all_at(fd, data, size, offset))
+    throw Error(s.path + ": cannot write" +
+                (s.direct >= 0 ? std::string() : " '" + s.temp->path() + "'") + ": " +
+                errno_text(err));
 }
 
 bool OutputFile::commit() {

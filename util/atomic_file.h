@@ -72,6 +72,18 @@ class OutputFile {
   /// write failure, or when the file is taken() or committed.
   void write(const std::uint8_t* data, std::size_t size);
 
+  /// Whether write_at can write: the temporary file, or a regular file (or block device)
+  /// written into (/dev/stdout onto a file); not a pipe or a character device, nor once taken()
+  /// or committed.
+  bool seekable() const;
+
+  /// Writes `size` bytes at byte `offset` of the output (0: its first byte), over bytes
+  /// written before or past its end (a gap holds zeros), without moving where write() appends:
+  /// for a format that goes back to its header once the rest is written (a TIFF). Throws
+  /// blurtool::Error naming `path` (and the temporary file) on a write failure, where the
+  /// output is not seekable(), and when it is taken() or committed.
+  void write_at(std::uint64_t offset, const std::uint8_t* data, std::size_t size);
+
   /// Syncs and renames the file into place (or closes the device). Returns false, writing
   /// nothing, where the output is taken(), also when `path` appeared meanwhile under
   /// IfExists::keep (the temporary file is then removed); true otherwise. Throws
@@ -82,6 +94,20 @@ class OutputFile {
   struct State;
   std::unique_ptr<State> state_;
 };
+
+/// Writes the `size` bytes at `data` at byte `offset` of the open file `fd` (pwrite, resumed
+/// after short writes and EINTR), not moving its file offset. Returns 0, or the errno.
+int write_all_at(int fd, const std::uint8_t* data, std::size_t size, std::uint64_t offset);
+
+/// Why the open descriptor `fd` cannot be written at any offset, in words for a message ("a
+/// pipe", "a socket", "a character device (a terminal, /dev/null)", "opened for appending",
+/// where pwrite would append); "" where it can (a regular file or a block device).
+std::string unseekable_reason(int fd);
+
+/// The same for an output named `path`, from what is there now: "" where nothing is (or a
+/// folder), since OutputFile then writes a temporary file; a regular file found through /dev
+/// or /proc names is written into and seekable too.
+std::string unseekable_reason(const std::string& path);
 
 /// Syncs the folder of each of `outputs` once, so that the renames of the write_file_atomic
 /// calls with SyncFolder::caller that wrote them are on disk. Throws blurtool::Error naming a

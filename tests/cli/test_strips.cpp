@@ -5,16 +5,20 @@
 // batch runs its large images in strips beside the others. Peak memory itself is measured by
 // scripts/bench-memory, not here.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "filters/gauss/gauss_blur.h"
 #include "image/image_io.h"
+#include "image/metadata.h"
 #include "tests/support/cli_fixture.h"
+#include "tests/support/metadata_support.h"
 #include "tests/support/orientation_support.h"
 
 namespace blurtool {
@@ -102,6 +106,100 @@ TEST_F(Cli, ImagesOverMaxMemoryRunInStripsWithTheSameOutput) {
       }
     }
   }
+}
+
+// TIFF outputs in strips (a 1 MiB budget), each strip written into the output's temporary file
+// and libtiff's directory last: the pixels decode to the one-piece run's (RGB with an ICC
+// profile, RGBA, 16-bit, grey, a TIFF turned by its Orientation tag), the RGB ones within a level
+// of the CPU reference, and the metadata is the one-piece run's (the profile kept, orientation
+// 1). Standard output that is a file takes it too.
+TEST_F(Cli, TiffOutputsRunInStripsWithTheOnePieceOutput) {
+  const Bytes profile = read_bytes(kAdobeRgbProfile);
+  ASSERT_GT(profile.size(), 128u) << kAdobeRgbProfile << " (Debian's icc-profiles-free)";
+  const Image rgb = random_image(211, 157, 3, 21);
+  write_bytes(in_ / "rgb.png", with_iccp(encode_image(rgb, ImageFormat::png, 95), profile));
+  write_bytes(in_ / "rgba.png", encode_image(random_image(211, 157, 4, 22), ImageFormat::png, 95));
+  Image16 deep{211, 157, 3, PixelVector<std::uint16_t>(211 * 157 * 3)};
+  for (std::size_t i = 0; i < deep.pixels.size(); ++i)
+    deep.pixels[i] = static_cast<std::uint16_t>(i * 2654435761u >> 7);
+  write_bytes(in_ / "deep.png", encode_image(deep, ImageFormat::png, 95));
+  write_bytes(in_ / "grey.jpg", encode_image(random_image(211, 157, 1, 23), ImageFormat::jpeg, 90));
+  const Image shown = random_image(157, 211, 3, 24);
+  write_bytes(in_ / "turned.tif", tagged_tiff(stored_for(shown, 6), 6));
+  const Traced traced;
+  for (const std::string name : {"rgb.png", "rgba.png", "deep.png", "grey.jpg", "turned.tif"}) {
+    SCOPED_TRACE(name);
+    const fs::path input = in_ / name, whole = out_ / (name + ".whole.tif"),
+                   strips = out_ / (name + ".strips.tif");
+    const Result one = run({"--box", "4", input, whole});
+    ASSERT_EQ(one.status, 0) << one.err;
+    EXPECT_FALSE(ran_in_strips(one));
+    const Result r = run({"--box", "4", "--max-memory", "1M", input, strips});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(ran_in_strips(r)) << r.err;
+    const DecodedImage a = load_image_wide(whole), b = load_image_wide(strips);
+    EXPECT_EQ(b.is_wide(), name == "deep.png");
+    EXPECT_EQ(a.channels(), b.channels());
+    EXPECT_EQ(a.width(), b.width());
+    EXPECT_TRUE(a.narrow.pixels == b.narrow.pixels);
+    EXPECT_TRUE(a.wide.pixels == b.wide.pixels);
+    const ImageMetadata ma = read_metadata(read_bytes(whole), "whole.tif"),
+                        mb = read_metadata(read_bytes(strips), "strips.tif");
+    EXPECT_EQ(ma.icc, mb.icc);
+    EXPECT_EQ(mb.icc, name == "rgb.png" ? profile : Bytes{});
+    EXPECT_EQ(mb.orientation, 1);
+    if (name == "rgb.png") {
+      EXPECT_LE(max_diff(b.narrow, expected_box(rgb, 4, EdgeMode::clamp)), 1);
+    }
+    if (name == "turned.tif") {
+      EXPECT_EQ(b.width(), shown.width);
+      EXPECT_LE(max_diff(b.narrow, expected_box(shown, 4, EdgeMode::clamp)), 1);
+    }
+  }
+  // Standard output onto a file: written at offsets from where it stands.
+  Spawn spawn;
+  spawn.stdout_path = out_ / "stdout.tif";
+  const Result r = run_blurtool(
+      {"--box", "4", "--max-memory", "1M", "--format", "tif", (in_ / "rgb.png").string(), "-"},
+      root_, root_, spawn);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(ran_in_strips(r)) << r.err;
+  EXPECT_EQ(read_file(out_ / "stdout.tif"), read_file(out_ / "rgb.png.strips.tif"));
+}
+
+// A TIFF in strips needs an output it can seek in: a named pipe as the output, or standard
+// output on a pipe, is refused before any work, in one line naming the input and the output,
+// exit 1, nothing written.
+TEST_F(Cli, TiffInStripsRefusesAPipe) {
+  const fs::path fifo = out_ / "pipe.tif";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Result r = run({"--box", "1", "--max-memory", "1M", kCoffee, fifo});
+  expect_failure(r, 1,
+                 {kCoffee + ": the image needs ", "--max-memory (1 MiB), so it runs in strips",
+                  "'" + fifo.string() + "' is a pipe", "write a PNG or JPEG"},
+                 Files{"pipe.tif"});
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  // Standard output on a pipe: the reader sees nothing written.
+  const fs::path stdout_fifo = root_ / "stdout.fifo";
+  ASSERT_EQ(::mkfifo(stdout_fifo.c_str(), 0600), 0);
+  std::string seen = "not read";
+  std::thread reader([&] { seen = read_file(stdout_fifo); });  // opens it, waits for the child
+  Spawn spawn;
+  spawn.stdout_path = stdout_fifo;
+  spawn.timeout_s = 120;
+  r = run_blurtool({"--box", "1", "--max-memory", "1M", "--format", "tif", kCoffee, "-"}, root_,
+                   root_, spawn);
+  reader.join();
+  expect_failure(r, 1, {kCoffee + ": ", "standard output is a pipe", "redirect it to a file"},
+                 Files{"pipe.tif"});
+  EXPECT_EQ(seen, "");
+  // The same run to a PNG streams through the pipe.
+  std::thread png_reader([&] { seen = read_file(stdout_fifo); });
+  r = run_blurtool({"--box", "1", "--max-memory", "1M", "--format", "png", kCoffee, "-"}, root_,
+                   root_, spawn);
+  png_reader.join();
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(seen.substr(0, 4), "\x89PNG");
 }
 
 // A strip of one row with its halo that does not fit the budget: refused before decoding, the
@@ -227,18 +325,18 @@ TEST_F(Cli, WideStripsRunInColumnPiecesWithTheSameOutput) {
   }
 }
 
-// Strips are encoded into the output's temporary file as they are done: a file whose data
-// ends halfway (its header promises twice the rows it holds) fails after strips were written,
-// and leaves neither a partial output nor a temporary file, and an output that was there stays
-// as it was.
+// Strips are encoded into the output's temporary file as they are done (a PNG's or a TIFF's):
+// a file whose data ends halfway (its header promises twice the rows it holds) fails after strips
+// were written, and leaves neither a partial output nor a temporary file, and an output that was
+// there stays as it was.
 TEST_F(Cli, AStripRunThatFailsHalfwayLeavesNoPartialOutput) {
   const std::vector<std::uint8_t> png =
       encode_image(random_image(300, 400, 3, 11), ImageFormat::png, 95);
   const fs::path input = in_ / "cut.png";
   write_bytes(input, with_ihdr(png, 300, 800, 0));
-  {
+  for (const std::string output : {"new.png", "new.tif"}) {  // a TIFF seeks in its temporary file
     Traced traced;
-    const Result r = run({"--box", "3", "--max-memory", "1M", input, out_ / "new.png"});
+    const Result r = run({"--box", "3", "--max-memory", "1M", input, out_ / output});
     EXPECT_TRUE(ran_in_strips(r)) << r.err;
     expect_failure(r, 1, {input.string(), "PNG"}, Files{});
   }

@@ -1,16 +1,23 @@
 // Helpers shared by the EXIF orientation tests (tests/unit/test_orientation.cpp, on the host, and
 // tests/cli/test_orientation.cpp, through the binary): an upright picture of four solid
 // quadrants, the pixels stored for each of the 8 orientations, built from the tag's definition
-// (where the stored 0th row and 0th column lie when shown), not from the code under test, and
-// JPEGs carrying an orientation in an APP1 segment made by libexif.
+// (where the stored 0th row and 0th column lie when shown), not from the code under test, JPEGs
+// carrying an orientation in an APP1 segment made by libexif, and TIFFs carrying one in their
+// Orientation tag, written by libtiff itself.
 #pragma once
 
 #include <libexif/exif-data.h>
+#include <tiffio.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "image/image_io.h"
@@ -40,13 +47,14 @@ inline constexpr Placement kPlacement[9] = {{},         {'T', 'L'}, {'T', 'R'},
                                             {'B', 'R'}, {'B', 'L'}, {'L', 'T'},
                                             {'R', 'T'}, {'R', 'B'}, {'L', 'B'}};
 
-// The stored pixels that a viewer shows as `shown` under orientation o.
-inline Image stored_for(const Image& shown, int o) {
+// The stored pixels that a viewer shows as `shown` (8 or 16 bits) under orientation o.
+template <typename T>
+BasicImage<T> stored_for(const BasicImage<T>& shown, int o) {
   const Placement p = kPlacement[o];
   const bool rows_across = p.row == 'T' || p.row == 'B';  // stored rows run across the picture
   const int w = shown.width, h = shown.height;
-  Image s{rows_across ? w : h, rows_across ? h : w, shown.channels,
-          PixelVector<std::uint8_t>(shown.pixels.size(), 0)};
+  BasicImage<T> s{rows_across ? w : h, rows_across ? h : w, shown.channels,
+                  PixelVector<T>(shown.pixels.size(), 0)};
   for (int sy = 0; sy < s.height; ++sy) {
     for (int sx = 0; sx < s.width; ++sx) {
       int x, y;
@@ -100,6 +108,43 @@ inline std::vector<std::uint8_t> exif_with_orientation(int o, ExifByteOrder orde
 inline std::vector<std::uint8_t> tagged_jpeg(int o, ExifByteOrder order) {
   return with_app1(encode_image(stored_for(upright(), o), ImageFormat::jpeg, 100),
                    exif_with_orientation(o, order));
+}
+
+// `stored` (1-4 channels, 8 or 16 bits) as an uncompressed TIFF written by libtiff with its
+// Orientation tag set to `o` (an alpha channel marked unassociated); its bytes.
+template <typename T>
+std::vector<std::uint8_t> tagged_tiff(const BasicImage<T>& stored, int o) {
+  static std::atomic<int> count{0};
+  const std::string path =
+      (std::filesystem::temp_directory_path() /
+       ("blurtool_tagged_" + std::to_string(::getpid()) + "_" + std::to_string(count++) + ".tif"))
+          .string();
+  TIFF* t = TIFFOpen(path.c_str(), "w");
+  if (!t) return {};
+  TIFFSetField(t, TIFFTAG_IMAGEWIDTH, static_cast<std::uint32_t>(stored.width));
+  TIFFSetField(t, TIFFTAG_IMAGELENGTH, static_cast<std::uint32_t>(stored.height));
+  TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, static_cast<std::uint16_t>(8 * sizeof(T)));
+  TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, static_cast<std::uint16_t>(stored.channels));
+  TIFFSetField(t, TIFFTAG_PHOTOMETRIC,
+               stored.channels >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK);
+  TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+  TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, static_cast<std::uint32_t>(stored.height));
+  TIFFSetField(t, TIFFTAG_ORIENTATION, static_cast<std::uint16_t>(o));
+  if (stored.channels % 2 == 0) {
+    const std::uint16_t extra[] = {EXTRASAMPLE_UNASSALPHA};
+    TIFFSetField(t, TIFFTAG_EXTRASAMPLES, 1, extra);
+  }
+  for (int y = 0; y < stored.height; ++y) {
+    std::vector<T> row(stored.pixels.begin() + stored.index(0, y),
+                       stored.pixels.begin() + stored.index(0, y + 1));
+    TIFFWriteScanline(t, row.data(), static_cast<std::uint32_t>(y), 0);
+  }
+  TIFFClose(t);
+  std::ifstream in(path, std::ios::binary);
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>());
+  std::filesystem::remove(path);
+  return bytes;
 }
 
 }  // namespace blurtool

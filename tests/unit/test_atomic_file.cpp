@@ -183,6 +183,65 @@ TEST_F(AtomicFile, AnOutputWrittenInPiecesAppearsWholeAtCommitOrNotAtAll) {
   EXPECT_EQ(listing(), (std::set<std::string>{"out.png", "other.png"}));
 }
 
+// A TIFF goes back to its header once its strips are written: bytes written at an offset land
+// there in the temporary file (a gap before them reads as zeros) and appear with the rest at
+// commit; a pipe cannot take them, and says so before anything is written.
+TEST_F(AtomicFile, AnOutputFileTakesBytesAtOffsetsWhereItIsAFile) {
+  const std::string file = path("out.tif");
+  {
+    OutputFile out(file, OutputFile::Special::write_into);
+    ASSERT_TRUE(out.seekable());
+    const Bytes header = {'I', 'I', '*', 0, '.', '.', '.', '.'};
+    const Bytes strip = bytes_of("strip"), pointer = bytes_of("1234"), tail = bytes_of("dir");
+    out.write_at(0, header.data(), header.size());
+    out.write_at(header.size(), strip.data(), strip.size());
+    out.write_at(header.size() + strip.size() + 2, tail.data(), tail.size());  // a gap of 2
+    out.write_at(4, pointer.data(), pointer.size());
+    EXPECT_EQ(listing().count("out.tif"), 0u);
+    EXPECT_TRUE(out.commit());
+    EXPECT_FALSE(out.seekable());
+    EXPECT_THROW(out.write_at(0, tail.data(), tail.size()), Error);
+  }
+  EXPECT_EQ(read_file(file), std::string("II*\0"
+                                         "1234"
+                                         "strip\0\0dir",
+                                         18));
+  // A named pipe written into: not seekable, before it is opened too.
+  const std::string fifo = path("pipe.tif");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(unseekable_reason(fifo), "a pipe");
+  EXPECT_EQ(unseekable_reason(path("new.tif")), "");  // a temporary file will be written
+  EXPECT_EQ(unseekable_reason(file), "");
+  EXPECT_EQ(unseekable_reason(std::string("/dev/null")),
+            "a character device (a terminal, /dev/null)");
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // so that opening it to write
+  ASSERT_GE(reader, 0);                                            // does not wait
+  {
+    OutputFile out(fifo, OutputFile::Special::write_into);
+    EXPECT_FALSE(out.seekable());
+    const Bytes b = bytes_of("x");
+    try {
+      out.write_at(0, b.data(), b.size());
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), fifo + ": cannot be written at an offset (a pipe)");
+    }
+  }
+  ::close(reader);
+  // Descriptors: a pipe, a file opened to append (where pwrite would append), a file.
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  EXPECT_EQ(unseekable_reason(fds[1]), "a pipe");
+  ::close(fds[0]);
+  ::close(fds[1]);
+  const int appending = ::open(file.c_str(), O_WRONLY | O_APPEND);
+  EXPECT_EQ(unseekable_reason(appending), "opened for appending");
+  ::close(appending);
+  const int plain = ::open(file.c_str(), O_WRONLY);
+  EXPECT_EQ(unseekable_reason(plain), "");
+  ::close(plain);
+}
+
 TEST_F(AtomicFile, OnlyOldTemporaryFilesNamedForAnOutputAreRemoved) {
   using namespace std::chrono_literals;
   const std::vector<std::string> old = {".out.png.AbC123", ".out.png.zz9ZZ0", ".b.jpg.QQQQQQ"};

@@ -214,6 +214,39 @@ TEST(Metadata, AProfileMustDescribeThePixelsWritten) {
   EXPECT_TRUE(metadata_for_pixels(g, ImageFormat::png, 1, "g.png").icc.empty());  // gAMA kept
 }
 
+// A TIFF's orientation is metadata like EXIF's: set to 1 once the pixels are upright, dropped
+// with EXIF by --strip, kept for a TIFF output of pixels as stored and, where the output format
+// cannot carry it, dropped with a warning; a TIFF output drops EXIF with a warning.
+TEST(Metadata, ATiffOrientationGoesWhereTheExifOrientationGoes) {
+  ImageMetadata m;
+  m.orientation = 6;
+  m.exif = {'I', 'I', 42, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  EXPECT_FALSE(m.empty());
+  EXPECT_EQ(metadata_for_output(m, KeepMetadata::all, true, "t.tif").orientation, 1);
+  EXPECT_EQ(metadata_for_output(m, KeepMetadata::all, false, "t.tif").orientation, 6);
+  EXPECT_EQ(metadata_for_output(m, KeepMetadata::colour, false, "t.tif").orientation, 1);
+  EXPECT_EQ(metadata_for_output(m, KeepMetadata::none, false, "t.tif").orientation, 1);
+  std::vector<std::string> warnings;
+  const ImageMetadata tiff = metadata_for_pixels(m, ImageFormat::tiff, 3, "o.tif", &warnings);
+  EXPECT_EQ(tiff.orientation, 6);
+  EXPECT_TRUE(tiff.exif.empty());
+  EXPECT_EQ(warnings, std::vector<std::string>{"o.tif: TIFF output does not carry EXIF; left out"});
+  warnings.clear();
+  m.exif.clear();
+  for (const ImageFormat f : {ImageFormat::png, ImageFormat::jpeg, ImageFormat::webp}) {
+    EXPECT_EQ(metadata_for_pixels(m, f, 3, "o.png", &warnings).orientation, 1);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_EQ(warnings[0],
+              "o.png: the input's TIFF orientation (6) is not carried to this format; its pixels "
+              "are written as stored");
+    warnings.clear();
+  }
+  m.orientation = 1;
+  EXPECT_TRUE(m.empty());
+  metadata_for_pixels(m, ImageFormat::png, 3, "o.png", &warnings);
+  EXPECT_TRUE(warnings.empty());
+}
+
 TEST(Metadata, OnlyTheFirstIccpBeforeIdatCountsAndAProfileNeedsItsSignature) {
   // Two damaged iCCP chunks: one inflation, one warning.
   Bytes png = with_chunk(small_png(), "iCCP", {'a', 0, 0, 0x78, 0x9C, 1});

@@ -1,8 +1,9 @@
 // EXIF orientation on the host: JPEGs carrying each of the 8 orientations (an APP1 segment made by
 // libexif, in both byte orders) decode upright, as a viewer shows them; damaged or missing EXIF
 // data means upright; turning keeps every pixel. The expected pictures are built from the tag's
-// definition (support/orientation_support.h), not from the code under test. The binary's
-// --no-orient: tests/cli/test_orientation.cpp.
+// definition (support/orientation_support.h), not from the code under test. TIFFs carrying each
+// of the 8 in their Orientation tag decode upright too. The binary's --no-orient:
+// tests/cli/test_orientation.cpp.
 #include <gtest/gtest.h>
 #include <libexif/exif-data.h>
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "image/image_io.h"
+#include "image/metadata.h"
 #include "tests/support/orientation_support.h"
 
 namespace blurtool {
@@ -78,6 +80,38 @@ TEST(Orientation, ApplyKeepsEveryPixelAndChannelCount) {
     EXPECT_EQ(turned.width * turned.height, 15);
     // The inverse of stored_for: what a viewer shows from the stored pixels.
     EXPECT_EQ(stored_for(turned, o).pixels, rgba.pixels) << "orientation " << o;
+  }
+}
+
+// A TIFF's Orientation tag, written by libtiff, is the EXIF orientation's twin: the pixels come
+// back exactly upright (TIFF is lossless), at 8 and at 16 bits, the header's size turned with
+// them; without orientation they come back as stored, and the tag is kept as metadata.
+TEST(Orientation, EachOfTheEightTiffTagsDecodesUpright) {
+  Image16 shown16 = widen(upright());
+  for (std::size_t i = 0; i < shown16.pixels.size(); ++i)
+    shown16.pixels[i] = static_cast<std::uint16_t>(shown16.pixels[i] - i % 200);  // not v * 257
+  for (int o = 1; o <= 8; ++o) {
+    SCOPED_TRACE("orientation " + std::to_string(o));
+    const Image stored = stored_for(upright(), o);
+    const std::vector<std::uint8_t> tiff = tagged_tiff(stored, o);
+    const Image got = decode_image(tiff, "tagged.tif");
+    EXPECT_EQ(got.width, kW);
+    EXPECT_EQ(got.height, kH);
+    EXPECT_EQ(got.pixels, upright().pixels);
+    const ImageHeader h = read_image_header(tiff, "tagged.tif");
+    EXPECT_EQ(h.width, kW);
+    EXPECT_EQ(h.height, kH);
+    const Image as_stored = decode_image(tiff, "tagged.tif", nullptr, kDefaultMaxPixels, false);
+    EXPECT_EQ(as_stored.width, stored.width);
+    EXPECT_EQ(as_stored.pixels, stored.pixels);
+    EXPECT_EQ(read_image_header(tiff, "tagged.tif", kDefaultMaxPixels, false).width, stored.width);
+    EXPECT_EQ(read_metadata(tiff, "tagged.tif").orientation, o);
+    // 16 bits, samples that are not 8-bit ones widened.
+    const Image16 stored16 = stored_for(shown16, o);
+    const DecodedImage wide = decode_image_wide(tagged_tiff(stored16, o), "tagged16.tif");
+    ASSERT_TRUE(wide.is_wide());
+    EXPECT_EQ(wide.wide.width, kW);
+    EXPECT_TRUE(wide.wide.pixels == shown16.pixels);
   }
 }
 

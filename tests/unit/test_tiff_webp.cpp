@@ -308,6 +308,88 @@ TEST(Tiff, MetadataTagsRoundTrip) {
   EXPECT_EQ(warnings[0].rfind("d.tif: TIFF metadata left out (libtiff: ", 0), 0u) << warnings[0];
 }
 
+// A TiffStripWriter's file into memory, taking the image's RGBA rows in uneven pieces (1 row,
+// 7, then the rest): the bytes encode_tiff writes from the whole image, for strips and tiles
+// (which buffer 256 rows), 8 and 16 bits, each channel count kept from RGBA, metadata included.
+TEST(Tiff, StripWriterTakingRowsInPiecesWritesEncodeTiffsBytes) {
+  ImageMetadata m;
+  m.icc = Bytes(200, 7);
+  m.xmp = "<x:xmpmeta xmlns:x='adobe:ns:meta/'>rows</x:xmpmeta>";
+  m.resolution = Resolution{Resolution::Unit::inch, 300, 300};
+  m.orientation = 6;
+  for (const bool tiled : {false, true})
+    for (int channels = 1; channels <= 4; ++channels)
+      for (const int depth : {8, 16}) {
+        const std::string what = "tiled " + std::to_string(tiled) + " channels " +
+                                 std::to_string(channels) + " depth " + std::to_string(depth);
+        EncodeOptions e;
+        e.tiff_tiled = tiled;
+        const Image rgba8 = random_image<std::uint8_t>(300, 600, 4, channels);
+        const Image16 rgba16 = random_image<std::uint16_t>(300, 600, 4, channels);
+        const Bytes whole =
+            depth == 8 ? encode_tiff(rgba8, channels, e, m) : encode_tiff(rgba16, channels, e, m);
+        Bytes file;
+        std::size_t writes = 0;
+        TiffStripWriter writer(300, 600, channels, depth, e, m,
+                               [&](std::uint64_t offset, const std::uint8_t* data, std::size_t n) {
+                                 ++writes;
+                                 if (offset + n > file.size()) file.resize(offset + n);
+                                 std::memcpy(file.data() + offset, data, n);
+                               });
+        const auto* rows = depth == 8 ? static_cast<const void*>(rgba8.pixels.data())
+                                      : static_cast<const void*>(rgba16.pixels.data());
+        const std::size_t row = 300 * 4 * depth / 8;
+        const auto at = [&](int y) { return static_cast<const std::uint8_t*>(rows) + y * row; };
+        writer.write(at(0), 4, 1);
+        writer.write(at(1), 4, 7);
+        EXPECT_LT(file.size(), whole.size() / 2) << what;  // written as it goes, not at the end
+        writer.write(at(8), 4, 592);
+        EXPECT_GT(writes, 3u) << what;
+        EXPECT_TRUE(file == whole) << what;
+        EXPECT_THROW(writer.write(at(0), 4, 1), Error) << what;  // past the last row
+        EXPECT_EQ(read_tiff_metadata(file, "w.tif").orientation, 6) << what;
+      }
+}
+
+// An output that fails (a full disk) fails the write that reached it with the output's own
+// error, through libtiff; a writer left unfinished writes nothing more when destroyed.
+TEST(Tiff, StripWriterPassesItsOutputsErrorOn) {
+  const Image rgba = random_image<std::uint8_t>(500, 400, 4, 3);
+  std::size_t written = 0, after_failure = 0;
+  bool failed = false;
+  {
+    EncodeOptions e;
+    e.tiff_compression = TiffCompression::none;
+    TiffStripWriter writer(500, 400, 3, 8, e, ImageMetadata{},
+                           [&](std::uint64_t, const std::uint8_t*, std::size_t n) {
+                             if (failed) ++after_failure;
+                             if (written + n > 100000) {
+                               failed = true;
+                               throw Error("out.tif: cannot write: No space left on device");
+                             }
+                             written += n;
+                           });
+    try {
+      writer.write(rgba.pixels.data(), 4, 400);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), "out.tif: cannot write: No space left on device");
+    }
+  }
+  EXPECT_TRUE(failed);
+  EXPECT_EQ(after_failure, 0u);  // none after the failing one, none at destruction
+  // Unfinished without a failure: destroyed quietly, nothing written after the rows.
+  std::size_t writes = 0;
+  {
+    TiffStripWriter writer(50, 40, 1, 16, EncodeOptions{}, ImageMetadata{},
+                           [&](std::uint64_t, const std::uint8_t*, std::size_t) { ++writes; });
+    const Image16 grey = random_image<std::uint16_t>(50, 40, 1, 4);
+    writer.write(grey.pixels.data(), 1, 10);
+    EXPECT_THROW(writer.write(grey.pixels.data(), 5, 1), Error);  // 5 samples a pixel
+  }
+  EXPECT_EQ(writes, 1u);  // the header only: one strip holds all 40 rows
+}
+
 // A smooth image (lossy codecs keep it close), 8 bits, `channels` samples.
 Image smooth_image(int w, int h, int channels) {
   Image image{w, h, channels,
