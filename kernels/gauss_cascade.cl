@@ -28,9 +28,11 @@
 // segments give the same bytes as one run. A window sum is at most PIXEL_MAX CASCADE_ONE
 // (2r + 3) < 2^31 for r <= 1364 (the reach limit, kMaxGaussRadius 4096, with three boxes), so
 // its value survives the wrapping and converts as a signed integer (one instruction on CPUs).
-// A box's result is computed in float from the exact sum and kept as float; rounding it to
-// 1/CASCADE_ONE of a level as it enters the next box's sums moves it at most 1/4096 of an
-// 8-bit level or 1/16 of a 16-bit one.
+// A box's result is computed in float from the exact sum, with an explicit fma (correctly
+// rounded on every device, where a contracted a * b + c is the compiler's choice; the streams
+// walk below computes each result twice and needs both the same), and kept as float; rounding
+// it to 1/CASCADE_ONE of a level as it enters the next box's sums moves it at most 1/4096 of
+// an 8-bit level or 1/16 of a 16-bit one.
 #ifndef CASCADE_ONE
 #ifdef PIXEL16
 #define CASCADE_ONE 8.0f
@@ -117,8 +119,8 @@ inline uint cascade_fixed1(float v) { return as_uint(v * CASCADE_ONE + CASCADE_M
             RING(k - 1, slot, c, LANES) = in_new;                                                      \
           }                                                                                     \
           sum[k][c] += cascade_fixed(in_last) - cascade_fixed(in_old);                          \
-          in_new = (convert_float4(as_int4(sum[k][c])) * CASCADE_ONE_INV +                      \
-                    alpha * (in_old + in_new)) *                                                \
+          in_new = fma((float4)(alpha), in_old + in_new,                                        \
+                       convert_float4(as_int4(sum[k][c])) * CASCADE_ONE_INV) *                  \
                    inv_l;                                                                       \
         }                                                                                       \
         if (t >= (p0)) STORE(t, c, in_new);                                                     \
@@ -204,7 +206,7 @@ kernel void gauss_cascade_cols(global const float4* mid, global pixel_word_t* ds
   do {                                                                                          \
     if ((t) >= (a)) sum += cascade_fixed1(prev);                                                \
     if ((t) >= (a) + 2 * radius + 1) sum -= cascade_fixed1(od);                                 \
-    out = ((float)(int)(sum)*CASCADE_ONE_INV + alpha * ((od) + (nw))) * inv_l;                  \
+    out = fma(alpha, (od) + (nw), (float)(int)(sum)*CASCADE_ONE_INV) * inv_l;                   \
     prev = (nw);                                                                                \
   } while (0)
 
@@ -213,7 +215,7 @@ kernel void gauss_cascade_cols(global const float4* mid, global pixel_word_t* ds
 #define STREAMS_BOX_STEADY(sum, prev, nw, od, out)                                              \
   do {                                                                                          \
     sum += cascade_fixed1(prev) - cascade_fixed1(od);                                           \
-    out = ((float)(int)(sum)*CASCADE_ONE_INV + alpha * ((od) + (nw))) * inv_l;                  \
+    out = fma(alpha, (od) + (nw), (float)(int)(sum)*CASCADE_ONE_INV) * inv_l;                   \
     prev = (nw);                                                                                \
   } while (0)
 

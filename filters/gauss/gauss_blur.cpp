@@ -72,8 +72,9 @@ int gauss_radius(const GaussParams& p) {
 void validate(const GaussParams& p) {
   gauss_weights(p.sigma, 0);  // sigma range
   if (p.cascade != CascadeWalk::automatic && !gauss_is_fast(p)) {
-    char above[48];
-    std::snprintf(above, sizeof above, " fast, or auto above sigma %g", kGaussFastSigma);
+    char above[96];
+    std::snprintf(above, sizeof above,
+                  " fast, or auto above sigma %g without --radius or --variant", kGaussFastSigma);
     throw UsageError(parameter("cascade") + " " + name_of(cascade_walk_table(), p.cascade) +
                      " goes with the fast method: " + parameter("gauss-method") + above);
   }

@@ -173,8 +173,8 @@ const std::vector<Named<GaussMethod>>& gauss_method_table();
 enum class CascadeWalk {
   automatic,  ///< streams on GPUs, rings on CPUs
   rings,      ///< a ring of 2r + 3 results a box in global memory: K boxes a step (CPUs)
-  streams,    ///< no rings: six boxes fed by four streams of the input, transposed through
-              ///< local memory in the rows pass (GPUs; K = 3 only)
+  streams,    ///< no rings: six boxes fed by four streams of the input, one work-item a
+              ///< channel of a line segment (GPUs; K = 3 only)
 };
 
 /// Name table: auto, rings, streams.

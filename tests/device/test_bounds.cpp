@@ -176,5 +176,24 @@ TEST(Bounds, GaussianBufferSchedulesStayInsideTheirBuffers) {
       "gauss sigma");
 }
 
+// The fast Gaussian's two walks (one work-item a channel in streams, per-sample byte and short
+// indices) at a reach beyond the images, whole lines and short segments, every edge mode.
+TEST(Bounds, FastGaussianWalksStayInsideTheirBuffers) {
+  for (EdgeMode edge : {EdgeMode::clamp, EdgeMode::mirror, EdgeMode::zero})
+    for (int segment : {0, 1, 7})
+      check_every_buffer_schedule<CascadeWalk>(
+          {CascadeWalk::rings, CascadeWalk::streams},
+          [&](CascadeWalk walk, int w, int h) {
+            GaussParams p;
+            p.sigma = 15.0;  // reach 45, wider and taller than the images
+            p.method = GaussMethod::fast;
+            p.cascade = walk;
+            p.segment = segment;
+            p.edge = edge;
+            return std::make_unique<GaussFilter>(runtime(), p, w, h);
+          },
+          "fast gauss segment " + std::to_string(segment));
+}
+
 }  // namespace
 }  // namespace blurtool
