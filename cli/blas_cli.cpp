@@ -71,6 +71,10 @@ int run_blas_command(int argc, const char* const* argv) {
                      "the operands) included: default sizes are capped to fit it, a larger --n "
                      "is refused; K, M or G for KiB, MiB, GiB (default: a quarter of physical "
                      "memory, at most 4G)", cxxopts::value<std::string>(), "SIZE")
+      ("time-budget", "seconds the default sweep may take: a size predicted to end past it "
+                      "is not run, and a note names it; 0 for no limit (default 20; sizes given "
+                      "with --n run whatever they take)",
+       cxxopts::value<std::string>(), "S")
       ("tune", "run CLBlast's tuners (Xaxpy, Xdot, Xgemm) on the device and cache the "
                "parameters for it; later runs add a 'clblast tuned' column")
       ("h,help", "print this help");
@@ -212,8 +216,14 @@ int run_blas_command(int argc, const char* const* argv) {
     o.max_memory =
         parse_size(p["max-memory"].as<std::string>(), "--max-memory", 1 << 20, 1ULL << 42);
 
+  if (p.count("time-budget")) {
+    const std::string t = p["time-budget"].as<std::string>();
+    o.budget_s = parse_decimal(t);
+    if (!(o.budget_s >= 0)) throw UsageError("--time-budget '" + t + "': seconds, 0 or more");
+  }
   Runtime rt(select_device(p.count("device") ? p["device"].as<std::string>() : ""));
   if (!p.count("n")) {
+    if (!p.count("time-budget")) o.budget_s = kBlasDefaultBudgetS;
     // The write-up's sizes, capped to what this device and host hold (a 2^28 saxpy takes
     // gigabytes and over a minute on a small machine); an explicit --n is checked by the run.
     std::string note;

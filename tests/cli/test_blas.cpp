@@ -105,7 +105,7 @@ TEST_F(Cli, BlasUsageErrorsNameTheArgument) {
 // memory too, 24 bytes a saxpy element: 2097152 is the largest power of two in 64 MiB).
 TEST_F(Cli, BlasDefaultSizesAreCappedToTheMemory) {
   Result r = run({"blas", "saxpy", "--max-memory", "64M", "--runs", "1", "--impl", "buffer",
-                  "--bench-format", "json"});
+                  "--time-budget", "0", "--bench-format", "json"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("blurtool: note: blas saxpy: --n capped to 2097152 (from 67108864) to fit "
                        "the host's memory (64 MiB: --max-memory"),
@@ -127,6 +127,31 @@ TEST_F(Cli, BlasDefaultSizesAreCappedToTheMemory) {
   for (const auto& [args, parts] : cases) {
     SCOPED_TRACE(::testing::PrintToString(args));
     expect_failure(run(args), 2, parts, Files{});
+  }
+}
+
+// The default sweep stops before a size predicted to end past --time-budget (20 s unless given:
+// the largest defaults took over a minute on a 2-core CPU device) and names it; the first size
+// always runs; sizes given with --n run whatever they take.
+TEST_F(Cli, BlasDefaultSweepKeepsToItsTimeBudget) {
+  Result r = run({"blas", "saxpy", "--time-budget", "0.000001", "--runs", "1", "--impl", "buffer",
+                  "--bench-format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("blurtool: note: blas saxpy: stopped before size 1048576, predicted to "
+                       "end past the 1e-06 s of --time-budget; give --n 1048576 to run it"),
+            std::string::npos)
+      << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 1u);
+  EXPECT_EQ(j["rows"][0]["size"], "1024");
+  r = run({"blas", "saxpy", "--n", "2048", "--time-budget", "0.000001", "--runs", "1", "--impl",
+           "buffer", "--bench-format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("stopped before"), std::string::npos) << r.err;
+  for (const std::string bad : {"abc", "-1"}) {
+    SCOPED_TRACE(bad);
+    expect_failure(run({"blas", "saxpy", "--time-budget", bad}), 2,
+                   {"--time-budget '" + bad + "': seconds, 0 or more"}, Files{});
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "tests/support/test_support.h"
 #include "tools/blas/blas.h"
+#include "tools/blas/blas_bench.h"
 #include "tools/blas/blas_sizes.h"
 #include "util/error.h"
 
@@ -300,6 +301,15 @@ TEST(BlasSizes, DefaultsAreCappedToEachLimit) {
       EXPECT_NE(blas_misfit(o, c.sizes.back() * 2, c.limits), "") << c.sizes.back() * 2;
     }
   }
+}
+
+// The prediction: twice the last size's time scaled with n (saxpy, sdot) or n^3 (sgemm), added
+// to the time already spent, against the budget.
+TEST(BlasSizes, BudgetPredictsFromTheLastSize) {
+  EXPECT_TRUE(blas_size_fits_budget(1.0, 0.5, 1024, 4096, false, 5.0));   // 1 + 4 = 5
+  EXPECT_FALSE(blas_size_fits_budget(1.1, 0.5, 1024, 4096, false, 5.0));  // 1.1 + 4
+  EXPECT_TRUE(blas_size_fits_budget(0.0, 0.25, 256, 512, true, 4.0));     // 2 * 0.25 * 8 = 4
+  EXPECT_FALSE(blas_size_fits_budget(0.0, 0.25, 256, 1024, true, 30.0));  // 2 * 0.25 * 64 = 32
 }
 
 }  // namespace

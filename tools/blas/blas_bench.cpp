@@ -2,6 +2,7 @@
 #include "tools/blas/blas_bench.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -291,9 +292,40 @@ BlasRow run_size(Runtime& rt, const BlasBenchOptions& o, long long size,
 
 }  // namespace
 
+bool blas_size_fits_budget(double elapsed_s, double last_s, long long last, long long next,
+                           bool cubic, double budget_s) {
+  const double ratio = static_cast<double>(next) / static_cast<double>(std::max(1LL, last));
+  return elapsed_s + 2 * last_s * (cubic ? ratio * ratio * ratio : ratio) <= budget_s;
+}
+
 std::vector<BlasRow> run_blas_bench(Runtime& rt, const BlasBenchOptions& o) {
   std::vector<BlasRow> rows;
-  for (long long size : o.sizes) rows.push_back(run_size(rt, o, size, o.impls, ""));
+  using Clock = std::chrono::steady_clock;
+  const auto since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  const Clock::time_point start = Clock::now();
+  double last_s = 0;
+  for (size_t i = 0; i < o.sizes.size(); ++i) {
+    if (i > 0 && o.budget_s > 0 &&
+        !blas_size_fits_budget(since(start), last_s, o.sizes[i - 1], o.sizes[i],
+                               o.routine == BlasRoutine::sgemm, o.budget_s)) {
+      std::cerr << "blurtool: note: blas " << name_of(blas_routine_table(), o.routine)
+                << ": stopped before size " << o.sizes[i] << ", predicted to end past the "
+                << o.budget_s << " s of " << parameter("time-budget") << "; give "
+                << blas_size_options(o) << " " << o.sizes[i] << " to run it\n";
+      break;
+    }
+    const Clock::time_point t = Clock::now();
+    rows.push_back(run_size(rt, o, o.sizes[i], o.impls, ""));
+    // The first size's wall time holds the programs' compiles: its timed runs stand for it.
+    last_s = since(t);
+    if (i == 0) {
+      last_s = 0;
+      for (const BlasCell& c : rows.back().cells)
+        if (c.skipped.empty()) last_s += (o.runs + 1) * c.total_ms.median / 1000;
+    }
+  }
   // CLBlast cannot take an override back, so the tuned pass comes after every untuned run.
   const bool clblast =
       std::find(o.impls.begin(), o.impls.end(), BlasImpl::clblast) != o.impls.end();
@@ -303,7 +335,7 @@ std::vector<BlasRow> run_blas_bench(Runtime& rt, const BlasBenchOptions& o) {
                        : o.routine == BlasRoutine::sdot ? "Xdot"
                                                         : "Xgemm";
   if (std::find(tuning.applied.begin(), tuning.applied.end(), kernel) != tuning.applied.end()) {
-    for (size_t i = 0; i < rows.size(); ++i) {
+    for (size_t i = 0; i < rows.size(); ++i) {  // the sizes the budget left
       const BlasRow tuned = run_size(rt, o, o.sizes[i], {BlasImpl::clblast}, " tuned");
       rows[i].cells.insert(rows[i].cells.begin() + 1, tuned.cells.begin(), tuned.cells.end());
     }

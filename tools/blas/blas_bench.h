@@ -32,7 +32,22 @@ struct BlasBenchOptions {
   /// Host memory the run may take in bytes (--max-memory); 0: a quarter of physical memory,
   /// at most 4 GiB (see blas_sizes.h).
   std::uint64_t max_memory = 0;
+  /// Seconds the sweep may take, 0 for no limit: a size predicted to end past it (blas_size_fits
+  /// _budget) is not run, and a note on standard error names it. The default sweep's limit.
+  double budget_s = 0;
 };
+
+/// The seconds the default sweep may take (blurtool blas --time-budget): its largest sizes take
+/// over a minute on a 2-core CPU device.
+constexpr double kBlasDefaultBudgetS = 20.0;
+
+/// Whether a run at `next` is predicted to end within `budget_s` seconds of the sweep's start,
+/// `elapsed_s` seconds in, where the last size `last` took `last_s` (run_blas_bench: its wall
+/// time; for the first size, whose wall time holds the compiles, its timed runs): twice that,
+/// scaled with the size (n for saxpy and sdot) or its cube for sgemm (`cubic`), since larger
+/// operands also pay page faults and cache misses.
+bool blas_size_fits_budget(double elapsed_s, double last_s, long long last, long long next,
+                           bool cubic, double budget_s);
 
 /// One implementation at one size: its medians, or why it was skipped; its error.
 struct BlasCell {
