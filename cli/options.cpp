@@ -330,7 +330,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
       "      saxpy|sdot|sgemm    own OpenCL kernels (image and buffer designs) against\n"
       "                          CLBlast, checked against a CPU reference: --n, --m, --k,\n"
       "                          --alpha, --beta, --incx, --incy, --trans-a, --trans-b,\n"
-      "                          --lda, --ldb, --ldc, --impl, --runs\n"
+      "                          --lda, --ldb, --ldc, --impl, --runs, --time-budget\n"
       "      --tune              run CLBlast's tuners on the device and cache the result\n\n";
   if (size_t at = o.help_text.find(" Output and batch options:"); at != std::string::npos)
     o.help_text.insert(at, blas_group);
