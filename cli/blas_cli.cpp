@@ -39,7 +39,7 @@ int run_blas_command(int argc, const char* const* argv) {
       ("routine", "saxpy, sdot or sgemm", cxxopts::value<std::string>())
       ("n", "vector length (saxpy, sdot) or columns of C (sgemm), >= 0 (default: the "
             "write-up's sizes, 1024..268435456; sgemm 64..4096 square; capped to fit the "
-            "device's and the host's memory)",
+            "device's and the host's memory, and run while they fit --time-budget)",
        cxxopts::value<std::string>(), "N")
       ("m", "sgemm: rows of C, >= 0 (default: N)", cxxopts::value<std::string>(), "M")
       ("k", "sgemm: inner dimension, >= 0 (default: N)", cxxopts::value<std::string>(), "K")
@@ -71,9 +71,12 @@ int run_blas_command(int argc, const char* const* argv) {
                      "the operands) included: default sizes are capped to fit it, a larger --n "
                      "is refused; K, M or G for KiB, MiB, GiB (default: a quarter of physical "
                      "memory, at most 4G)", cxxopts::value<std::string>(), "SIZE")
-      ("time-budget", "seconds the default sweep may take: a size predicted to end past it "
-                      "is not run, and a note names it; 0 for no limit (default 20; sizes given "
-                      "with --n run whatever they take)",
+      ("time-budget", "seconds the default sizes may take: each size's time is predicted "
+                      "from the last one's, and one predicted to take more than half the time "
+                      "left is replaced by a smaller power of two or left out, with a note "
+                      "(default " +
+                      std::to_string(static_cast<int>(kBlasTimeBudget)) +
+                      "; 0: every default size, however long; not with --n)",
        cxxopts::value<std::string>(), "S")
       ("tune", "run CLBlast's tuners (Xaxpy, Xdot, Xgemm) on the device and cache the "
                "parameters for it; later runs add a 'clblast tuned' column")
@@ -191,9 +194,19 @@ int run_blas_command(int argc, const char* const* argv) {
           throw UsageError(std::string("--") + ld + " must be at least 1");
       o.square = false;
     }
+    if (p.count("time-budget"))
+      throw UsageError("--time-budget goes with the default sizes; --n " + std::to_string(n) +
+                       " runs as given");
   } else {
     for (const char* only : {"m", "k", "lda", "ldb", "ldc"})
       if (p.count(only)) throw UsageError(std::string("--") + only + " needs --n");
+    o.time_budget_s = kBlasTimeBudget;
+    if (p.count("time-budget")) {
+      const std::string text = p["time-budget"].as<std::string>();
+      o.time_budget_s = parse_decimal(text);
+      if (!(o.time_budget_s >= 0 && o.time_budget_s <= 1e6))
+        throw UsageError("--time-budget '" + text + "': give seconds from 0 to 1000000");
+    }
     // The smallest default size, to validate the arguments with; the sweep itself is chosen
     // once the device is known (blas_default_sizes).
     o.sizes = {gemm ? 64LL : 1024LL};
@@ -216,14 +229,8 @@ int run_blas_command(int argc, const char* const* argv) {
     o.max_memory =
         parse_size(p["max-memory"].as<std::string>(), "--max-memory", 1 << 20, 1ULL << 42);
 
-  if (p.count("time-budget")) {
-    const std::string t = p["time-budget"].as<std::string>();
-    o.budget_s = parse_decimal(t);
-    if (!(o.budget_s >= 0)) throw UsageError("--time-budget '" + t + "': seconds, 0 or more");
-  }
   Runtime rt(select_device(p.count("device") ? p["device"].as<std::string>() : ""));
   if (!p.count("n")) {
-    if (!p.count("time-budget")) o.budget_s = kBlasDefaultBudgetS;
     // The write-up's sizes, capped to what this device and host hold (a 2^28 saxpy takes
     // gigabytes and over a minute on a small machine); an explicit --n is checked by the run.
     std::string note;
@@ -232,15 +239,18 @@ int run_blas_command(int argc, const char* const* argv) {
       std::cerr << "blurtool: note: blas " << name_of(blas_routine_table(), o.routine) << ": "
                 << note << "\n";
   }
-  const std::vector<BlasRow> rows = run_blas_bench(rt, o);
-  // A size asked for with --n that fits nowhere is a bad argument, as CLBlast would say; the
-  // default sweep instead keeps such sizes as rows marked skipped.
-  if (p.count("n") && !rows.empty() && !rows[0].cells.empty() &&
-      std::all_of(rows[0].cells.begin(), rows[0].cells.end(),
-                  [](const BlasCell& c) { return !c.skipped.empty(); }))
-    throw UsageError(rows[0].cells[0].skipped);
-  print_blas(rows, o.routine, rt.device().name + " (" + rt.device().platform + ")", o.runs, format,
-             std::cout);
+  BlasPrinter printer(o.routine, rt.device().name + " (" + rt.device().platform + ")", o.runs,
+                      format, std::cout);
+  const std::vector<BlasRow> rows = run_blas_bench(rt, o, [&](const BlasRow& row) {
+    // A size asked for with --n that fits nowhere is a bad argument, as CLBlast would say; the
+    // default sweep instead keeps such sizes as rows marked skipped.
+    if (p.count("n") && !row.cells.empty() &&
+        std::all_of(row.cells.begin(), row.cells.end(),
+                    [](const BlasCell& c) { return !c.skipped.empty(); }))
+      throw UsageError(row.cells[0].skipped);
+    printer.row(row);
+  });
+  printer.finish();
   for (const BlasRow& r : rows)
     for (const BlasCell& c : r.cells)
       if (c.skipped.empty() && !c.ok) {

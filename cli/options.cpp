@@ -103,14 +103,21 @@ std::string option_spelling(const std::string& key) {
 }
 
 CliOptions parse_options(int argc, const char* const* argv) {
-  // "--bench N" (N a count) means "--bench=N", "--strip all" "--strip=all" (an input named
-  // 'all' is ./all): cxxopts only takes an optional value with '='.
+  // "--bench N" (N a count) means "--bench=N", and "--strip all" "--strip=all": cxxopts only
+  // takes an optional value with '='. --strip takes the next word only where it is a level
+  // (all, colour, color); any other word is a file. A file of a level's name there would be
+  // read either way, so it is refused as ambiguous: ./all names the file, --strip=all the level.
   std::vector<std::string> args(argv, argv + argc);
   for (size_t i = 1; i + 1 < args.size(); ++i) {
     const std::string& next = args[i + 1];
-    if ((args[i] == "--bench" && !next.empty() &&
-         next.find_first_not_of("0123456789") == std::string::npos) ||
-        (args[i] == "--strip" && (next == "all" || next == "colour"))) {
+    const bool strip_level =
+        args[i] == "--strip" && (next == "all" || next == "colour" || next == "color");
+    std::error_code ec;
+    if (strip_level && std::filesystem::exists(next, ec))
+      throw UsageError("--strip " + next + ": '" + next + "' is also a file here; write --strip=" +
+                       next + " for the level, or ./" + next + " for the file");
+    if (strip_level || (args[i] == "--bench" && !next.empty() &&
+                        next.find_first_not_of("0123456789") == std::string::npos)) {
       args[i] += "=" + next;
       args.erase(args.begin() + static_cast<long>(i) + 1);
     }
@@ -244,10 +251,12 @@ CliOptions parse_options(int argc, const char* const* argv) {
       ("force",
        "replace outputs that exist in a batch (default: skip and count them), and one that "
        "appears while a single image is made (default: fail)")
-      ("strip", "drop the input's metadata from the output: --strip drops EXIF, XMP and the "
-                "resolution but keeps the colour profile (ICC, PNG sRGB/gAMA/cHRM); "
-                "--strip all drops that too (default: all of it is kept, the EXIF orientation "
-                "set to 1, its thumbnail, maker note and XMP thumbnails dropped)",
+      ("strip", "drop the input's metadata from the output: --strip (or --strip=colour, "
+                "=color) drops EXIF, XMP and the resolution but keeps the colour profile (ICC, "
+                "PNG sRGB/gAMA/cHRM); --strip=all drops that too (default: all of it is kept, "
+                "the EXIF orientation set to 1, its thumbnail, maker note and XMP thumbnails "
+                "dropped). The word after --strip is its level only when it is all, colour or "
+                "color (refused if a file has that name: write ./all); any other is a file",
        cxxopts::value<std::string>()->implicit_value("colour"), "all")
       ("no-orient", "keep a JPEG's or TIFF's pixels as stored (default: turn and mirror them as "
                     "its EXIF orientation or TIFF Orientation tag says, so that phone photos "
@@ -327,7 +336,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
       "      saxpy|sdot|sgemm    own OpenCL kernels (image and buffer designs) against\n"
       "                          CLBlast, checked against a CPU reference: --n, --m, --k,\n"
       "                          --alpha, --beta, --incx, --incy, --trans-a, --trans-b,\n"
-      "                          --lda, --ldb, --ldc, --impl, --runs\n"
+      "                          --lda, --ldb, --ldc, --impl, --runs, --time-budget\n"
       "      --tune              run CLBlast's tuners on the device and cache the result\n\n";
   if (size_t at = o.help_text.find(" Output and batch options:"); at != std::string::npos)
     o.help_text.insert(at, blas_group);
@@ -458,6 +467,9 @@ CliOptions parse_options(int argc, const char* const* argv) {
   o.subsampling = parse_named(chroma_subsampling_table(), parsed["subsampling"].as<std::string>(),
                               "--subsampling");
   o.webp_lossless = parsed.count("webp-lossless") > 0;
+  o.given.quality = parsed.count("quality") > 0;
+  o.given.subsampling = parsed.count("subsampling") > 0;
+  o.given.png_level = parsed.count("png-level") > 0;
   o.png_level =
       parse_int(parsed["png-level"].as<std::string>(), "--png-level", 0, 9, "the zlib level");
   o.jpeg_codec =
@@ -477,14 +489,14 @@ CliOptions parse_options(int argc, const char* const* argv) {
   o.orient = parsed.count("no-orient") == 0;
   if (parsed.count("strip")) {
     const std::string strip = parsed["strip"].as<std::string>();
-    if (strip == "colour")
+    if (strip == "colour" || strip == "color")
       o.keep_metadata = KeepMetadata::colour;
     else if (strip == "all")
       o.keep_metadata = KeepMetadata::none;
     else
       throw UsageError(
           "--strip=" + strip +
-          ": not a choice; use --strip (or --strip=colour: keeps the colour profile) or "
+          ": not a choice; use --strip (or --strip=colour, =color: keeps the colour profile) or "
           "--strip=all");
   }
   o.linear_light = parsed.count("linear-light") > 0;

@@ -51,8 +51,32 @@ bool has_image_signature(const std::vector<std::uint8_t>& bytes) {
          is_tiff(bytes) || has_webp_signature(bytes);
 }
 
-constexpr const char* kNotAnImage =
-    ": not a PNG, JPEG, TIFF or WebP image (unrecognised signature bytes)";
+// GIF (87a or 89a) and BMP: formats a user may well hand over, named in the refusal so that
+// they know what to convert. A BMP is "BM" and a DIB header size libraries know (core 12, info
+// 40 to 124), since "BM" alone begins text files too.
+constexpr std::uint8_t kGif87Signature[] = {'G', 'I', 'F', '8', '7', 'a'};
+constexpr std::uint8_t kGif89Signature[] = {'G', 'I', 'F', '8', '9', 'a'};
+
+bool is_bmp(const std::vector<std::uint8_t>& bytes) {
+  if (bytes.size() < 18 || bytes[0] != 'B' || bytes[1] != 'M') return false;
+  const std::uint32_t dib =
+      bytes[14] | bytes[15] << 8 | bytes[16] << 16 | static_cast<std::uint32_t>(bytes[17]) << 24;
+  for (std::uint32_t known : {12, 40, 52, 56, 64, 108, 124})
+    if (dib == known) return true;
+  return false;
+}
+
+// Why `bytes`, which have no signature of a format read here, are refused, naming `name`.
+std::string not_an_image(const std::string& name, const std::vector<std::uint8_t>& bytes) {
+  const char* format = starts_with(bytes, kGif87Signature) || starts_with(bytes, kGif89Signature)
+                           ? "GIF"
+                       : is_bmp(bytes) ? "BMP"
+                                       : nullptr;
+  if (format)
+    return name + ": " + format +
+           " is not supported; convert it to PNG (blurtool reads PNG, JPEG, TIFF and WebP)";
+  return name + ": not a PNG, JPEG, TIFF or WebP image (unrecognised signature bytes)";
+}
 
 std::string too_large(const std::string& name, std::uint64_t size, std::uint64_t limit) {
   return name + ": file is " + (size ? std::to_string(size) + " bytes" : "longer") +
@@ -85,7 +109,7 @@ std::vector<std::uint8_t> read_all(int fd, const std::string& name, std::uint64_
     bytes.insert(bytes.end(), buffer, buffer + n);
     // Refused on its first bytes, so that a stream that is no image is not read to the limit.
     if (first && bytes.size() >= sizeof kPngSignature && !has_image_signature(bytes))
-      throw Error(name + kNotAnImage);
+      throw Error(not_an_image(name, bytes));
   }
   return bytes;
 }
@@ -151,7 +175,7 @@ CheckedFile check_file(const std::vector<std::uint8_t>& bytes, const std::string
        std::equal(bytes.begin(), bytes.end(), std::begin(kTiffSignatureBE))))
     throw Error(name + ": truncated TIFF (the file ends at byte " + std::to_string(bytes.size()) +
                 ", inside its signature)");
-  if (!has_image_signature(bytes)) throw Error(name + kNotAnImage);
+  if (!has_image_signature(bytes)) throw Error(not_an_image(name, bytes));
   if (is_tiff(bytes) || has_webp_signature(bytes)) {
     CheckedFile file;
     file.tiff = is_tiff(bytes);

@@ -1227,6 +1227,11 @@ int run_batch(const JobOptions& o) {
               << (p.listed_in_output == 1 ? " listed path lies" : " listed paths lie")
               << " in the output folder '" << o.output << "' and "
               << (p.listed_in_output == 1 ? "is no input" : "are no inputs") << "\n";
+  // Encoder options that no output of the batch takes.
+  std::set<OutputKind> kinds;
+  for (const Item& item : p.items) kinds.insert(item.kind);
+  for (const std::string& w : unused_encoder_options(o, kinds))
+    if (!o.quiet) std::cerr << "blurtool: warning: " << w << "\n";
   if (p.folders_without_images > 0 && !o.quiet)
     std::cerr << "blurtool: warning: " << p.folders_without_images
               << (p.folders_without_images == 1 ? " input folder holds" : " input folders hold")

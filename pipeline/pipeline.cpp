@@ -54,6 +54,42 @@ OutputKind output_kind(const std::string& path, const std::string& input, const 
                    parameter("format"));
 }
 
+const char* output_kind_name(OutputKind kind) {
+  static const char* const names[] = {"PNG", "JPEG", "CSV", "JSON", "TIFF", "WebP"};  // by kind
+  return names[static_cast<int>(kind)];
+}
+
+std::vector<std::string> unused_encoder_options(const JobOptions& o,
+                                                const std::set<OutputKind>& kinds) {
+  const auto has = [&kinds](OutputKind k) { return kinds.count(k) > 0; };
+  const bool webp = has(OutputKind::webp);
+  // Each option given, whether an output of `kinds` takes it, and the outputs that do.
+  const struct {
+    bool given, taken;
+    const char *key, *outputs;
+  } options[] = {{o.given.quality, has(OutputKind::jpeg) || (webp && !o.webp_lossless), "quality",
+                  "JPEG and lossy WebP"},
+                 {o.given.subsampling, has(OutputKind::jpeg), "subsampling", "JPEG"},
+                 {o.given.png_level, has(OutputKind::png) || has(OutputKind::tiff), "png_level",
+                  "PNG and TIFF"},
+                 {o.webp_lossless, webp, "webp_lossless", "WebP"}};
+  std::string formats;  // "PNG", "PNG or TIFF", "PNG, TIFF or lossless WebP"
+  size_t named = 0;
+  for (OutputKind k : kinds) {
+    formats += std::string(named == 0                  ? ""
+                           : named + 1 == kinds.size() ? " or "
+                                                       : ", ") +
+               (k == OutputKind::webp && o.webp_lossless ? "lossless " : "") + output_kind_name(k);
+    ++named;
+  }
+  std::vector<std::string> warnings;
+  for (const auto& option : options)
+    if (option.given && !option.taken && !kinds.empty())
+      warnings.push_back(parameter(option.key) + " does not apply to " + formats +
+                         " output (it is for " + option.outputs + "); ignored");
+  return warnings;
+}
+
 WorkingSpace working_space(const JobOptions& o, int channels, bool deep, bool transparent) {
   WorkingSpace space;
   space.linear_light = o.linear_light;
@@ -292,6 +328,19 @@ EncodeOptions encode_options(const JobOptions& o, int threads) {
 
 namespace {
 
+// A resolution as a warning names it: "96 dpi", "72x96 dpi", "pixel aspect 2:1".
+std::string resolution_text(const Resolution& r) {
+  char text[64];
+  const double per_inch = r.unit == Resolution::Unit::centimetre ? 2.54 : 1;
+  if (r.unit == Resolution::Unit::none)
+    std::snprintf(text, sizeof text, "pixel aspect %g:%g", r.x, r.y);
+  else if (r.x == r.y)
+    std::snprintf(text, sizeof text, "%.0f dpi", r.x * per_inch);
+  else
+    std::snprintf(text, sizeof text, "%.0fx%.0f dpi", r.x * per_inch, r.y * per_inch);
+  return text;
+}
+
 std::vector<std::uint8_t> encode_pixels(const Rendered& r, ImageFormat format,
                                         const EncodeOptions& e) {
   if (!r.planes.empty()) return encode_jpeg_planes(r.planes, e);
@@ -324,6 +373,9 @@ std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, cons
   const ImageMetadata m = metadata_for_pixels(r.metadata, format, r.channels, output, warnings);
   if (format == ImageFormat::tiff || format == ImageFormat::webp) {
     e.metadata = &m;
+    if (format == ImageFormat::webp && m.resolution && warnings)
+      warnings->push_back(output + ": WebP output does not carry the resolution (" +
+                          resolution_text(*m.resolution) + "); left out");
     return encode_pixels(r, format, e);
   }
   std::vector<std::uint8_t> bytes = encode_pixels(r, format, e);
@@ -597,12 +649,18 @@ void warn_format_mismatch(const JobOptions& o, OutputKind kind,
   std::string ext = lower_extension(o.output);
   if (ext == ".jpeg") ext = ".jpg";
   if (ext == ".tiff") ext = ".tif";
-  static const char* const written[] = {"PNG", "JPEG", "CSV", "JSON", "TIFF", "WebP"};  // by kind
   if ((ext == ".png" || ext == ".jpg" || ext == ".csv" || ext == ".json" || ext == ".tif" ||
        ext == ".webp") &&
       ext != "." + o.format)
     warnings.push_back("output '" + o.output + "' is named " + ext + " but " + parameter("format") +
-                       " " + o.format + " writes " + written[static_cast<int>(kind)]);
+                       " " + o.format + " writes " + output_kind_name(kind));
+}
+
+// What single mode says about its output before the image is made: --format over another
+// extension, encoder options the output's format does not take.
+void warn_about_output(const JobOptions& o, OutputKind kind, std::vector<std::string>& warnings) {
+  warn_format_mismatch(o, kind, warnings);
+  for (std::string& w : unused_encoder_options(o, {kind})) warnings.push_back(std::move(w));
 }
 
 }  // namespace
@@ -642,7 +700,7 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
                                }))
       throw Error(o.output + ": appeared while the image was made; left as it is, not replaced (" +
                   parameter("force") + " replaces it)");
-    warn_format_mismatch(o, kind, warnings);
+    warn_about_output(o, kind, warnings);
     if (!o.quiet)
       for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
     trace("written");
@@ -664,7 +722,7 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   }
   run.decode_ms = ms_since(start);
   trace("decoded");
-  warn_format_mismatch(o, kind, warnings);
+  warn_about_output(o, kind, warnings);
   if (!o.quiet)
     for (const std::string& w : warnings) std::cerr << "blurtool: warning: " << w << "\n";
   const Source& source = run.source;

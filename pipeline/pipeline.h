@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -96,6 +97,12 @@ struct JobOptions {
   bool stage_times = false;
   std::string format;  ///< --format: png, jpg, tif, webp (csv, json with --bright); empty: by name
   bool webp_lossless = false;  ///< --webp-lossless: WebP output lossless, not lossy at quality
+  /// The encoder settings the command line gave rather than left at their defaults
+  /// (--webp-lossless is webp_lossless itself): an output format that takes none of one gets a
+  /// warning (unused_encoder_options).
+  struct {
+    bool quality = false, subsampling = false, png_level = false;
+  } given;
   std::string device;  ///< --device: index or name substring; empty: BLURTOOL_DEVICE or default
   std::vector<std::string> devices;  ///< --devices: device specs ("all" in any case as "all");
                                      ///< empty: --device
@@ -120,6 +127,17 @@ bool is_image_name(const std::string& path);
 /// .csv and .json with --bright). For "-" (stdout) without --format: `input`'s extension when it
 /// names an image, else PNG. Throws blurtool::UsageError naming `path` for other extensions.
 OutputKind output_kind(const std::string& path, const std::string& input, const JobOptions& o);
+
+/// The name of an output kind in messages: "PNG", "JPEG", "CSV", "JSON", "TIFF", "WebP".
+const char* output_kind_name(OutputKind kind);
+
+/// A warning for each encoder setting `o` gives that no output of `kinds` (a run's output
+/// formats) takes, naming the option and the formats: --quality (JPEG and lossy WebP),
+/// --subsampling (JPEG), --png-level (PNG and TIFF's deflate), --webp-lossless (WebP). Such a
+/// setting is ignored, not refused, as ImageMagick and libvips ignore it; in a batch of several
+/// formats, one that some outputs take is no mistake and goes unsaid.
+std::vector<std::string> unused_encoder_options(const JobOptions& o,
+                                                const std::set<OutputKind>& kinds);
 
 /// The working space of o's operation for a file of `channels` (1-4) that stores 16-bit samples
 /// (`deep`) or not, with alpha below full scale somewhere (`transparent`): linear light with

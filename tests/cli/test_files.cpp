@@ -38,13 +38,45 @@ TEST_F(Cli, UnreadableInputsFailWithTheirPath) {
   const std::string dune = read_file(kDune);
   ASSERT_GT(dune.size(), 1000u);
   write_file(truncated, dune.substr(0, dune.size() / 2));
-  const std::vector<std::pair<fs::path, std::string>> cases = {{missing, "cannot open"},
-                                                               {empty, "empty"},
-                                                               {text, "not a PNG, JPEG, TIFF or WebP"},
-                                                               {truncated, "truncated"}};
+  const std::vector<std::pair<fs::path, std::string>> cases = {
+      {missing, "cannot open"},
+      {empty, "empty"},
+      {text, "not a PNG, JPEG, TIFF or WebP"},
+      {truncated, "truncated"}};
   for (const auto& [input, reason] : cases) {
     SCOPED_TRACE(input.string());
     expect_failure(run({"--box", "3", input, out_ / "o.png"}), 1, {input, reason}, Files{});
+  }
+}
+
+// A GIF or a BMP is named as such, with what to do, not called an unrecognised file; a text
+// file that happens to begin with "BM" is still just not an image.
+TEST_F(Cli, GifAndBmpInputsAreNamed) {
+  // A 1x1 GIF89a (a two-colour table, one LZW-coded pixel) and a 1x1 24-bit BMP (an info header
+  // of 40 bytes, one row of 3 bytes padded to 4).
+  const std::string gif(
+      "GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff"
+      ",\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02\x44\x01\x00;",
+      35);
+  std::string bmp("BM\x3a\x00\x00\x00\x00\x00\x00\x00\x36\x00\x00\x00\x28\x00\x00\x00", 18);
+  bmp += std::string("\x01\x00\x00\x00\x01\x00\x00\x00\x01\x00\x18\x00", 12);
+  bmp += std::string(24, '\0') + std::string("\x10\x20\x30\x00", 4);
+  ASSERT_EQ(bmp.size(), 58u);
+  write_file(in_ / "photo.gif", gif);
+  write_file(in_ / "scan.bmp", bmp);
+  write_file(in_ / "notes.png", "BM is how this text begins, and it is no image\n");
+  const std::vector<std::pair<fs::path, std::string>> cases = {
+      {in_ / "photo.gif",
+       ": GIF is not supported; convert it to PNG (blurtool reads PNG, JPEG, TIFF and WebP)"},
+      {in_ / "scan.bmp",
+       ": BMP is not supported; convert it to PNG (blurtool reads PNG, JPEG, TIFF and WebP)"},
+      {in_ / "notes.png", ": not a PNG, JPEG, TIFF or WebP image (unrecognised signature bytes)"}};
+  for (const auto& [input, reason] : cases) {
+    SCOPED_TRACE(input.string());
+    const Result r = run({"--box", "3", input, out_ / "o.png"});
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "blurtool: " + input.string() + reason + "\n");
+    EXPECT_EQ(listing(out_), Files{});
   }
 }
 

@@ -250,5 +250,86 @@ TEST_F(Cli, FormatOverAnotherExtensionWarns) {
   EXPECT_EQ(same.err.find("warning"), std::string::npos) << same.err;
 }
 
+// An encoder option that the output's format does not take is ignored with one warning naming
+// the option and the format (as ImageMagick and libvips users expect), not silently; one that
+// some outputs of a batch take is no mistake and goes unsaid. The output is written all the same.
+TEST_F(Cli, EncoderOptionsTheOutputDoesNotTakeAreWarnedAbout) {
+  const std::string in = (in_ / "plain.png").string();  // no metadata: no other warning
+  save_image(random_image(24, 16, 3, 5), in);
+  const std::string quality = "--quality does not apply to ",
+                    lossy = " (it is for JPEG and lossy WebP)";
+  struct Case {
+    std::vector<std::string> options;
+    std::string output;
+    std::vector<std::string> warnings;  // each line without "blurtool: warning: " and "; ignored"
+  };
+  const std::vector<Case> cases = {
+      {{"--quality", "80", "--webp-lossless"},
+       "q.png",
+       {quality + "PNG output" + lossy,
+        "--webp-lossless does not apply to PNG output (it is for WebP)"}},
+      {{"--quality", "80"}, "q.tif", {quality + "TIFF output" + lossy}},
+      {{"--quality", "80", "--webp-lossless"},
+       "q.webp",
+       {quality + "lossless WebP output" + lossy}},
+      {{"--subsampling", "444"},
+       "s.webp",
+       {"--subsampling does not apply to WebP output (it is for JPEG)"}},
+      {{"--subsampling", "444"},
+       "s.png",
+       {"--subsampling does not apply to PNG output (it is for JPEG)"}},
+      {{"--subsampling", "444"},
+       "s.tif",
+       {"--subsampling does not apply to TIFF output (it is for JPEG)"}},
+      {{"--png-level", "9"},
+       "l.jpg",
+       {"--png-level does not apply to JPEG output (it is for PNG and TIFF)"}},
+      {{"--png-level", "9"},
+       "l.webp",
+       {"--png-level does not apply to WebP output (it is for PNG and TIFF)"}},
+      {{"--webp-lossless"},
+       "w.jpg",
+       {"--webp-lossless does not apply to JPEG output (it is for WebP)"}},
+      // Options the format takes, given or at their defaults: nothing said.
+      {{"--quality", "80", "--subsampling", "444"}, "ok.jpg", {}},
+      {{"--quality", "80"}, "ok.webp", {}},
+      {{"--png-level", "9"}, "ok.png", {}},
+      {{"--png-level", "9"}, "ok.tif", {}},
+      {{"--webp-lossless"}, "ok2.webp", {}},
+      {{}, "default.png", {}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.output);
+    std::vector<std::string> args = {"--box", "1"};
+    args.insert(args.end(), c.options.begin(), c.options.end());
+    args.insert(args.end(), {in, (out_ / c.output).string()});
+    const Result r = run(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::string expected;
+    for (const std::string& w : c.warnings) expected += "blurtool: warning: " + w + "; ignored\n";
+    EXPECT_EQ(r.err, expected);
+    EXPECT_TRUE(fs::exists(out_ / c.output));
+  }
+  // A batch of PNG and TIFF outputs: --quality once for both formats; --png-level, which they
+  // take, and --subsampling with a JPEG among them, not at all.
+  const fs::path folder = root_ / "mixed";
+  fs::create_directories(folder);
+  save_image(random_image(24, 16, 3, 6), (folder / "a.png").string());
+  save_image(random_image(24, 16, 3, 7), (folder / "b.png").string());
+  fs::copy_file(out_ / "ok.tif", folder / "c.tif");
+  Result r = run({"--box", "1", "--quality", "80", "--png-level", "9", folder.string(),
+                  (root_ / "batch").string() + "/"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.rfind("blurtool: warning: --quality does not apply to PNG or TIFF output" +
+                            lossy + "; ignored\nblurtool: 3 done",
+                        0),
+            0u)
+      << r.err;
+  fs::copy_file(out_ / "ok.jpg", folder / "d.jpg");
+  r = run({"--box", "1", "--quality", "80", "--subsampling", "444", folder.string(),
+           (root_ / "batch2").string() + "/"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace blurtool

@@ -231,6 +231,73 @@ TEST_F(MetadataCli, XmpAndResolutionAreKeptAndStripDropsThem) {
   EXPECT_FALSE(fs::exists(at("x.jpg")));
 }
 
+// WebP has no resolution: an output from an input that has one (coffee's pHYs, 96 dpi) says it
+// is left out, once for each output, as TIFF says it leaves EXIF out; --strip, which drops the
+// resolution anyway, and an input without one say nothing.
+TEST_F(MetadataCli, WebpOutputSaysItLeavesTheResolutionOut) {
+  Result r = run({"1", kCoffee, "c.webp"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "blurtool: warning: c.webp: WebP output does not carry the resolution (96 dpi); left "
+            "out\n");
+  EXPECT_FALSE(read_metadata(out("c.webp"), "c.webp").resolution);
+  r = run({"1", "--strip", kCoffee, "s.webp"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  r = run({"1", "c.webp", "again.webp"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  // A batch: a warning for each output that loses one.
+  fs::create_directories(root_ / "two");
+  fs::copy_file(kCoffee, root_ / "two" / "a.png");
+  fs::copy_file(kCoffee, root_ / "two" / "b.png");
+  r = run({"1", "--format", "webp", "two", "webps/"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const std::string name : {"webps/a.webp", "webps/b.webp"}) {
+    const std::string line = "blurtool: warning: " + name +
+                             ": WebP output does not carry the resolution (96 dpi); left out\n";
+    const size_t at = r.err.find(line);
+    EXPECT_NE(at, std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(line, at + 1), std::string::npos) << "said twice: " << r.err;
+  }
+}
+
+// --strip=color is --strip=colour. The word after --strip is its level only when it is all,
+// colour or color; a file of such a name there is refused as ambiguous, naming both spellings,
+// and ./all or --strip=all says which was meant.
+TEST_F(MetadataCli, StripTakesColorAndNeverSwallowsAFileNamedAll) {
+  const Bytes hubble = read_bytes(kHubble);
+  for (const std::vector<std::string>& strip :
+       {std::vector<std::string>{"--strip=color"}, std::vector<std::string>{"--strip", "color"}}) {
+    std::vector<std::string> args = {"1", "--force"};
+    args.insert(args.end(), strip.begin(), strip.end());
+    args.insert(args.end(), {kHubble, "color.jpg"});
+    const Result r = run(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(icc_of(out("color.jpg")), icc_of(hubble));
+    EXPECT_TRUE(exif_of(out("color.jpg")).empty());
+  }
+  write_bytes(at("all"), hubble);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"1", "--strip", "all", "all.png"},
+        std::vector<std::string>{"1", "--strip", "all", kHubble, "all.png"}}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(r.err,
+              "blurtool: --strip all: 'all' is also a file here; write --strip=all for "
+              "the level, or ./all for the file (see blurtool --help)\n");
+    EXPECT_FALSE(fs::exists(at("all.png")));
+  }
+  // ./all is the file, --strip keeping the colour; --strip=all before it drops that too.
+  Result r = run({"1", "--strip", "./all", "colour.png"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(icc_of(out("colour.png")), icc_of(hubble));
+  EXPECT_TRUE(exif_of(out("colour.png")).empty());
+  r = run({"1", "--strip=all", "all", "none.png"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(icc_of(out("none.png")).empty());
+}
+
 TEST_F(MetadataCli, PngGammaBecomesAProfileInAJpegAndLinearLightSaysWhatItAssumes) {
   // gAMA 1/1.8 without an ICC profile: a JPEG has no such chunk, so it gets an equivalent
   // profile (an ICC header: "acsp" at byte 36, RGB data colour space at 16).

@@ -11,7 +11,6 @@
 
 #include "tests/support/test_support.h"
 #include "tools/blas/blas.h"
-#include "tools/blas/blas_bench.h"
 #include "tools/blas/blas_sizes.h"
 #include "util/error.h"
 
@@ -303,13 +302,56 @@ TEST(BlasSizes, DefaultsAreCappedToEachLimit) {
   }
 }
 
-// The prediction: twice the last size's time scaled with n (saxpy, sdot) or n^3 (sgemm), added
-// to the time already spent, against the budget.
-TEST(BlasSizes, BudgetPredictsFromTheLastSize) {
-  EXPECT_TRUE(blas_size_fits_budget(1.0, 0.5, 1024, 4096, false, 5.0));   // 1 + 4 = 5
-  EXPECT_FALSE(blas_size_fits_budget(1.1, 0.5, 1024, 4096, false, 5.0));  // 1.1 + 4
-  EXPECT_TRUE(blas_size_fits_budget(0.0, 0.25, 256, 512, true, 4.0));     // 2 * 0.25 * 8 = 4
-  EXPECT_FALSE(blas_size_fits_budget(0.0, 0.25, 256, 1024, true, 30.0));  // 2 * 0.25 * 64 = 32
+// The default sweep within a time budget: the first size always runs; a later one runs when its
+// time, predicted in proportion to the work from the last size's, is at most half what is left,
+// else the largest power of two below it that is, else the sweep ends; each with its note (the
+// options are spelled by the front end, so the notes are matched up to them here).
+TEST(BlasSizes, TheDefaultSweepKeepsToItsTimeBudget) {
+  const std::vector<long long> vectors = {1024, 1048576, 67108864, 134217728};
+  const std::vector<long long> squares = {64, 512, 1024, 2048, 4096};
+  struct Case {
+    BlasRoutine routine;
+    long long last;
+    double last_s, spent_s, budget_s;
+    long long next;
+    std::string note;  // part of the note; "" for none
+  };
+  const std::vector<Case> cases = {
+      // Nothing measured yet: the smallest size, whatever the budget.
+      {BlasRoutine::saxpy, 0, 0, 0, 0.001, 1024, ""},
+      // 1024 in 1 ms: 2^20 would take 1.02 s, within half of 4.9 s.
+      {BlasRoutine::saxpy, 1024, 0.001, 0.1, 5, 1048576, ""},
+      // 2^20 in 0.3 s: 2^26 would take 19 s; 2^22 (1.2 s) is the largest within half of 4.4 s.
+      {BlasRoutine::sdot, 1048576, 0.3, 0.6, 5, 4194304,
+       "4194304 in place of 67108864, which would take about 19 s on this device, more than half "
+       "the 4.4 s left of the sweep's time budget (5 s, "},
+      // Then 2^26 would take 4.8 s, more than half of 3.2 s, and no power of two between fits.
+      {BlasRoutine::sdot, 4194304, 1.2, 1.8, 5, 0,
+       "sizes from 67108864 up left out: 67108864 would take about 19 s on this device, more "
+       "than half the 3.2 s left of the sweep's time budget (5 s, "},
+      // sgemm's work is n^3: 64 in 0.1 s makes 512 51 s and 128 0.8 s.
+      {BlasRoutine::sgemm, 64, 0.1, 0.1, 5, 128,
+       " 128 in place of 512, which would take about 51 s"},
+      {BlasRoutine::sgemm, 64, 0.1, 0.1, 1, 0, "sizes from 512 up left out"},
+      // The budget spent: nothing more, even a size that would take no time.
+      {BlasRoutine::saxpy, 1024, 0, 6, 5, 0, "more than half the 0.0 s left"},
+      // The last size done: the sweep ends without a note.
+      {BlasRoutine::saxpy, 134217728, 1, 1, 1000, 0, ""},
+      {BlasRoutine::sgemm, 4096, 1, 1, 1000, 0, ""}};
+  for (const Case& c : cases) {
+    BlasBenchOptions o;
+    o.routine = c.routine;
+    const BlasSweepClock clock{c.last, c.last_s, c.spent_s, c.budget_s};
+    SCOPED_TRACE(std::string(name_of(blas_routine_table(), c.routine)) + " after " +
+                 std::to_string(c.last));
+    std::string note = "stale";
+    EXPECT_EQ(blas_next_size(o, c.routine == BlasRoutine::sgemm ? squares : vectors, clock, note),
+              c.next);
+    if (c.note.empty())
+      EXPECT_EQ(note, "");
+    else
+      EXPECT_NE(note.find(c.note), std::string::npos) << note;
+  }
 }
 
 }  // namespace

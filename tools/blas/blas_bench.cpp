@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -290,53 +291,82 @@ BlasRow run_size(Runtime& rt, const BlasBenchOptions& o, long long size,
   }
 }
 
-}  // namespace
-
-bool blas_size_fits_budget(double elapsed_s, double last_s, long long last, long long next,
-                           bool cubic, double budget_s) {
-  const double ratio = static_cast<double>(next) / static_cast<double>(std::max(1LL, last));
-  return elapsed_s + 2 * last_s * (cubic ? ratio * ratio * ratio : ratio) <= budget_s;
-}
-
-std::vector<BlasRow> run_blas_bench(Runtime& rt, const BlasBenchOptions& o) {
-  std::vector<BlasRow> rows;
-  using Clock = std::chrono::steady_clock;
-  const auto since = [](Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-  };
-  const Clock::time_point start = Clock::now();
-  double last_s = 0;
-  for (size_t i = 0; i < o.sizes.size(); ++i) {
-    if (i > 0 && o.budget_s > 0 &&
-        !blas_size_fits_budget(since(start), last_s, o.sizes[i - 1], o.sizes[i],
-                               o.routine == BlasRoutine::sgemm, o.budget_s)) {
-      std::cerr << "blurtool: note: blas " << name_of(blas_routine_table(), o.routine)
-                << ": stopped before size " << o.sizes[i] << ", predicted to end past the "
-                << o.budget_s << " s of " << parameter("time-budget") << "; give "
-                << blas_size_options(o) << " " << o.sizes[i] << " to run it\n";
-      break;
-    }
-    const Clock::time_point t = Clock::now();
-    rows.push_back(run_size(rt, o, o.sizes[i], o.impls, ""));
-    // The first size's wall time holds the programs' compiles: its timed runs stand for it.
-    last_s = since(t);
-    if (i == 0) {
-      last_s = 0;
-      for (const BlasCell& c : rows.back().cells)
-        if (c.skipped.empty()) last_s += (o.runs + 1) * c.total_ms.median / 1000;
+// The best own implementation's kernel-time improvement over CLBlast in percent (NaN where there
+// is nothing to compare), and that implementation in `best`.
+double improvement(const BlasRow& r, const BlasCell** best) {
+  const BlasCell* clblast = nullptr;
+  *best = nullptr;
+  for (const BlasCell& c : r.cells) {
+    if (!c.skipped.empty()) continue;
+    if (c.impl.rfind("clblast", 0) == 0) {  // untuned or tuned: the faster counts
+      if (!clblast || c.kernel_ms.median < clblast->kernel_ms.median) clblast = &c;
+    } else if (!*best || c.kernel_ms.median < (*best)->kernel_ms.median) {
+      *best = &c;
     }
   }
-  // CLBlast cannot take an override back, so the tuned pass comes after every untuned run.
+  // An empty operation (n, m or k 0: no multiply-add, often no own kernel launched) compares
+  // nothing: not "+100%" against CLBlast's launch.
+  if (!clblast || !*best || clblast->kernel_ms.median <= 0 || r.flops <= 0) return std::nan("");
+  return 100.0 * (clblast->kernel_ms.median - (*best)->kernel_ms.median) /
+         clblast->kernel_ms.median;
+}
+
+// GFLOP/s for sgemm, GB/s for the vectors, from a cell's kernel time.
+double rate(const BlasRow& r, const BlasCell& c, bool gemm) {
+  const double s = c.kernel_ms.median * 1e-3;
+  return s > 0 ? (gemm ? r.flops / s * 1e-9 : r.bytes / s * 1e-9) : 0.0;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::vector<BlasRow> run_blas_bench(Runtime& rt, const BlasBenchOptions& o,
+                                    const std::function<void(const BlasRow&)>& done) {
+  // CLBlast cannot take an override back, so a tuned pass comes after every untuned run, and
+  // rows wait for it where a tuning is cached for this device.
   const bool clblast =
       std::find(o.impls.begin(), o.impls.end(), BlasImpl::clblast) != o.impls.end();
-  if (!o.with_tuned || !clblast) return rows;
+  const bool tuned_pass =
+      o.with_tuned && clblast && std::filesystem::exists(clblast_tuning_path(rt.device()));
+  const char* routine = name_of(blas_routine_table(), o.routine);
+  std::vector<BlasRow> rows;
+  std::vector<long long> sizes;
+  auto measure = [&](long long size) {
+    sizes.push_back(size);
+    rows.push_back(run_size(rt, o, size, o.impls, ""));
+    if (!tuned_pass && done) done(rows.back());
+  };
+  if (o.time_budget_s > 0 && !o.sizes.empty()) {
+    BlasBenchOptions warm = o;  // builds every program, so that no size's time counts builds
+    warm.runs = 0;
+    run_size(rt, warm, o.sizes.front(), o.impls, "");
+    BlasSweepClock clock;
+    clock.budget_s = o.time_budget_s;
+    const auto start = std::chrono::steady_clock::now();
+    std::string note;
+    while (const long long size = blas_next_size(o, o.sizes, clock, note)) {
+      if (!note.empty()) std::cerr << "blurtool: note: blas " << routine << ": " << note << "\n";
+      const auto row_start = std::chrono::steady_clock::now();
+      measure(size);
+      clock.last = size;
+      clock.last_s = seconds_since(row_start);
+      clock.spent_s = seconds_since(start);
+    }
+    if (!note.empty()) std::cerr << "blurtool: note: blas " << routine << ": " << note << "\n";
+  } else {
+    for (long long size : o.sizes) measure(size);
+  }
+  if (!clblast || !o.with_tuned) return rows;
   const ClblastTuning tuning = apply_clblast_tuning(rt);
   const char* kernel = o.routine == BlasRoutine::saxpy  ? "Xaxpy"
                        : o.routine == BlasRoutine::sdot ? "Xdot"
                                                         : "Xgemm";
   if (std::find(tuning.applied.begin(), tuning.applied.end(), kernel) != tuning.applied.end()) {
-    for (size_t i = 0; i < rows.size(); ++i) {  // the sizes the budget left
-      const BlasRow tuned = run_size(rt, o, o.sizes[i], {BlasImpl::clblast}, " tuned");
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const BlasRow tuned = run_size(rt, o, sizes[i], {BlasImpl::clblast}, " tuned");
       rows[i].cells.insert(rows[i].cells.begin() + 1, tuned.cells.begin(), tuned.cells.end());
     }
   } else if (tuning.refused.count(kernel)) {  // a tuned column would only repeat the defaults
@@ -344,45 +374,102 @@ std::vector<BlasRow> run_blas_bench(Runtime& rt, const BlasBenchOptions& o) {
                      " refused the tuned "
               << kernel << " (" << tuning.refused.at(kernel) << "), see " << tuning.path << "\n";
   }
+  if (tuned_pass && done)
+    for (const BlasRow& r : rows) done(r);
   return rows;
 }
 
-void print_blas(const std::vector<BlasRow>& rows, BlasRoutine routine, const std::string& device,
-                int runs, const std::string& format, std::ostream& out) {
-  const bool gemm = routine == BlasRoutine::sgemm;
-  const char* routine_name = name_of(blas_routine_table(), routine);
-  // The best own implementation's kernel-time improvement over CLBlast, in percent.
-  auto improvement = [](const BlasRow& r, const BlasCell** best) {
-    const BlasCell* clblast = nullptr;
-    *best = nullptr;
+BlasPrinter::BlasPrinter(BlasRoutine routine, std::string device, int runs, std::string format,
+                         std::ostream& out)
+    : routine_(routine),
+      device_(std::move(device)),
+      format_(std::move(format)),
+      runs_(runs),
+      out_(out) {
+  if (format_ != "table" && format_ != "csv" && format_ != "json")
+    throw UsageError(parameter("bench_format") + " '" + format_ + "': choose table, csv or json");
+}
+
+void BlasPrinter::row(const BlasRow& r) {
+  const bool gemm = routine_ == BlasRoutine::sgemm;
+  const char* routine_name = name_of(blas_routine_table(), routine_);
+  const bool first = !started_;
+  started_ = true;
+  if (format_ == "json") {
+    rows_.push_back(r);
+    return;
+  }
+  if (format_ == "csv") {
+    if (first)
+      out_ << "routine,size,bytes,impl,kernel_ms,total_ms," << (gemm ? "gflops" : "gbps")
+           << ",relative_error,ok,skipped\n";
     for (const BlasCell& c : r.cells) {
-      if (!c.skipped.empty()) continue;
-      if (c.impl.rfind("clblast", 0) == 0) {  // untuned or tuned: the faster counts
-        if (!clblast || c.kernel_ms.median < clblast->kernel_ms.median) clblast = &c;
-      } else if (!*best || c.kernel_ms.median < (*best)->kernel_ms.median) {
-        *best = &c;
-      }
+      out_ << routine_name << "," << r.size << "," << r.bytes << "," << c.impl << ",";
+      if (!c.skipped.empty())
+        out_ << ",,,,,\"" << c.skipped << "\"\n";
+      else
+        out_ << c.kernel_ms.median << "," << c.total_ms.median << "," << rate(r, c, gemm) << ","
+             << c.error << "," << (c.ok ? 1 : 0) << ",\n";
     }
-    // An empty operation (n, m or k 0: no multiply-add, often no own kernel launched) compares
-    // nothing: not "+100%" against CLBlast's launch.
-    if (!clblast || !*best || clblast->kernel_ms.median <= 0 || r.flops <= 0) return std::nan("");
-    return 100.0 * (clblast->kernel_ms.median - (*best)->kernel_ms.median) /
-           clblast->kernel_ms.median;
-  };
-  auto rate = [&](const BlasRow& r, const BlasCell& c) {
-    const double s = c.kernel_ms.median * 1e-3;
-    return s > 0 ? (gemm ? r.flops / s * 1e-9 : r.bytes / s * 1e-9) : 0.0;
-  };
-  if (format == "json") {
+    out_ << std::flush;
+    return;
+  }
+  char line[512];
+  if (first) {
+    out_ << "device:  " << device_ << "\n";
+    out_ << routine_name << ": median of " << runs_
+         << " runs after a warm-up; each cell: kernel ms / end-to-end ms (upload, compute, "
+            "download)\n";
+    std::snprintf(line, sizeof line, "  %-16s %-10s", "size", "bytes");
+    out_ << line;
+    for (const BlasCell& c : r.cells) {
+      std::snprintf(line, sizeof line, " %22s", c.impl.c_str());
+      out_ << line;
+    }
+    std::snprintf(line, sizeof line, " %12s %9s %10s\n", "own vs CLBl.", gemm ? "GFLOP/s" : "GB/s",
+                  "max error");
+    out_ << line;
+  }
+  std::snprintf(line, sizeof line, "  %-16s %-10s", r.size.c_str(), human_bytes(r.bytes).c_str());
+  out_ << line;
+  double worst = 0, best_rate = 0;
+  for (const BlasCell& c : r.cells) {
+    if (!c.skipped.empty()) {
+      std::snprintf(line, sizeof line, " %22s", "skipped*");
+      notes_.push_back(r.size + " " + c.impl + ": " + c.skipped);
+    } else {
+      char cell[64];
+      std::snprintf(cell, sizeof cell, "%.4g / %.4g%s", c.kernel_ms.median, c.total_ms.median,
+                    c.ok ? "" : " !");
+      std::snprintf(line, sizeof line, " %22s", cell);
+      worst = std::max(worst, c.error);
+      best_rate = std::max(best_rate, rate(r, c, gemm));
+      if (!c.ok)
+        notes_.push_back(r.size + " " + c.impl + ": error " + std::to_string(c.error) +
+                         " above tolerance");
+    }
+    out_ << line;
+  }
+  const BlasCell* best;
+  const double imp = improvement(r, &best);
+  char imp_text[32] = "-";
+  if (std::isfinite(imp)) std::snprintf(imp_text, sizeof imp_text, "%+.1f%%", imp);
+  std::snprintf(line, sizeof line, " %12s %9.1f %10.2e\n", imp_text, best_rate, worst);
+  out_ << line << std::flush;
+}
+
+void BlasPrinter::finish() {
+  const bool gemm = routine_ == BlasRoutine::sgemm;
+  if (format_ == "json") {
     nlohmann::ordered_json j;
-    j["device"] = device;
-    j["routine"] = routine_name;
-    j["runs"] = runs;
+    j["device"] = device_;
+    j["routine"] = name_of(blas_routine_table(), routine_);
+    j["runs"] = runs_;
     j["times"] =
         "kernel_ms: device kernel time (profiling events; CLBlast: host clock around the "
         "call and clFinish); total_ms: upload, compute, download";
     j["rows"] = nlohmann::ordered_json::array();
-    for (const BlasRow& r : rows) {
+    for (const BlasRow& r : rows_) {
       nlohmann::ordered_json jr = {{"size", r.size}, {"bytes", r.bytes}, {"flops", r.flops}};
       for (const BlasCell& c : r.cells) {
         nlohmann::ordered_json jc = {{"impl", c.impl}};
@@ -391,7 +478,7 @@ void print_blas(const std::vector<BlasRow>& rows, BlasRoutine routine, const std
         } else {
           jc["kernel_ms"] = c.kernel_ms.median;
           jc["total_ms"] = c.total_ms.median;
-          jc[gemm ? "gflops" : "gbps"] = rate(r, c);
+          jc[gemm ? "gflops" : "gbps"] = rate(r, c, gemm);
           jc["relative_error"] = c.error;
           jc["ok"] = c.ok;
         }
@@ -402,72 +489,13 @@ void print_blas(const std::vector<BlasRow>& rows, BlasRoutine routine, const std
       if (std::isfinite(imp)) jr["best_own_vs_clblast_percent"] = imp;
       j["rows"].push_back(jr);
     }
-    out << j.dump(2) << "\n";
+    out_ << j.dump(2) << "\n";
     return;
   }
-  if (format == "csv") {
-    out << "routine,size,bytes,impl,kernel_ms,total_ms," << (gemm ? "gflops" : "gbps")
-        << ",relative_error,ok,skipped\n";
-    for (const BlasRow& r : rows)
-      for (const BlasCell& c : r.cells) {
-        out << routine_name << "," << r.size << "," << r.bytes << "," << c.impl << ",";
-        if (!c.skipped.empty())
-          out << ",,,,,\"" << c.skipped << "\"\n";
-        else
-          out << c.kernel_ms.median << "," << c.total_ms.median << "," << rate(r, c) << ","
-              << c.error << "," << (c.ok ? 1 : 0) << ",\n";
-      }
-    return;
-  }
-  if (format != "table")
-    throw UsageError(parameter("bench_format") + " '" + format + "': choose table, csv or json");
-  out << "device:  " << device << "\n";
-  out << routine_name << ": median of " << runs
-      << " runs after a warm-up; each cell: kernel ms / end-to-end ms (upload, compute, "
-         "download)\n";
-  char line[512];
-  std::snprintf(line, sizeof line, "  %-16s %-10s", "size", "bytes");
-  out << line;
-  if (!rows.empty())
-    for (const BlasCell& c : rows[0].cells) {
-      std::snprintf(line, sizeof line, " %22s", c.impl.c_str());
-      out << line;
-    }
-  std::snprintf(line, sizeof line, " %12s %9s %10s\n", "own vs CLBl.", gemm ? "GFLOP/s" : "GB/s",
-                "max error");
-  out << line;
-  std::vector<std::string> notes;
-  for (const BlasRow& r : rows) {
-    std::snprintf(line, sizeof line, "  %-16s %-10s", r.size.c_str(), human_bytes(r.bytes).c_str());
-    out << line;
-    double worst = 0, best_rate = 0;
-    for (const BlasCell& c : r.cells) {
-      if (!c.skipped.empty()) {
-        std::snprintf(line, sizeof line, " %22s", "skipped*");
-        notes.push_back(r.size + " " + c.impl + ": " + c.skipped);
-      } else {
-        char cell[64];
-        std::snprintf(cell, sizeof cell, "%.4g / %.4g%s", c.kernel_ms.median, c.total_ms.median,
-                      c.ok ? "" : " !");
-        std::snprintf(line, sizeof line, " %22s", cell);
-        worst = std::max(worst, c.error);
-        best_rate = std::max(best_rate, rate(r, c));
-        if (!c.ok)
-          notes.push_back(r.size + " " + c.impl + ": error " + std::to_string(c.error) +
-                          " above tolerance");
-      }
-      out << line;
-    }
-    const BlasCell* best;
-    const double imp = improvement(r, &best);
-    char imp_text[32] = "-";
-    if (std::isfinite(imp)) std::snprintf(imp_text, sizeof imp_text, "%+.1f%%", imp);
-    std::snprintf(line, sizeof line, " %12s %9.1f %10.2e\n", imp_text, best_rate, worst);
-    out << line;
-  }
-  out << "  own vs CLBl.: kernel-time improvement of the fastest own implementation over CLBlast"
-         " (+: own faster); rate of the fastest implementation\n";
-  for (const std::string& n : notes) out << "  * " << n << "\n";
+  if (format_ == "csv") return;
+  out_ << "  own vs CLBl.: kernel-time improvement of the fastest own implementation over CLBlast"
+          " (+: own faster); rate of the fastest implementation\n";
+  for (const std::string& n : notes_) out_ << "  * " << n << "\n";
 }
 
 }  // namespace blurtool

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ struct BlasBenchOptions {
   SgemmArgs sgemm;
   std::vector<long long> sizes;  ///< n for saxpy/sdot; m = n = k for sgemm (square)
   bool square = true;            ///< sgemm: sizes set m, n and k; false: use sgemm's own
+  /// Seconds a default sweep may take (blas_next_size): `sizes` are then the candidates, run
+  /// while they are predicted to end within it; 0: every one of `sizes` runs.
+  double time_budget_s = 0;
   std::vector<BlasImpl> impls;
   int runs = 10;
   unsigned seed = 1;
@@ -32,22 +36,7 @@ struct BlasBenchOptions {
   /// Host memory the run may take in bytes (--max-memory); 0: a quarter of physical memory,
   /// at most 4 GiB (see blas_sizes.h).
   std::uint64_t max_memory = 0;
-  /// Seconds the sweep may take, 0 for no limit: a size predicted to end past it (blas_size_fits
-  /// _budget) is not run, and a note on standard error names it. The default sweep's limit.
-  double budget_s = 0;
 };
-
-/// The seconds the default sweep may take (blurtool blas --time-budget): its largest sizes take
-/// over a minute on a 2-core CPU device.
-constexpr double kBlasDefaultBudgetS = 20.0;
-
-/// Whether a run at `next` is predicted to end within `budget_s` seconds of the sweep's start,
-/// `elapsed_s` seconds in, where the last size `last` took `last_s` (run_blas_bench: its wall
-/// time; for the first size, whose wall time holds the compiles, its timed runs): twice that,
-/// scaled with the size (n for saxpy and sdot) or its cube for sgemm (`cubic`), since larger
-/// operands also pay page faults and cache misses.
-bool blas_size_fits_budget(double elapsed_s, double last_s, long long last, long long next,
-                           bool cubic, double budget_s);
 
 /// One implementation at one size: its medians, or why it was skipped; its error.
 struct BlasCell {
@@ -70,12 +59,34 @@ struct BlasRow {
 /// |alpha| sum |a b| + |beta c|).
 double blas_tolerance(BlasRoutine routine, long long n_or_k);
 
-/// Runs the benchmark on `rt`'s device. Sizes that do not fit the device are kept as rows whose
-/// cells say "skipped: ..."; results outside tolerance are marked (ok = false).
-std::vector<BlasRow> run_blas_bench(Runtime& rt, const BlasBenchOptions& options);
+/// Runs the benchmark on `rt`'s device and hands each row to `done` as soon as it is whole:
+/// after its size ran, or where a "clblast tuned" column is due, after the tuned pass. Sizes
+/// that do not fit the device are kept as rows whose cells say "skipped: ..."; results outside
+/// tolerance are marked (ok = false). With a time budget, the sizes are chosen by
+/// blas_next_size (each replacement or early end noted on standard error) once a first,
+/// unprinted run of the smallest size has built the programs. Returns every row.
+std::vector<BlasRow> run_blas_bench(Runtime& rt, const BlasBenchOptions& options,
+                                    const std::function<void(const BlasRow&)>& done = {});
 
-/// Prints the rows as "table", "csv" or "json"; `device` heads the table.
-void print_blas(const std::vector<BlasRow>& rows, BlasRoutine routine, const std::string& device,
-                int runs, const std::string& format, std::ostream& out);
+/// Prints rows as "table", "csv" or "json" as they come: a table or CSV line (or lines) at
+/// once, flushed, so that a long sweep shows each size when it is measured; JSON, one document,
+/// at finish(). `device` heads the table. Throws blurtool::UsageError for another format.
+class BlasPrinter {
+ public:
+  BlasPrinter(BlasRoutine routine, std::string device, int runs, std::string format,
+              std::ostream& out);
+  void row(const BlasRow& r);
+  /// The table's legend and the reasons of skipped cells; the JSON document.
+  void finish();
+
+ private:
+  BlasRoutine routine_;
+  std::string device_, format_;
+  int runs_;
+  std::ostream& out_;
+  bool started_ = false;            // the table's head or the CSV header is printed
+  std::vector<BlasRow> rows_;       // JSON: the rows so far
+  std::vector<std::string> notes_;  // the table: skipped cells' reasons, results out of tolerance
+};
 
 }  // namespace blurtool

@@ -2,6 +2,7 @@
 #include "tools/blas/blas_sizes.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 #include "pipeline/strip_pipeline.h"
@@ -119,6 +120,56 @@ std::vector<long long> blas_default_sizes(const BlasBenchOptions& o, const BlasM
     break;  // the larger sizes would be capped to the same
   }
   return sizes;
+}
+
+namespace {
+
+// The work of one size, to which its time is taken as proportional.
+double work(const BlasBenchOptions& o, long long size) {
+  const double n = static_cast<double>(size);
+  return o.routine == BlasRoutine::sgemm ? n * n * n : n;
+}
+
+// Seconds as a note gives them: "22 s", "0.8 s".
+std::string seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, s >= 10 ? "%.0f s" : "%.1f s", s);
+  return text;
+}
+
+}  // namespace
+
+long long blas_next_size(const BlasBenchOptions& o, const std::vector<long long>& sizes,
+                         const BlasSweepClock& clock, std::string& note) {
+  note.clear();
+  const auto next = std::upper_bound(sizes.begin(), sizes.end(), clock.last);
+  if (next == sizes.end()) return 0;
+  if (clock.last == 0) return *next;
+  const double left = clock.budget_s - clock.spent_s;
+  const auto predicted = [&](long long size) {
+    return clock.last_s * work(o, size) / std::max(1.0, work(o, clock.last));
+  };
+  // Half of what is left: the prediction runs low where the operands outgrow the caches (PoCL
+  // on 2 cores: saxpy at 2^24 takes about 1.4 times its time at 2^22 scaled by 4).
+  const auto fits = [&](long long size) { return predicted(size) <= left / 2; };
+  if (fits(*next)) return *next;
+  char budget[32];
+  std::snprintf(budget, sizeof budget, "%g", clock.budget_s);
+  const std::string why = " would take about " + seconds(predicted(*next)) +
+                          " on this device, more than half the " + seconds(std::max(0.0, left)) +
+                          " left of the sweep's time budget (" + budget + " s, " +
+                          parameter("time_budget") + ")";
+  long long size = 1;  // the largest power of two below *next predicted to end in time
+  while (size * 2 < *next) size *= 2;
+  for (; size > clock.last; size /= 2)
+    if (fits(size)) {
+      note = parameter("n") + " " + std::to_string(size) + " in place of " + std::to_string(*next) +
+             ", which" + why;
+      return size;
+    }
+  note = "sizes from " + std::to_string(*next) + " up left out: " + std::to_string(*next) + why +
+         "; " + parameter("time_budget") + " 0 runs them, " + parameter("n") + " one size";
+  return 0;
 }
 
 }  // namespace blurtool

@@ -1,6 +1,8 @@
 // The memory a `blurtool blas` run takes at one size, on the device and on the host, and the
 // default sizes capped to what fits: the write-up's sweep goes up to 2^28 floats a vector (1 GiB
-// each, several copies on the host), more than a small machine or device holds.
+// each, several copies on the host), more than a small machine or device holds. The sweep is
+// also held to a time budget (blas_next_size): its sizes above 2^20 take minutes on a CPU
+// device.
 #pragma once
 
 #include <cstdint>
@@ -43,5 +45,25 @@ std::string blas_misfit(const BlasBenchOptions& o, long long size, const BlasMem
 /// receives "n capped to N to fit <what>" when a size was capped, else "".
 std::vector<long long> blas_default_sizes(const BlasBenchOptions& o, const BlasMemoryLimits& limits,
                                           std::string& note);
+
+/// The default sweep's time budget in seconds (--time-budget).
+inline constexpr double kBlasTimeBudget = 5;
+
+/// Where a default sweep within a time budget stands: the last size measured and the seconds it
+/// took, the seconds spent so far and the budget.
+struct BlasSweepClock {
+  long long last = 0;  ///< 0: nothing measured yet
+  double last_s = 0, spent_s = 0, budget_s = kBlasTimeBudget;
+};
+
+/// The next size of a default sweep over `sizes` (ascending, blas_default_sizes'), 0 when it
+/// ends. The first size always runs; a later one's time is predicted from the last one measured,
+/// in proportion to the work (n; n^3 for sgemm): high where fixed costs weigh, low where the
+/// operands outgrow the caches. The first of `sizes` above the last runs if it is predicted to
+/// take at most half the budget left, else the largest power of two between them that is (the
+/// sweep then goes on towards that size of `sizes`), else the sweep ends. `note` receives why a
+/// size was replaced or the sweep ended, else "".
+long long blas_next_size(const BlasBenchOptions& o, const std::vector<long long>& sizes,
+                         const BlasSweepClock& clock, std::string& note);
 
 }  // namespace blurtool
