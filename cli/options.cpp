@@ -199,8 +199,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
       ("gauss", "Gaussian blur of standard deviation SIGMA pixels (> 0)",
        cxxopts::value<std::string>(), "SIGMA")
       ("gauss-method", "how the Gaussian is computed: " + names_of(gauss_method_table()) +
-                       " (default auto: exact up to sigma " + number_text(kGaussFastSigma) +
-                       ", fast above it unless --radius or --variant is given)",
+                       " (default auto: exact below sigma " + number_text(kGaussPyramidSigma) +
+                       ", pyramid from it unless --radius or --variant is given)",
        cxxopts::value<std::string>()->default_value("auto"), "M")
       ("cascade", "how the fast method's walks keep earlier boxes' results: " +
                       names_of(cascade_walk_table()) + " (default auto; the same bytes)",
@@ -458,10 +458,11 @@ CliOptions parse_options(int argc, const char* const* argv) {
     }
     validate(g);
     o.sweep_wg = parsed.count("sweep-wg") > 0;
-    if (o.sweep_wg && gauss_is_fast(g))
-      throw UsageError("--sweep-wg goes with --gauss-method exact (or a SIGMA up to " +
-                       number_text(kGaussFastSigma) +
-                       " with auto): the fast method sets its own work-items");
+    if (o.sweep_wg && gauss_method_of(g) != GaussMethod::exact)
+      throw UsageError("--sweep-wg goes with --gauss-method exact (or a SIGMA below " +
+                       number_text(kGaussPyramidSigma) + " with auto): the " +
+                       name_of(gauss_method_table(), gauss_method_of(g)) +
+                       " method sets its own work-items");
   }
   o.quality = parse_int(parsed["quality"].as<std::string>(), "--quality", 1, 100, "the quality");
   o.subsampling = parse_named(chroma_subsampling_table(), parsed["subsampling"].as<std::string>(),

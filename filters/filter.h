@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/cl_runtime.h"
-#include "util/host_memory.h"
 #include "image/image_io.h"
 #include "image/jpeg_planes.h"
+#include "runtime/cl_runtime.h"
+#include "util/host_memory.h"
 
 namespace blurtool {
 
@@ -134,6 +134,14 @@ class Filter {
   /// enqueue() on RGBA buffers; only for schedules whose takes_buffers() is true (the default
   /// throws blurtool::Error).
   virtual std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst);
+
+  /// Where the buffers' pixel (0, 0) lies in the image (pixels), for the runs that follow: a
+  /// tile's or strip's input region. Only filters whose output depends on it (the pyramid
+  /// Gaussian aligns its cells to the image) use it; a new filter assumes (0, 0).
+  virtual void set_origin(int x, int y) {
+    (void)x;
+    (void)y;
+  }
 
   /// Enqueues every pass on the input and output run_filter made (io_src and io_dst, or
   /// io_src_buffer and io_dst_buffer); returns one profiling event per pass.

@@ -90,7 +90,8 @@ namespace {
 
 template <typename T>
 BasicFilterRun<T> run_tiled_at(Runtime& runtime, const MakeFilter& make, const BasicImage<T>& rgba,
-                               int halo, TileSize tile, int runs, const AfterTile& after) {
+                               int halo, TileSize tile, int runs, const AfterTile& after,
+                               Origin origin) {
   if (rgba.channels != 4) throw Error("run_filter_tiled: expected an RGBA image");
   const int w = rgba.width, h = rgba.height;
   constexpr size_t px = 4 * sizeof(T);  // bytes a pixel
@@ -110,6 +111,7 @@ BasicFilterRun<T> run_tiled_at(Runtime& runtime, const MakeFilter& make, const B
                     &rgba.pixels[(static_cast<size_t>(iy0 + y) * w + ix0) * 4],
                     static_cast<size_t>(iw) * px);
       const std::shared_ptr<Filter> filter = make(ix0, iy0, iw, ih);
+      filter->set_origin(origin.x + ix0, origin.y + iy0);
       BasicFilterRun<T> run = run_filter(runtime, *filter, in, runs);
       if (after) after(*filter, ix0, iy0);
       for (int y = 0; y < th; ++y)
@@ -149,13 +151,14 @@ BasicFilterRun<T> run_tiled_at(Runtime& runtime, const MakeFilter& make, const B
 }  // namespace
 
 FilterRun run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image& rgba, int halo,
-                           TileSize tile, int runs, const AfterTile& after) {
-  return run_tiled_at(runtime, make, rgba, halo, tile, runs, after);
+                           TileSize tile, int runs, const AfterTile& after, Origin origin) {
+  return run_tiled_at(runtime, make, rgba, halo, tile, runs, after, origin);
 }
 
 FilterRun16 run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image16& rgba,
-                             int halo, TileSize tile, int runs, const AfterTile& after) {
-  return run_tiled_at(runtime, make, rgba, halo, tile, runs, after);
+                             int halo, TileSize tile, int runs, const AfterTile& after,
+                             Origin origin) {
+  return run_tiled_at(runtime, make, rgba, halo, tile, runs, after, origin);
 }
 
 }  // namespace blurtool

@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "runtime/cl_runtime.h"
 #include "filters/filter.h"
+#include "runtime/cl_runtime.h"
 
 namespace blurtool {
 
@@ -67,16 +67,24 @@ using AfterTile = std::function<void(Filter& filter, int x0, int y0)>;
 /// the same one for every region of that size (at most four sizes in a tiling).
 MakeFilter make_filter_per_size(std::function<std::shared_ptr<Filter>(int, int)> make);
 
+/// Where an image's pixel (0, 0) lies in a larger image (pixels): a strip's or piece's.
+struct Origin {
+  int x = 0, y = 0;
+};
+
 /// Runs filters made by `make` over RGBA8 image `rgba` in output tiles of `tile` pixels (the
 /// first tile at 0, 0), each uploaded with `halo` pixels of context where the image has them
-/// (none at the image's edges, where the filter's edge mode applies as in one run); `after`, if
-/// given, sees each tile's filter after its run. Timings: pass_ms[p][r] is the sum over the
-/// tiles of pass p's kernel time in repetition r (milliseconds); upload_ms and download_ms the
-/// sums of the tiles'. Throws what make() and run_filter() throw.
+/// (none at the image's edges, where the filter's edge mode applies as in one run), each
+/// filter told its input region's place (Filter::set_origin: `origin` plus the region's
+/// origin in `rgba`); `after`, if given, sees each tile's filter after its run. Timings:
+/// pass_ms[p][r] is the sum over the tiles of pass p's kernel time in repetition r (milliseconds);
+/// upload_ms and download_ms the sums of the tiles'. Throws what make() and run_filter() throw.
 FilterRun run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image& rgba, int halo,
-                           TileSize tile, int runs = 0, const AfterTile& after = {});
+                           TileSize tile, int runs = 0, const AfterTile& after = {},
+                           Origin origin = {});
 /// The same for an RGBA16 image, with filters made for PixelDepth::u16.
 FilterRun16 run_filter_tiled(Runtime& runtime, const MakeFilter& make, const Image16& rgba,
-                             int halo, TileSize tile, int runs = 0, const AfterTile& after = {});
+                             int halo, TileSize tile, int runs = 0, const AfterTile& after = {},
+                             Origin origin = {});
 
 }  // namespace blurtool

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/cl_runtime.h"
 #include "filters/filter.h"
 #include "image/image_io.h"
+#include "runtime/cl_runtime.h"
 
 namespace blurtool {
 
@@ -76,6 +76,7 @@ class WorkingSpaceFilter : public Filter {
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
   bool takes_buffers() const override { return true; }
   std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) override;
+  void set_origin(int x, int y) override { inner_->set_origin(x, y); }
   /// The filter that runs in the working space.
   Filter& inner() { return *inner_; }
 

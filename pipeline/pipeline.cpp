@@ -208,7 +208,7 @@ TileSize operation_tiles(const Runtime& runtime, const JobOptions& o, int width,
 }
 
 Rendered render_tiled(Runtime& runtime, const JobOptions& o, const Source& source, OutputKind kind,
-                      TileSize tiles) {
+                      TileSize tiles, Origin origin) {
   Rendered r;
   r.channels = source.channels;
   r.deep = source.deep;
@@ -238,9 +238,11 @@ Rendered render_tiled(Runtime& runtime, const JobOptions& o, const Source& sourc
         make_filter(runtime, same, width, height, {}, source.depth(), source.space));
   });
   if (source.wide())
-    r.image16 = run_filter_tiled(runtime, make, source.rgba16, operation_halo(o), tiles).output;
+    r.image16 =
+        run_filter_tiled(runtime, make, source.rgba16, operation_halo(o), tiles, 0, {}, origin)
+            .output;
   else
-    r.image = run_filter_tiled(runtime, make, rgba, operation_halo(o), tiles).output;
+    r.image = run_filter_tiled(runtime, make, rgba, operation_halo(o), tiles, 0, {}, origin).output;
   return r;
 }
 
@@ -463,9 +465,9 @@ SourceRun DeviceStage::run_unguarded(const Source& source, OutputKind kind,
                                                           : source.planes);
       rgba.channels = source.channels;
       rgba.space = source.space;
-      r.rendered = render_tiled(runtime_, o_, rgba, kind, tiles);
+      r.rendered = render_tiled(runtime_, o_, rgba, kind, tiles, origin_);
     } else {
-      r.rendered = render_tiled(runtime_, o_, source, kind, tiles);
+      r.rendered = render_tiled(runtime_, o_, source, kind, tiles, origin_);
     }
     return r;
   }
@@ -491,6 +493,7 @@ SourceRun DeviceStage::run_unguarded(const Source& source, OutputKind kind,
     }
     key_ = wanted;
   }
+  filter_->set_origin(origin_.x, origin_.y);
   return render_source(runtime_, o_, *filter_, source, kind, request.runs);
 }
 
@@ -590,7 +593,7 @@ JobOptions for_one_image(const JobOptions& o, const DeviceInfo& device,
       box.unroll == 0 && (depth == PixelDepth::u8 || box.radius <= 127))
     one.box_params.variant = BoxVariant::accumulated;
   const GaussParams& gauss = o.gauss_params;
-  if (o.operation == JobOptions::Operation::gauss && !gauss_is_fast(gauss) &&
+  if (o.operation == JobOptions::Operation::gauss && gauss_method_of(gauss) == GaussMethod::exact &&
       gauss.variant == GaussVariant::automatic && gauss.intermediate == Intermediate::rgba32f &&
       gauss.wg.is_default() && gauss.segment == 0 && gauss_radius(gauss) <= 64)
     one.gauss_params.variant = GaussVariant::separable;

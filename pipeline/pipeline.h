@@ -339,8 +339,10 @@ SourceRun render_source(Runtime& runtime, const JobOptions& o, Filter& filter, c
 /// (resolve_box_schedule, resolve_gauss_schedule); each schedule's arithmetic for a pixel
 /// depends only on its window, so the bytes are the same (separable-linear: within 1 level, see
 /// --max-tile in the man page).
+/// `origin`: where `source` lies in the image (a strip's or piece's place), which filters that
+/// align to the image take (Filter::set_origin).
 Rendered render_tiled(Runtime& runtime, const JobOptions& o, const Source& source, OutputKind kind,
-                      TileSize tiles);
+                      TileSize tiles, Origin origin = {});
 
 /// What a caller asks of the device stage beyond JobOptions: timed runs and how to find a
 /// filter that fits (the command line's --bench and --sweep-wg). The default: one untimed run.
@@ -375,6 +377,10 @@ class DeviceStage {
   /// for other OpenCL failures; after any failure the kept filter is dropped.
   SourceRun run(const Source& source, OutputKind kind, const DeviceRequest& request = {});
 
+  /// Where the next sources lie in the image (pixels; default 0, 0): a strip's or a column
+  /// piece's place, for filters that align to the image (Filter::set_origin).
+  void set_origin(Origin origin) { origin_ = origin; }
+
   /// The kept filter (null if none), e.g. for a benchmark report of the last run.
   Filter* filter() const { return filter_.get(); }
   /// Hands the kept filter over (it is no longer kept).
@@ -387,6 +393,7 @@ class DeviceStage {
   const JobOptions& o_;
   std::unique_ptr<Filter> filter_;
   FilterKey key_;
+  Origin origin_;
 };
 
 /// Encode stage: the bytes of `r` in `kind` (JPEG at o.quality and o.subsampling, PNG at

@@ -407,6 +407,7 @@ void run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in, Out
     const int skip = y - band.first(), count = last - y;
     // The device stage returns RGBA whatever the output (its JPEG planes are for whole images).
     if (piece >= width) {
+      stage.set_origin({0, band.first()});
       SourceRun r = stage.run(band.source(), OutputKind::png);
       if (r.rendered.image16.channels != 0)
         write_rows(*writer, r.rendered.image16, skip, count, before, out_depth, &strip8);
@@ -427,6 +428,7 @@ void run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in, Out
         part.rgba16 = columns(whole.rgba16, left, piece, 0, whole.height());
       else
         part.rgba = columns(whole.rgba, left, piece, 0, whole.height());
+      stage.set_origin({left, band.first()});
       SourceRun r = stage.run(part, OutputKind::png);
       const int from = skip - before, rows_out = before + count;
       if (r.rendered.image16.channels != 0)

@@ -197,21 +197,22 @@ std::vector<SuiteCase> run_suite(Runtime& runtime, const SuiteOptions& o, std::o
     }
   }
   if (wanted(o, "sigma")) {
-    // Each sigma by the exact method (its default schedule), the fast one, and what auto
-    // takes, which is one of them: its case is that one's, not timed twice.
+    // Each sigma by the exact method (its default schedule), the fast and pyramid ones, and
+    // what auto takes, which is one of them: its case is that one's, not timed twice.
     const Image big = suite_image(bw, bh);
     for (double sigma : kSigmaSweep) {
       std::map<GaussMethod, SuiteCase> done;
-      for (GaussMethod m : {GaussMethod::exact, GaussMethod::fast, GaussMethod::automatic}) {
+      for (GaussMethod m :
+           {GaussMethod::exact, GaussMethod::fast, GaussMethod::pyramid, GaussMethod::automatic}) {
         GaussParams p;
         p.sigma = sigma;
         p.method = m;
-        const bool fast = gauss_is_fast(p);
+        const bool fast = gauss_method_of(p) != GaussMethod::exact;
         SuiteCase c =
             new_case("sigma", name_of(gauss_method_table(), m), "", gauss_radius(p), bw, bh);
         c.sigma = sigma;
         if (m == GaussMethod::automatic) {
-          const SuiteCase& same = done.at(fast ? GaussMethod::fast : GaussMethod::exact);
+          const SuiteCase& same = done.at(gauss_method_of(p));
           c.schedule = same.schedule;
           c.runs = same.runs;
           c.ms = same.ms;

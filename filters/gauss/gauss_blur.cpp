@@ -38,12 +38,15 @@ bool gauss_row_work_group(GaussVariant v) {
 const std::vector<Named<GaussMethod>>& gauss_method_table() {
   static const std::vector<Named<GaussMethod>> table = {
       {GaussMethod::automatic, "auto",
-       "exact up to sigma 32, fast above (exact with --radius or --variant)"},
+       "exact below sigma 8, pyramid from 8 (exact with --radius or --variant)"},
       {GaussMethod::exact, "exact",
        "the Gaussian's weights to ceil(3 sigma): cost grows with sigma"},
       {GaussMethod::fast, "fast",
-       "three extended boxes on running sums: cost independent of sigma, within 2 levels of "
-       "exact (8-bit)"},
+       "three extended boxes on running sums (Pillow's method): cost independent of sigma, "
+       "within 5 levels of exact (8-bit)"},
+      {GaussMethod::pyramid, "pyramid",
+       "a Gaussian on cells of f x f pixels, interpolated back: cost independent of sigma, "
+       "within 2 levels of exact (8-bit)"},
   };
   return table;
 }
@@ -58,53 +61,65 @@ const std::vector<Named<CascadeWalk>>& cascade_walk_table() {
   return table;
 }
 
+GaussMethod gauss_method_of(const GaussParams& p) {
+  if (p.method != GaussMethod::automatic) return p.method;
+  return p.radius < 0 && p.variant == GaussVariant::automatic && p.sigma >= kGaussPyramidSigma
+             ? GaussMethod::pyramid
+             : GaussMethod::exact;
+}
+
 bool gauss_is_fast(const GaussParams& p) {
-  return p.method == GaussMethod::fast ||
-         (p.method == GaussMethod::automatic && p.radius < 0 &&
-          p.variant == GaussVariant::automatic && p.sigma > kGaussFastSigma);
+  return gauss_method_of(p) == GaussMethod::fast;
 }
 
 int gauss_radius(const GaussParams& p) {
-  if (gauss_is_fast(p)) return gauss_box_cascade(p.sigma).reach();
-  return p.radius >= 0 ? p.radius : gauss_default_radius(p.sigma);
+  switch (gauss_method_of(p)) {
+    case GaussMethod::fast:
+      return gauss_box_cascade(p.sigma).reach();
+    case GaussMethod::pyramid:
+      return gauss_pyramid(p.sigma).reach();
+    default:
+      return p.radius >= 0 ? p.radius : gauss_default_radius(p.sigma);
+  }
 }
 
 void validate(const GaussParams& p) {
   gauss_weights(p.sigma, 0);  // sigma range
-  if (p.cascade != CascadeWalk::automatic && !gauss_is_fast(p)) {
-    char above[96];
-    std::snprintf(above, sizeof above,
-                  " fast, or auto above sigma %g without --radius or --variant", kGaussFastSigma);
+  const GaussMethod method = gauss_method_of(p);
+  if (p.cascade != CascadeWalk::automatic && method != GaussMethod::fast)
     throw UsageError(parameter("cascade") + " " + name_of(cascade_walk_table(), p.cascade) +
-                     " goes with the fast method: " + parameter("gauss-method") + above);
-  }
-  if (p.method == GaussMethod::fast) {
-    const std::string fast = " goes with " + parameter("gauss-method") + " exact or auto: ";
+                     " goes with the fast method: " + parameter("gauss-method") + " fast");
+  if (p.method == GaussMethod::fast || p.method == GaussMethod::pyramid) {
+    const std::string name = name_of(gauss_method_table(), p.method);
+    const std::string with = " goes with " + parameter("gauss-method") + " exact or auto: ";
     if (p.radius >= 0)
-      throw UsageError(parameter("radius") + " " + std::to_string(p.radius) + fast +
-                       "the fast method's reach follows from SIGMA");
+      throw UsageError(parameter("radius") + " " + std::to_string(p.radius) + with + "the " + name +
+                       " method's reach follows from SIGMA");
     if (p.variant != GaussVariant::automatic)
       throw UsageError(parameter("variant") + " " + name_of(gauss_variant_table(), p.variant) +
-                       fast + "it names a schedule of the exact method");
+                       with + "it names a schedule of the exact method");
     if (!p.wg.is_default())
-      throw UsageError(parameter("wg") + fast + "the fast method sets its own work-items");
+      throw UsageError(parameter("wg") + with + "the " + name + " method sets its own work-items");
+    if (p.method == GaussMethod::pyramid && p.segment != 0)
+      throw UsageError(parameter("segment") + " " + std::to_string(p.segment) + with +
+                       "the pyramid method has no segments");
     if (p.segment < 0)
       throw UsageError(parameter("segment") + " " + std::to_string(p.segment) +
                        ": the positions a work-item walks must be 1 or more");
     if (p.intermediate != Intermediate::rgba32f)
       throw UsageError(parameter("intermediate") + " " +
-                       name_of(intermediate_table(), p.intermediate) + fast +
-                       "the fast method's intermediate is rgba32f");
+                       name_of(intermediate_table(), p.intermediate) + with + "the " + name +
+                       " method's intermediate is rgba32f");
   }
-  if (gauss_is_fast(p)) {
+  if (method == GaussMethod::fast || method == GaussMethod::pyramid) {
     if (gauss_radius(p) > kMaxGaussRadius) {
       char sigma[32];
       std::snprintf(sigma, sizeof sigma, "%g", p.sigma);
-      throw UsageError(parameter("gauss") + " " + sigma + ": the fast method reads " +
-                       std::to_string(gauss_radius(p)) + " pixels on each side, over " +
-                       std::to_string(kMaxGaussRadius) + "; give " + parameter("radius") +
-                       " R (0.." + std::to_string(kMaxGaussRadius) +
-                       ") with the exact method or a smaller SIGMA");
+      throw UsageError(
+          parameter("gauss") + " " + sigma + ": the " + name_of(gauss_method_table(), method) +
+          " method reads " + std::to_string(gauss_radius(p)) + " pixels on each side, over " +
+          std::to_string(kMaxGaussRadius) + "; give " + parameter("radius") + " R (0.." +
+          std::to_string(kMaxGaussRadius) + ") with the exact method or a smaller SIGMA");
     }
     return;
   }
@@ -208,11 +223,8 @@ std::vector<LinearTap> gauss_linear_taps(const std::vector<double>& w) {
 GaussParams resolve_gauss_schedule(const GaussParams& params, const DeviceInfo& device, int width,
                                    int height, PixelDepth depth) {
   GaussParams p = params;
-  if (gauss_is_fast(p)) {  // one schedule, no radius of its own (gauss_radius: its reach)
-    p.method = GaussMethod::fast;
-    return p;
-  }
-  p.method = GaussMethod::exact;
+  p.method = gauss_method_of(p);
+  if (p.method != GaussMethod::exact) return p;  // one schedule, no radius of its own
   p.radius = gauss_radius(p);
   if (p.variant == GaussVariant::automatic && depth == PixelDepth::u8) {
     const auto tuned =
@@ -242,14 +254,17 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
   GaussSetup setup;
   setup.runtime = &runtime;
   setup.params = resolve_gauss_schedule(params, runtime.device(), width, height, depth);
-  const bool fast = setup.params.method == GaussMethod::fast;
+  const GaussMethod method = setup.params.method;
   validate(setup.params);  // again: a tuned segment (from a table file) for the resolved variant
   setup.width = width;
   setup.height = height;
   setup.depth = depth;
   const char* family = "gauss_cascade";
-  if (fast) {
+  if (method == GaussMethod::fast) {
     schedule_ = make_gauss_cascade(setup);
+  } else if (method == GaussMethod::pyramid) {
+    schedule_ = make_gauss_pyramid(setup);
+    family = "gauss_pyramid";
   } else {
     const GaussScheduleRow& row = gauss_schedule_row(setup.params.variant);
     schedule_ = row.make(setup);
@@ -260,13 +275,7 @@ GaussFilter::GaussFilter(Runtime& runtime, const GaussParams& params, int width,
   const std::string options = schedule_->options() + pixel_options(depth);
   // The schedule's passes from one program (each program costs a compiler front end).
   schedule_->prepare(runtime.kernels(family, names, options));
-  // One pass reads the input and writes the output; of two, each moves one of them and the
-  // intermediate.
-  const std::uint64_t pixels = static_cast<std::uint64_t>(width) * height;
-  const std::uint64_t px = pixel_bytes(depth) * pixels;
-  const std::uint64_t inter = pixels * schedule_->intermediate_pixel_bytes();
-  for (const std::string& name : names)
-    passes_.push_back({name, names.size() == 1 ? 2 * px : px + inter});
+  passes_ = schedule_->pass_infos(pixel_bytes(depth));
 }
 
 GaussFilter::~GaussFilter() = default;
@@ -283,9 +292,9 @@ std::string GaussFilter::describe() const {
   const GaussParams& p = params();
   char sigma[32];
   std::snprintf(sigma, sizeof sigma, "%g", p.sigma);
-  if (p.method == GaussMethod::fast)
-    return std::string("gauss sigma=") + sigma + " fast" + schedule_->describe() +
-           " edge=" + name_of(edge_mode_table(), p.edge) + depth_text();
+  if (p.method != GaussMethod::exact)
+    return std::string("gauss sigma=") + sigma + " " + name_of(gauss_method_table(), p.method) +
+           schedule_->describe() + " edge=" + name_of(edge_mode_table(), p.edge) + depth_text();
   return std::string("gauss sigma=") + sigma + " r=" + std::to_string(p.radius) + " " +
          name_of(gauss_variant_table(), p.variant) + schedule_->describe() +
          " edge=" + name_of(edge_mode_table(), p.edge) + depth_text();
@@ -294,6 +303,10 @@ std::string GaussFilter::describe() const {
 std::vector<cl::Event> GaussFilter::enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) {
   if (!takes_buffers()) return Filter::enqueue_buffers(src, dst);
   return schedule_->enqueue_buffers(src, dst);
+}
+
+void GaussFilter::set_origin(int x, int y) {
+  schedule_->set_origin(x, y);
 }
 
 std::vector<cl::Event> GaussFilter::enqueue(const cl::Image2D& src, const cl::Image2D& dst) {

@@ -158,14 +158,15 @@ constexpr int kGaussFastGpuSegment = 512;
 constexpr int kMaxGaussFastSegment = 1 << 16;
 
 enum class GaussMethod {
-  /// exact up to kGaussFastSigma, fast above it; exact wherever --radius or a --variant other
-  /// than auto is given (they choose among exact schedules).
+  /// exact below kGaussPyramidSigma, pyramid from it; exact wherever --radius or a --variant
+  /// other than auto is given (they choose among exact schedules).
   automatic,
-  exact,  ///< the truncated Gaussian's weights (gauss_weights): cost grows with sigma
-  fast,   ///< the extended box cascade (gauss_box_cascade): cost independent of sigma
+  exact,    ///< the truncated Gaussian's weights (gauss_weights): cost grows with sigma
+  fast,     ///< the extended box cascade (gauss_box_cascade): cost independent of sigma
+  pyramid,  ///< cells of f x f pixels, a Gaussian on them, interpolated back (gauss_pyramid)
 };
 
-/// Name table: auto, exact, fast.
+/// Name table: auto, exact, fast, pyramid.
 const std::vector<Named<GaussMethod>>& gauss_method_table();
 
 /// How the fast method's walks keep the results of earlier boxes (--cascade;
@@ -180,12 +181,12 @@ enum class CascadeWalk {
 /// Name table: auto, rings, streams.
 const std::vector<Named<CascadeWalk>>& cascade_walk_table();
 
-/// The sigma above which --gauss-method auto takes the fast method: where fast starts to beat
-/// the default exact schedule, measured on PoCL (2 cores: sigma 30 exact 0.48 s, fast 0.55 s;
-/// sigma 60 1.35 s against 0.56 s on 3024x4032; docs/notes/gauss.md, "Gaussian at any sigma:
-/// the extended box cascade"). One value for every device, since the halo of a tile or strip
-/// (gauss_radius) is planned before a device is chosen; to be confirmed on the H100.
-constexpr double kGaussFastSigma = 32.0;
+/// The sigma from which --gauss-method auto takes the pyramid method: where its factor becomes
+/// 4 (2 x 2 kGaussPyramidCoarseSigma) and it is faster than the default exact schedule on GPUs
+/// (NVIDIA H200, 3024x4032: sigma 8 pyramid 0.13 ms, exact 0.16 ms) while within 2 levels of
+/// exact (docs/notes/gauss.md, "the pyramid method"). One value for every device, since the
+/// halo of a tile or strip (gauss_radius) is planned before a device is chosen.
+constexpr double kGaussPyramidSigma = 8.0;
 
 /// What to compute and how.
 struct GaussParams {
@@ -207,8 +208,11 @@ struct GaussParams {
                     ///< GPUs kGaussFastGpuSegment or more, see gauss_cascade.cpp)
 };
 
-/// Whether `params` run the fast method: --gauss-method fast, or auto with sigma above
-/// kGaussFastSigma, no --radius and --variant auto.
+/// The method `params` run: --gauss-method's, or for auto the pyramid from kGaussPyramidSigma
+/// on without --radius and with --variant auto, else exact.
+GaussMethod gauss_method_of(const GaussParams& params);
+
+/// Whether `params` run the fast method (gauss_method_of).
 bool gauss_is_fast(const GaussParams& params);
 
 /// The pixels `params` read on each side of an output pixel, the halo of a tile or strip: the
@@ -276,6 +280,7 @@ class GaussFilter : public Filter {
   std::vector<cl::Event> enqueue(const cl::Image2D& src, const cl::Image2D& dst) override;
   bool takes_buffers() const override;
   std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst) override;
+  void set_origin(int x, int y) override;
 
   /// The parameters with `auto`, the radius and the work-group size resolved.
   const GaussParams& params() const;

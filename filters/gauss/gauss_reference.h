@@ -28,6 +28,15 @@ Image gauss_cascade_reference(const Image& image, double sigma, EdgeMode edge);
 /// The same for 16-bit samples.
 Image16 gauss_cascade_reference(const Image16& image, double sigma, EdgeMode edge);
 
+/// The pyramid method's meaning (GaussPyramid, gauss_pyramid(sigma)): along rows, then
+/// columns, in double precision, each output the interpolation of the coarse Gaussian of the
+/// means of f pixels (edge_index of their coordinates, cells aligned to the image's origin),
+/// rounded once at the end as gauss_blur_reference(). O(width * height * reach): for tests and
+/// error measurements.
+Image gauss_pyramid_reference(const Image& image, double sigma, EdgeMode edge);
+/// The same for 16-bit samples.
+Image16 gauss_pyramid_reference(const Image16& image, double sigma, EdgeMode edge);
+
 /// gauss_blur_reference() computed separably (rows, then columns) in double precision: the
 /// same sums in another order, for images too large for the direct 2-D reference.
 Image gauss_separable_reference(const Image& image, double sigma, int radius, EdgeMode edge);

@@ -62,6 +62,16 @@ std::vector<cl::Event> GaussSchedule::enqueue_buffers(const cl::Buffer&, const c
   throw Error("Gaussian schedule '" + variant_name() + "' runs on images, not buffers");
 }
 
+std::vector<PassInfo> GaussSchedule::pass_infos(std::uint64_t pixel_bytes) {
+  const std::vector<std::string> names = kernel_names();
+  const std::uint64_t pixels = static_cast<std::uint64_t>(s_.width) * s_.height;
+  const std::uint64_t px = pixel_bytes * pixels, inter = pixels * intermediate_pixel_bytes();
+  std::vector<PassInfo> passes;
+  for (const std::string& name : names)
+    passes.push_back({name, names.size() == 1 ? 2 * px : px + inter});
+  return passes;
+}
+
 float GaussSchedule::upload_weights() {
   const std::vector<double> weights = gauss_weights(s_.params.sigma, radius());
   double sum = 0;

@@ -51,6 +51,16 @@ class GaussSchedule {
   virtual std::vector<cl::Event> enqueue_buffers(const cl::Buffer& src, const cl::Buffer& dst);
   /// What describe() says between the variant's name and the edge mode: the schedule's shape.
   virtual std::string describe() const = 0;
+  /// The buffers' pixel (0, 0) in the image, for a schedule whose output depends on it
+  /// (Filter::set_origin); the others ignore it.
+  virtual void set_origin(int x, int y) {
+    (void)x;
+    (void)y;
+  }
+  /// The passes enqueue_buffers() launches, one a profiling event, with the bytes each moves
+  /// (`pixel_bytes`: bytes an input or output pixel). The default: one a kernel name; one pass
+  /// moves the input and the output, of two each moves one of them and the intermediate.
+  virtual std::vector<PassInfo> pass_infos(std::uint64_t pixel_bytes);
 
   const GaussParams& params() const { return s_.params; }
 
@@ -110,5 +120,7 @@ std::unique_ptr<GaussSchedule> make_gauss_mma(const GaussSetup& setup);
 /// The fast method's schedule (gauss_cascade.cpp, kernels/gauss_cascade.cl): no row of the
 /// table, since --variant names the exact method's schedules.
 std::unique_ptr<GaussSchedule> make_gauss_cascade(const GaussSetup& setup);
+/// The pyramid method's schedule (gauss_pyramid.cpp, kernels/gauss_pyramid.cl).
+std::unique_ptr<GaussSchedule> make_gauss_pyramid(const GaussSetup& setup);
 
 }  // namespace blurtool

@@ -64,4 +64,23 @@ std::vector<double> box_cascade_weights(const BoxCascade& c) {
   return w;
 }
 
+GaussPyramid gauss_pyramid(double sigma) {
+  gauss_weights(sigma, 0);  // the range of sigma
+  GaussPyramid p;
+  while (p.factor < (1 << 20) && sigma / (2.0 * p.factor) >= kGaussPyramidCoarseSigma)
+    p.factor *= 2;
+  const double f = p.factor;
+  // The interpolation's variance: phase t_j = frac((2j + 1 - f) / (2f)) of pixel j of a cell.
+  double phases = 0;
+  for (int j = 0; j < p.factor; ++j) {
+    const double u = (2.0 * j + 1 - f) / (2 * f);
+    const double t = u - std::floor(u);
+    phases += t * (1 - t);
+  }
+  const double up = f * f * phases / f, box = (f * f - 1) / 12;
+  p.coarse_sigma = std::sqrt(std::max(sigma * sigma - box - up, 1e-6)) / f;
+  p.coarse_radius = gauss_default_radius(p.coarse_sigma);
+  return p;
+}
+
 }  // namespace blurtool

@@ -289,11 +289,14 @@ TEST_F(Cli, BrightPointsRunInStripsWithTheSameImage) {
 }
 
 // A band wider than the device's widest piece (kPieceWidth) goes to it in column pieces, each
-// with the halo's columns beside it: the same output as one piece, at 8 and at 16 bits.
+// with the halo's columns beside it (and, for the pyramid Gaussian, told its place): the same
+// output as one piece, at 8 and at 16 bits.
 TEST_F(Cli, WideStripsRunInColumnPiecesWithTheSameOutput) {
-  const fs::path rgb = in_ / "wide.png", deep = in_ / "wide16.png";
+  const fs::path rgb = in_ / "wide.png", deep = in_ / "wide16.png", tall = in_ / "tall.png";
   const Image image = random_image(16500, 40, 3, 12);
   write_bytes(rgb, encode_image(image, ImageFormat::png, 95));
+  // The pyramid Gaussian (sigma 8: a halo of 32 rows) needs more rows to cut into strips.
+  write_bytes(tall, encode_image(random_image(16500, 200, 3, 13), ImageFormat::png, 95));
   Image16 sixteen{16450, 64, 4, PixelVector<std::uint16_t>(std::size_t{16450} * 64 * 4)};
   for (std::size_t i = 0; i < sixteen.pixels.size(); ++i)
     sixteen.pixels[i] = static_cast<std::uint16_t>(i * 2654435761u >> 7);
@@ -306,6 +309,7 @@ TEST_F(Cli, WideStripsRunInColumnPiecesWithTheSameOutput) {
   };
   for (const Case& c : std::vector<Case>{{rgb, {"--box", "5", "--png-level", "6"}, "20M"},
                                          {rgb, {"--gauss", "2", "--edge", "mirror"}, "20M"},
+                                         {tall, {"--gauss", "8", "--edge", "mirror"}, "100M"},
                                          {deep, {"--box", "4"}, "40M"}}) {
     SCOPED_TRACE(c.input.filename().string() + " " + c.op[0]);
     std::vector<std::string> pieces = c.op, whole = c.op;
@@ -363,25 +367,51 @@ TEST_F(Cli, BatchRunsItsLargeImagesInStrips) {
   }
 }
 
-// The Gaussian's fast method in strips, each with a halo of its reach:
-// the same bytes as one piece, at 8 bits and through the 16-bit premultiplied path of an image
-// with alpha.
-TEST_F(Cli, GaussFastInStripsEqualsOnePiece) {
-  write_bytes(in_ / "large.png", encode_image(random_image(600, 440, 4, 12), ImageFormat::png, 95));
+// The CLI fixture with one check more.
+class CliStrips : public Cli {
+ protected:
+  void expect_strips_equal_one_piece(const std::vector<std::string>& op, const std::string& budget,
+                                     unsigned seed);
+};
+
+// `op` run over in_ (a 600x440 RGBA PNG and a 1000x700 JPEG) in strips under `budget`, and
+// in one piece: the same bytes.
+void CliStrips::expect_strips_equal_one_piece(const std::vector<std::string>& op,
+                                              const std::string& budget, unsigned seed) {
+  write_bytes(in_ / "large.png",
+              encode_image(random_image(600, 440, 4, seed), ImageFormat::png, 95));
   write_bytes(in_ / "large.jpg",
-              encode_image(random_image(1000, 700, 3, 13), ImageFormat::jpeg, 90));
+              encode_image(random_image(1000, 700, 3, seed + 1), ImageFormat::jpeg, 90));
+  std::vector<std::string> strips = op, whole = op;
+  strips.insert(strips.end(), {"--max-memory", budget, in_, out_ / "strips"});
+  whole.insert(whole.end(), {in_, out_ / "whole"});
   Result r;
   {
     Traced traced;
-    r = run({"--gauss", "7", "--gauss-method", "fast", "--max-memory", "8M", in_, out_ / "strips"});
+    r = run(strips);
   }
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(ran_in_strips(r)) << r.err;
-  ASSERT_EQ(run({"--gauss", "7", "--gauss-method", "fast", in_, out_ / "whole"}).status, 0);
+  ASSERT_EQ(run(whole).status, 0);
   for (const std::string name : {"large.png", "large.jpg"}) {
     SCOPED_TRACE(name);
     EXPECT_EQ(load_image(out_ / "strips" / name).pixels, load_image(out_ / "whole" / name).pixels);
   }
+}
+
+// The Gaussian's fast method in strips, each with a halo of its reach:
+// the same bytes as one piece, at 8 bits and through the 16-bit premultiplied path of an image
+// with alpha.
+TEST_F(CliStrips, GaussFastInStripsEqualsOnePiece) {
+  expect_strips_equal_one_piece({"--gauss", "7", "--gauss-method", "fast"}, "8M", 12);
+}
+
+// The Gaussian's pyramid method (auto from sigma 8) in strips, each with a halo of its reach
+// and told its place in the image: the same bytes as one piece, at 8 bits and through the
+// 16-bit premultiplied path of an image with alpha; a strip's rows start at every phase of a
+// cell (four pixels at sigma 13).
+TEST_F(CliStrips, GaussPyramidInStripsEqualsOnePiece) {
+  expect_strips_equal_one_piece({"--gauss", "13"}, "12M", 14);
 }
 
 }  // namespace

@@ -195,5 +195,25 @@ TEST(Bounds, FastGaussianWalksStayInsideTheirBuffers) {
           "fast gauss segment " + std::to_string(segment));
 }
 
+// The pyramid Gaussian's first level reads the input through the edge mode and its last
+// writes every output pixel from the cells: at factors 4 and 32 (a reach beyond the images),
+// with the image's origin and a tile's (cells cut at other phases), every edge mode.
+TEST(Bounds, PyramidGaussianStaysInsideItsBuffers) {
+  for (EdgeMode edge : {EdgeMode::clamp, EdgeMode::mirror, EdgeMode::zero})
+    for (int origin : {0, 13})
+      check_every_buffer_schedule<double>(
+          {9.0, 100.0},
+          [&](double sigma, int w, int h) {
+            GaussParams p;
+            p.sigma = sigma;
+            p.method = GaussMethod::pyramid;
+            p.edge = edge;
+            auto filter = std::make_unique<GaussFilter>(runtime(), p, w, h);
+            filter->set_origin(origin, 2 * origin + 1);
+            return filter;
+          },
+          "pyramid gauss origin " + std::to_string(origin));
+}
+
 }  // namespace
 }  // namespace blurtool

@@ -627,6 +627,42 @@ TEST(GaussFast, MatchesTheCascadeReferenceEverywhere16) {
   expect_fast_matches_cascade_reference<std::uint16_t>();
 }
 
+// The pyramid method (--gauss-method pyramid) against its CPU reference in double precision:
+// within 1 level, at 8 and 16 bits, every edge mode, factors 1 to 64, odd sizes, a 1x1 image,
+// images smaller than a cell and a reach beyond the image. Not exact: the device sums and
+// interpolates in float.
+const FastCase kPyramidCases[] = {{1, 1, 7.0},    {7, 3, 6.5},     {33, 17, 2.5}, {61, 37, 13.0},
+                                  {19, 11, 30.0}, {129, 7, 250.0}, {45, 83, 25.0}};
+
+template <typename T>
+void expect_pyramid_matches_its_reference() {
+  int worst = 0;
+  unsigned seed = 21;
+  for (const FastCase& c : kPyramidCases) {
+    const BasicImage<T> input = random_image<T>(c.w, c.h, seed++);
+    for (const auto& edge : edge_mode_table()) {
+      GaussParams p;
+      p.sigma = c.sigma;
+      p.method = GaussMethod::pyramid;
+      p.edge = edge.value;
+      const BasicImage<T> reference = gauss_pyramid_reference(input, c.sigma, edge.value);
+      const int err = max_error(gauss_blur(runtime(), input, p), reference);
+      worst = std::max(worst, err);
+      EXPECT_LE(err, 1) << c.w << "x" << c.h << " sigma=" << c.sigma << " edge=" << edge.name;
+    }
+  }
+  std::cout << "[ accuracy ] pyramid " << 8 * sizeof(T) << "-bit: worst error " << worst
+            << " against its reference on " << runtime().device().name << "\n";
+}
+
+TEST(GaussPyramid, MatchesItsReferenceEverywhere) {
+  expect_pyramid_matches_its_reference<std::uint8_t>();
+}
+
+TEST(GaussPyramid, MatchesItsReferenceEverywhere16) {
+  expect_pyramid_matches_its_reference<std::uint16_t>();
+}
+
 // Lines cut into segments (what GPUs get; --segment through GaussParams) give the very same
 // bytes as whole lines: the window sums are exact, so a box's result does not depend on where a
 // walk began.
@@ -686,32 +722,46 @@ TEST(GaussFast, StreamsEqualRings) {
   }
 }
 
-// auto takes exact up to kGaussFastSigma and fast above it, but never with a radius or a
-// variant of the exact method; fast refuses what only means something for exact, by name.
+// auto takes exact below kGaussPyramidSigma and the pyramid from it, but never with a radius
+// or a variant of the exact method; fast and pyramid refuse what only means something for
+// exact, by name.
 TEST(GaussFast, AutoChoosesAndFastRefusesExactOnlyOptions) {
   GaussParams p;
-  p.sigma = kGaussFastSigma;
-  EXPECT_FALSE(gauss_is_fast(p));
-  p.sigma = kGaussFastSigma * 1.5;
-  EXPECT_TRUE(gauss_is_fast(p));
-  EXPECT_EQ(gauss_radius(p), gauss_box_cascade(p.sigma).reach());
-  EXPECT_NE(GaussFilter(runtime(), p, 16, 16).describe().find(" fast box-cascade"),
-            std::string::npos);
+  p.sigma = kGaussPyramidSigma - 0.1;
+  EXPECT_EQ(gauss_method_of(p), GaussMethod::exact);
+  p.sigma = kGaussPyramidSigma;
+  EXPECT_EQ(gauss_method_of(p), GaussMethod::pyramid);
+  EXPECT_EQ(gauss_radius(p), gauss_pyramid(p.sigma).reach());
+  EXPECT_NE(GaussFilter(runtime(), p, 16, 16).describe().find(" pyramid f=4"), std::string::npos);
+  p.sigma = 40;
+  EXPECT_EQ(gauss_method_of(p), GaussMethod::pyramid);
   GaussParams r = p;
   r.radius = 5;
-  EXPECT_FALSE(gauss_is_fast(r));
+  EXPECT_EQ(gauss_method_of(r), GaussMethod::exact);
   GaussParams v = p;
   v.variant = GaussVariant::separable;
-  EXPECT_FALSE(gauss_is_fast(v));
-  r.method = v.method = p.method = GaussMethod::fast;
-  expect_refusal(r, "radius", "fast with a radius");
-  expect_refusal(v, "variant", "fast with a variant");
-  p.wg = {8, 1};
-  expect_refusal(p, "wg", "fast with a work-group");
+  EXPECT_EQ(gauss_method_of(v), GaussMethod::exact);
+  for (GaussMethod m : {GaussMethod::fast, GaussMethod::pyramid}) {
+    GaussParams rm = r, vm = v, wm = p;
+    rm.method = vm.method = wm.method = m;
+    expect_refusal(rm, "radius", "a radius with fast or pyramid");
+    expect_refusal(vm, "variant", "a variant with fast or pyramid");
+    wm.wg = {8, 1};
+    expect_refusal(wm, "wg", "a work-group with fast or pyramid");
+  }
+  GaussParams f = p;
+  f.method = GaussMethod::fast;
+  EXPECT_EQ(gauss_radius(f), gauss_box_cascade(f.sigma).reach());
+  EXPECT_NE(GaussFilter(runtime(), f, 16, 16).describe().find(" fast box-cascade"),
+            std::string::npos);
+  GaussParams s = p;
+  s.method = GaussMethod::pyramid;
+  s.segment = 64;
+  expect_refusal(s, "segment", "a segment with pyramid");
   GaussParams c;
-  c.sigma = kGaussFastSigma;
+  c.sigma = 40;
   c.cascade = CascadeWalk::streams;
-  expect_refusal(c, "cascade", "a walk of the fast method with exact");
+  expect_refusal(c, "cascade", "a walk of the fast method with auto");
 }
 
 }  // namespace

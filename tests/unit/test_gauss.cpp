@@ -120,28 +120,73 @@ TEST(GaussCascade, VarianceIsSigmaSquared) {
 // real photo, at sigmas from auto's threshold up. Both CPU references in double precision; the
 // device's fast result is within 1 level of the cascade reference (tests/device/test_gauss.cpp),
 // so within kFastMaxError + 1 of exact.
+// The largest and the mean absolute difference of two images' samples, in levels.
+std::pair<int, double> difference(const Image& a, const Image& b) {
+  int worst = 0;
+  double sum = 0;
+  for (size_t i = 0; i < a.pixels.size(); ++i) {
+    const int d = std::abs(a.pixels[i] - b.pixels[i]);
+    worst = std::max(worst, d);
+    sum += d;
+  }
+  return {worst, sum / a.pixels.size()};
+}
+
 constexpr int kFastMaxError = 5;
 constexpr double kFastMeanError = 1.0;
 
 TEST(GaussCascade, WithinTheStatedBoundOfExactOnAPhoto) {
   const Image photo = load_image(std::string(BLURTOOL_SOURCE_DIR) + "/samples/coffee_600x400.png");
-  for (double sigma : {kGaussFastSigma + 0.5, 10.0, 30.0}) {
+  for (double sigma : {32.5, 10.0, 30.0}) {
     const Image exact =
         gauss_separable_reference(photo, sigma, gauss_default_radius(sigma), EdgeMode::clamp);
     const Image fast = gauss_cascade_reference(photo, sigma, EdgeMode::clamp);
-    int worst = 0;
-    double sum = 0;
-    for (size_t i = 0; i < exact.pixels.size(); ++i) {
-      const int d = std::abs(exact.pixels[i] - fast.pixels[i]);
-      worst = std::max(worst, d);
-      sum += d;
-    }
-    const double mean = sum / exact.pixels.size();
+    const auto [worst, mean] = difference(exact, fast);
     std::cout << "[ accuracy ] fast vs exact, coffee, sigma " << sigma << ": max " << worst
               << ", mean " << mean << "\n";
     EXPECT_LE(worst, kFastMaxError) << sigma;
     EXPECT_LE(mean, kFastMeanError) << sigma;
   }
+}
+
+// The pyramid method's stated error (man/blurtool.1, docs/notes/gauss.md): within
+// kPyramidMaxError levels of the exact Gaussian and kPyramidMeanError on average, 8-bit, on a
+// real photo, at sigmas from auto's threshold up, each factor f from 2 to 32. The device's
+// result is within 1 level of the pyramid reference (tests/device/test_gauss.cpp).
+constexpr int kPyramidMaxError = 2;
+constexpr double kPyramidMeanError = 0.25;
+
+TEST(GaussPyramid, WithinTheStatedBoundOfExactOnAPhoto) {
+  const Image photo = load_image(std::string(BLURTOOL_SOURCE_DIR) + "/samples/coffee_600x400.png");
+  for (double sigma : {kGaussPyramidSigma + 0.5, 10.0, 13.0, 30.0, 60.0, 120.0}) {
+    const Image exact =
+        gauss_separable_reference(photo, sigma, gauss_default_radius(sigma), EdgeMode::clamp);
+    const Image pyramid = gauss_pyramid_reference(photo, sigma, EdgeMode::clamp);
+    const auto [worst, mean] = difference(exact, pyramid);
+    std::cout << "[ accuracy ] pyramid vs exact, coffee, sigma " << sigma << " (f "
+              << gauss_pyramid(sigma).factor << "): max " << worst << ", mean " << mean << "\n";
+    EXPECT_LE(worst, kPyramidMaxError) << sigma;
+    EXPECT_LE(mean, kPyramidMeanError) << sigma;
+  }
+}
+
+// The pyramid's factor keeps the coarse sigma at kGaussPyramidCoarseSigma or more (below twice
+// it one pixel a cell).
+TEST(GaussPyramid, FactorAndCoarseSigma) {
+  EXPECT_EQ(gauss_pyramid(3.9).factor, 1);
+  EXPECT_NEAR(gauss_pyramid(3.9).coarse_sigma, 3.9, 1e-9);
+  EXPECT_EQ(gauss_pyramid(4.0).factor, 2);
+  EXPECT_EQ(gauss_pyramid(7.9).factor, 2);
+  EXPECT_EQ(gauss_pyramid(8.0).factor, 4);
+  EXPECT_EQ(gauss_pyramid(250.0).factor, 64);
+  for (double sigma : {4.0, 7.0, 8.0, 100.0, 250.0}) {
+    const GaussPyramid p = gauss_pyramid(sigma);
+    EXPECT_GE(p.coarse_sigma, kGaussPyramidCoarseSigma - 0.1) << sigma;
+    EXPECT_LT(p.coarse_sigma, 2 * kGaussPyramidCoarseSigma) << sigma;
+    EXPECT_EQ(p.coarse_radius, gauss_default_radius(p.coarse_sigma)) << sigma;
+    EXPECT_EQ(p.reach(), (p.coarse_radius + 2) * p.factor) << sigma;
+  }
+  EXPECT_THROW(gauss_pyramid(0.0), UsageError);
 }
 
 // The separable reference is the direct one computed in another order.
