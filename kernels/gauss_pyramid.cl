@@ -27,6 +27,13 @@ kernel void gauss_pyramid_down_pixels(global const pixel_word_t* src, global flo
   if (x0 >= 0 && y0 >= 0 && x0 + a <= w && y0 + a <= h) {  // inside: no edge mode
     for (int v = 0; v < a; ++v) {
       global const pixel_word_t* row = src + (size_t)(y0 + v) * w + x0;
+#ifndef PIXEL16
+      if (a == 4) {  // one 16-byte load a row (four 4-byte loads left L1 a quarter used)
+        const uint4 q = vload4(0, row);
+        sum += (unpack_pixel(q.s0) + unpack_pixel(q.s1)) + (unpack_pixel(q.s2) + unpack_pixel(q.s3));
+        continue;
+      }
+#endif
       for (int u = 0; u < a; ++u) sum += unpack_pixel(row[u]);
     }
     cells[(size_t)j * cw + i] = sum * (1.0f / (float)(a * a));
@@ -56,41 +63,82 @@ kernel void gauss_pyramid_down_cells(global const float4* fine, global float4* c
 
 // The Gaussian along the rows of the grid (cw x ch cells), weights[rc + k] the weight of offset
 // k; cells within rc of the grid's sides read its side cells (the grid is planned wide enough
-// that no output uses them).
+// that no output uses them). A work-item makes PYRAMID_BLOCK neighbouring cells, each cell it
+// loads serving all of them (rc / 2 loads a cell where one a cell would take 2 rc + 1), each
+// sum in the order of its taps.
+#define PYRAMID_BLOCK 4
+#define PYRAMID_TAPS(LOAD)                                                  \
+  float4 sum[PYRAMID_BLOCK];                                                \
+  for (int b = 0; b < PYRAMID_BLOCK; ++b) sum[b] = 0.0f;                    \
+  for (int k = -rc; k <= rc + PYRAMID_BLOCK - 1; ++k) {                     \
+    const float4 v = LOAD(k);                                               \
+    _Pragma("unroll") for (int b = 0; b < PYRAMID_BLOCK; ++b) {             \
+      const int t = k - b; /* the tap of cell b */                          \
+      if (t >= -rc && t <= rc) sum[b] = fma((float4)(weights[rc + t]), v, sum[b]); \
+    }                                                                       \
+  }
+
+#define PYRAMID_ROW_AT(k) row[clamp(i0 + (k), 0, cw - 1)]
 kernel void gauss_pyramid_rows(global const float4* in, global float4* out, int cw, int ch,
                                int rc, constant float* weights) {
-  const int i = get_global_id(0), j = get_global_id(1);
-  if (i >= cw || j >= ch) return;
+  const int i0 = get_global_id(0) * PYRAMID_BLOCK, j = get_global_id(1);
+  if (i0 >= cw || j >= ch) return;
   global const float4* row = in + (size_t)j * cw;
-  float4 sum = 0.0f;
-  for (int k = -rc; k <= rc; ++k) sum = fma((float4)(weights[rc + k]), row[clamp(i + k, 0, cw - 1)], sum);
-  out[(size_t)j * cw + i] = sum;
+  PYRAMID_TAPS(PYRAMID_ROW_AT)
+  for (int b = 0; b < PYRAMID_BLOCK && i0 + b < cw; ++b) out[(size_t)j * cw + i0 + b] = sum[b];
 }
 
-// The same along the columns.
+// The same along the columns, a work-item PYRAMID_BLOCK cells of a column.
+#define PYRAMID_COL_AT(k) in[(size_t)clamp(j0 + (k), 0, ch - 1) * cw + i]
 kernel void gauss_pyramid_cols(global const float4* in, global float4* out, int cw, int ch,
                                int rc, constant float* weights) {
-  const int i = get_global_id(0), j = get_global_id(1);
-  if (i >= cw || j >= ch) return;
-  float4 sum = 0.0f;
-  for (int k = -rc; k <= rc; ++k)
-    sum = fma((float4)(weights[rc + k]), in[(size_t)clamp(j + k, 0, ch - 1) * cw + i], sum);
-  out[(size_t)j * cw + i] = sum;
+  const int i = get_global_id(0), j0 = get_global_id(1) * PYRAMID_BLOCK;
+  if (i >= cw || j0 >= ch) return;
+  PYRAMID_TAPS(PYRAMID_COL_AT)
+  for (int b = 0; b < PYRAMID_BLOCK && j0 + b < ch; ++b) out[(size_t)(j0 + b) * cw + i] = sum[b];
 }
 
 // The cells (cw x ch from c0) interpolated at the pixels of dst (w x h; its pixel (0, 0) is
 // image pixel (ox, oy)), rounded to the nearest level: image pixel x lies at cell coordinate
 // (x + 1/2) / f - 1/2 = i0 + t, (2x + 1 - f) / (2f) exactly; f = 2^(shift - 1), so that the
-// floor of the division is an arithmetic shift and the remainder a mask.
+// floor of the division is an arithmetic shift and the remainder a mask. A work-item makes
+// PYRAMID_UP_PIXELS pixels of a row (its row's cells interpolated once, its stores one vector).
+#define PYRAMID_UP_PIXELS 4
 kernel void gauss_pyramid_up(global const float4* cells, global pixel_word_t* dst, int w, int h,
                              int f, int shift, int ox, int oy, int cx0, int cy0, int cw) {
-  const int x = get_global_id(0), y = get_global_id(1);
-  if (x >= w || y >= h) return;
-  const int nx = 2 * (ox + x) + 1 - f, ny = 2 * (oy + y) + 1 - f, mask = 2 * f - 1;
-  const int i0 = nx >> shift, j0 = ny >> shift;
+  const int x0 = get_global_id(0) * PYRAMID_UP_PIXELS, y = get_global_id(1);
+  if (x0 >= w || y >= h) return;
+  const int ny = 2 * (oy + y) + 1 - f, mask = 2 * f - 1;
   const float inv = 1.0f / (float)(2 * f);
-  const float tx = (float)(nx & mask) * inv, ty = (float)(ny & mask) * inv;
-  global const float4* p = cells + (size_t)(j0 - cy0) * cw + (i0 - cx0);
-  const float4 top = mix(p[0], p[1], tx), bottom = mix(p[cw], p[cw + 1], tx);
-  dst[(size_t)y * w + x] = pack_pixel(mix(top, bottom, ty));
+  const int j0 = ny >> shift;
+  const float ty = (float)(ny & mask) * inv;
+  global const float4* top = cells + (size_t)(j0 - cy0) * cw;
+  global const float4* bottom = top + cw;
+  // The row's interpolation between cells ic and ic + 1 (va, vb), moved on as the pixels pass
+  // a cell's centre: at most one move a pixel from f = 2, so that a work-item loads 2 or 3
+  // pairs of cells where one a pixel would take 4.
+  int ic = ((2 * (ox + x0) + 1 - f) >> shift) - cx0;
+  float4 va = mix(top[ic], bottom[ic], ty), vb = mix(top[ic + 1], bottom[ic + 1], ty);
+  pixel_word_t out[PYRAMID_UP_PIXELS];
+#pragma unroll
+  for (int k = 0; k < PYRAMID_UP_PIXELS; ++k) {
+    const int nx = 2 * (ox + x0 + k) + 1 - f, i0 = (nx >> shift) - cx0;
+    while (ic < i0) {
+      ++ic;
+      va = vb;
+      vb = mix(top[ic + 1], bottom[ic + 1], ty);
+    }
+    out[k] = pack_pixel(mix(va, vb, (float)(nx & mask) * inv));
+  }
+  global pixel_word_t* row = dst + (size_t)y * w + x0;
+  if (x0 + PYRAMID_UP_PIXELS <= w) {
+#ifdef PIXEL16
+#pragma unroll
+    for (int k = 0; k < PYRAMID_UP_PIXELS; ++k) row[k] = out[k];
+#else
+    vstore4((uint4)(out[0], out[1], out[2], out[3]), 0, row);  // one 16-byte store
+#endif
+  } else {
+    for (int k = 0; k < w - x0; ++k) row[k] = out[k];
+  }
 }

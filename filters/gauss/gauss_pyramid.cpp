@@ -11,6 +11,11 @@ namespace blurtool {
 
 namespace {
 
+// Pixels of a row a work-item of gauss_pyramid_up makes (PYRAMID_UP_PIXELS), and cells a
+// work-item of the coarse Gaussian's passes makes (PYRAMID_BLOCK).
+constexpr int kUpPixels = 4;
+constexpr int kBlock = 4;
+
 // floor(n / d) for d > 0.
 long long floor_div(long long n, long long d) {
   return n >= 0 ? n / d : -((d - 1 - n) / d);
@@ -39,8 +44,11 @@ class PyramidSchedule : public GaussSchedule {
     std::vector<PassInfo> passes;
     passes.push_back(
         {"gauss_pyramid_down_pixels", pixel_bytes * pixels + 16 * pixels / (first_ * first_)});
-    for (int l = 0; l < levels_; ++l)
-      passes.push_back({"gauss_pyramid_down_cells", 5 * coarse * (f2 >> (2 * (l + 1)))});
+    // Level l + 2 reads the cells of factor a 2^l and writes those of a 2^(l + 1).
+    for (int l = 0; l < levels_; ++l) {
+      const std::uint64_t fine = static_cast<std::uint64_t>(first_) << l;
+      passes.push_back({"gauss_pyramid_down_cells", 16 * pixels / (fine * fine) * 5 / 4});
+    }
     passes.push_back({"gauss_pyramid_rows", 2 * coarse});
     passes.push_back({"gauss_pyramid_cols", 2 * coarse});
     passes.push_back({"gauss_pyramid_up", coarse + pixel_bytes * pixels});
@@ -121,7 +129,8 @@ class PyramidSchedule : public GaussSchedule {
       k.setArg(3, static_cast<cl_int>(ch));
       k.setArg(4, static_cast<cl_int>(rc));
       k.setArg(5, weights_);
-      launch(k, cw, ch);
+      const int blocks = pass == 2 ? (cw + kBlock - 1) / kBlock : (ch + kBlock - 1) / kBlock;
+      launch(k, pass == 2 ? blocks : cw, pass == 2 ? ch : blocks);
       std::swap(from, to);
     }
     cl::Kernel& up = kernels_[4];
@@ -138,7 +147,7 @@ class PyramidSchedule : public GaussSchedule {
     up.setArg(8, static_cast<cl_int>(cx0));
     up.setArg(9, static_cast<cl_int>(cy0));
     up.setArg(10, static_cast<cl_int>(cw));
-    launch(up, s_.width, s_.height);
+    launch(up, (s_.width + kUpPixels - 1) / kUpPixels, s_.height);
     return events;
   }
 
