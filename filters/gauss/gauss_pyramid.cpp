@@ -29,9 +29,13 @@ class PyramidSchedule : public GaussSchedule {
     for (int f = first_; f < pyramid_.factor; f *= 2) ++levels_;
   }
 
+  // The 2 x 2 level only where f > 4: a first run builds only the kernels it launches.
   std::vector<std::string> kernel_names() override {
-    return {"gauss_pyramid_down_pixels", "gauss_pyramid_down_cells", "gauss_pyramid_rows",
-            "gauss_pyramid_cols", "gauss_pyramid_up"};
+    if (levels_ == 0)
+      return {"gauss_pyramid_down_pixels", "gauss_pyramid_rows", "gauss_pyramid_cols",
+              "gauss_pyramid_up"};
+    return {"gauss_pyramid_down_pixels", "gauss_pyramid_rows", "gauss_pyramid_cols",
+            "gauss_pyramid_up", "gauss_pyramid_down_cells"};
   }
   // The first level's cells, two of them (ping and pong): 32 / a^2 bytes a pixel and the
   // grid's margins, which the planner's 16 covers for f >= 2.
@@ -113,7 +117,7 @@ class PyramidSchedule : public GaussSchedule {
     down.setArg(11, static_cast<cl_int>(ch * scale));
     launch(down, cw * scale, ch * scale);
     for (int s = scale / 2; s >= 1; s /= 2) {
-      cl::Kernel& k = kernels_[1];
+      cl::Kernel& k = kernels_[4];
       k.setArg(0, *from);
       k.setArg(1, *to);
       k.setArg(2, static_cast<cl_int>(cw * s));
@@ -121,7 +125,7 @@ class PyramidSchedule : public GaussSchedule {
       launch(k, cw * s, ch * s);
       std::swap(from, to);
     }
-    for (int pass = 2; pass <= 3; ++pass) {
+    for (int pass = 1; pass <= 2; ++pass) {
       cl::Kernel& k = kernels_[pass];
       k.setArg(0, *from);
       k.setArg(1, *to);
@@ -129,11 +133,11 @@ class PyramidSchedule : public GaussSchedule {
       k.setArg(3, static_cast<cl_int>(ch));
       k.setArg(4, static_cast<cl_int>(rc));
       k.setArg(5, weights_);
-      const int blocks = pass == 2 ? (cw + kBlock - 1) / kBlock : (ch + kBlock - 1) / kBlock;
-      launch(k, pass == 2 ? blocks : cw, pass == 2 ? ch : blocks);
+      const int blocks = pass == 1 ? (cw + kBlock - 1) / kBlock : (ch + kBlock - 1) / kBlock;
+      launch(k, pass == 1 ? blocks : cw, pass == 1 ? ch : blocks);
       std::swap(from, to);
     }
-    cl::Kernel& up = kernels_[4];
+    cl::Kernel& up = kernels_[3];
     up.setArg(0, *from);
     up.setArg(1, dst);
     up.setArg(2, static_cast<cl_int>(s_.width));
