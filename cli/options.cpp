@@ -200,7 +200,7 @@ CliOptions parse_options(int argc, const char* const* argv) {
        cxxopts::value<std::string>(), "SIGMA")
       ("gauss-method", "how the Gaussian is computed: " + names_of(gauss_method_table()) +
                        " (default auto: exact below sigma " + number_text(kGaussPyramidSigma) +
-                       ", pyramid from it unless --radius or --variant is given)",
+                       ", pyramid from it unless an option of the exact method is given)",
        cxxopts::value<std::string>()->default_value("auto"), "M")
       ("cascade", "how the fast method's walks keep earlier boxes' results: " +
                       names_of(cascade_walk_table()) + " (default auto; the same bytes)",

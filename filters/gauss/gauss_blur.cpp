@@ -38,7 +38,8 @@ bool gauss_row_work_group(GaussVariant v) {
 const std::vector<Named<GaussMethod>>& gauss_method_table() {
   static const std::vector<Named<GaussMethod>> table = {
       {GaussMethod::automatic, "auto",
-       "exact below sigma 8, pyramid from 8 (exact with --radius or --variant)"},
+       "exact below sigma 8, pyramid from 8 (exact with --radius, --variant, --wg, --segment "
+       "or --intermediate)"},
       {GaussMethod::exact, "exact",
        "the Gaussian's weights to ceil(3 sigma): cost grows with sigma"},
       {GaussMethod::fast, "fast",
@@ -46,7 +47,7 @@ const std::vector<Named<GaussMethod>>& gauss_method_table() {
        "within 5 levels of exact (8-bit)"},
       {GaussMethod::pyramid, "pyramid",
        "a Gaussian on cells of f x f pixels, interpolated back: cost independent of sigma, "
-       "within 2 levels of exact (8-bit)"},
+       "within 2 levels of exact on photos (8-bit)"},
   };
   return table;
 }
@@ -63,9 +64,14 @@ const std::vector<Named<CascadeWalk>>& cascade_walk_table() {
 
 GaussMethod gauss_method_of(const GaussParams& p) {
   if (p.method != GaussMethod::automatic) return p.method;
-  return p.radius < 0 && p.variant == GaussVariant::automatic && p.sigma >= kGaussPyramidSigma
-             ? GaussMethod::pyramid
-             : GaussMethod::exact;
+  // An option that only the exact method takes chooses it.
+  const bool exact_only = p.radius >= 0 || p.variant != GaussVariant::automatic ||
+                          !p.wg.is_default() || p.intermediate != Intermediate::rgba32f ||
+                          p.segment != 0;
+  if (exact_only || p.sigma < kGaussPyramidSigma) return GaussMethod::exact;
+  // Past the pyramid's largest reach (sigma about 1030), the box cascade's (about 3 sigma).
+  return gauss_pyramid(p.sigma).reach() <= kMaxGaussRadius ? GaussMethod::pyramid
+                                                           : GaussMethod::fast;
 }
 
 bool gauss_is_fast(const GaussParams& p) {

@@ -158,8 +158,9 @@ constexpr int kGaussFastGpuSegment = 512;
 constexpr int kMaxGaussFastSegment = 1 << 16;
 
 enum class GaussMethod {
-  /// exact below kGaussPyramidSigma, pyramid from it; exact wherever --radius or a --variant
-  /// other than auto is given (they choose among exact schedules).
+  /// exact below kGaussPyramidSigma, pyramid from it (fast past the pyramid's largest reach);
+  /// exact wherever --radius, a --variant other than auto, --wg, --segment or --intermediate
+  /// is given (they choose among exact schedules).
   automatic,
   exact,    ///< the truncated Gaussian's weights (gauss_weights): cost grows with sigma
   fast,     ///< the extended box cascade (gauss_box_cascade): cost independent of sigma
@@ -208,8 +209,10 @@ struct GaussParams {
                     ///< GPUs kGaussFastGpuSegment or more, see gauss_cascade.cpp)
 };
 
-/// The method `params` run: --gauss-method's, or for auto the pyramid from kGaussPyramidSigma
-/// on without --radius and with --variant auto, else exact.
+/// The method `params` run: --gauss-method's, or for auto exact below kGaussPyramidSigma or
+/// with any option of the exact method's (radius, a variant, work-group, segment, an
+/// intermediate other than rgba32f), else the pyramid, or fast where the pyramid's reach is
+/// over kMaxGaussRadius (sigma above about 1030).
 GaussMethod gauss_method_of(const GaussParams& params);
 
 /// Whether `params` run the fast method (gauss_method_of).

@@ -296,7 +296,8 @@ TEST_F(Cli, WideStripsRunInColumnPiecesWithTheSameOutput) {
   const Image image = random_image(16500, 40, 3, 12);
   write_bytes(rgb, encode_image(image, ImageFormat::png, 95));
   // The pyramid Gaussian (sigma 8: a halo of 32 rows) needs more rows to cut into strips.
-  write_bytes(tall, encode_image(random_image(16500, 200, 3, 13), ImageFormat::png, 95));
+  // 16502 wide: its pieces' left edges are not all multiples of the pyramid's f.
+  write_bytes(tall, encode_image(random_image(16502, 200, 3, 13), ImageFormat::png, 95));
   Image16 sixteen{16450, 64, 4, PixelVector<std::uint16_t>(std::size_t{16450} * 64 * 4)};
   for (std::size_t i = 0; i < sixteen.pixels.size(); ++i)
     sixteen.pixels[i] = static_cast<std::uint16_t>(i * 2654435761u >> 7);
@@ -412,6 +413,12 @@ TEST_F(CliStrips, GaussFastInStripsEqualsOnePiece) {
 // cell (four pixels at sigma 13).
 TEST_F(CliStrips, GaussPyramidInStripsEqualsOnePiece) {
   expect_strips_equal_one_piece({"--gauss", "13"}, "12M", 14);
+}
+
+// The same with strips cut into tiles (--max-tile): each tile is told its place in the image,
+// the strip's origin added to the tile's.
+TEST_F(CliStrips, GaussPyramidInTiledStripsEqualsOnePiece) {
+  expect_strips_equal_one_piece({"--gauss", "13", "--max-tile", "301x203"}, "12M", 16);
 }
 
 }  // namespace

@@ -741,6 +741,20 @@ TEST(GaussFast, AutoChoosesAndFastRefusesExactOnlyOptions) {
   GaussParams v = p;
   v.variant = GaussVariant::separable;
   EXPECT_EQ(gauss_method_of(v), GaussMethod::exact);
+  // The exact method's other options choose it too, and run.
+  GaussParams w = p, i = p;
+  w.wg = {16, 16};
+  i.intermediate = Intermediate::rgba16f;
+  EXPECT_EQ(gauss_method_of(w), GaussMethod::exact);
+  EXPECT_EQ(gauss_method_of(i), GaussMethod::exact);
+  EXPECT_NO_THROW(validate(w));
+  EXPECT_NO_THROW(validate(i));
+  // Past the pyramid's largest reach, the box cascade's shorter one.
+  GaussParams huge;
+  huge.sigma = 1100;
+  EXPECT_GT(gauss_pyramid(huge.sigma).reach(), kMaxGaussRadius);
+  EXPECT_EQ(gauss_method_of(huge), GaussMethod::fast);
+  EXPECT_NO_THROW(validate(huge));
   for (GaussMethod m : {GaussMethod::fast, GaussMethod::pyramid}) {
     GaussParams rm = r, vm = v, wm = p;
     rm.method = vm.method = wm.method = m;
