@@ -10,9 +10,10 @@
 // same bytes. A grid of cells starts at cell c0 (kernel arguments cx0, cy0) and is cw x ch
 // cells, row-major float4 (levels).
 //
-// The mean of f x f pixels is taken in levels: first of `a` x `a` pixels (gauss_pyramid_down_pixels,
-// a = min(f, 4)), then of 2 x 2 cells, log2(f / a) times (gauss_pyramid_down_cells): the same
-// mean up to float rounding, with short loops and many work-items at any f.
+// The mean of f x f pixels is taken in levels: first of `a` x `a` pixels, a = min(f, 4)
+// (gauss_pyramid_down_pixels), then of 2 x 2 cells, log2(f / a) times
+// (gauss_pyramid_down_cells): the same mean up to float rounding, with short loops and many
+// work-items at any f.
 
 // Level 1: src (w x h pixels; its pixel (0, 0) is image pixel (ox, oy)) -> cells (cw x ch), cell
 // (i, j) the mean of the a x a pixels of image cell (cx0 + i, cy0 + j) through the edge mode of
@@ -30,7 +31,8 @@ kernel void gauss_pyramid_down_pixels(global const pixel_word_t* src, global flo
 #ifndef PIXEL16
       if (a == 4) {  // one 16-byte load a row (four 4-byte loads left L1 a quarter used)
         const uint4 q = vload4(0, row);
-        sum += (unpack_pixel(q.s0) + unpack_pixel(q.s1)) + (unpack_pixel(q.s2) + unpack_pixel(q.s3));
+        sum += (unpack_pixel(q.s0) + unpack_pixel(q.s1)) +
+               (unpack_pixel(q.s2) + unpack_pixel(q.s3));
         continue;
       }
 #endif
@@ -74,7 +76,8 @@ kernel void gauss_pyramid_down_cells(global const float4* fine, global float4* c
     const float4 v = LOAD(k);                                               \
     _Pragma("unroll") for (int b = 0; b < PYRAMID_BLOCK; ++b) {             \
       const int t = k - b; /* the tap of cell b */                          \
-      if (t >= -rc && t <= rc) sum[b] = fma((float4)(weights[rc + t]), v, sum[b]); \
+      if (t >= -rc && t <= rc)                                              \
+        sum[b] = fma((float4)(weights[rc + t]), v, sum[b]);                 \
     }                                                                       \
   }
 
@@ -115,8 +118,8 @@ kernel void gauss_pyramid_up(global const float4* cells, global pixel_word_t* ds
   global const float4* top = cells + (size_t)(j0 - cy0) * cw;
   global const float4* bottom = top + cw;
   // The row's interpolation between cells ic and ic + 1 (va, vb), moved on as the pixels pass
-  // a cell's centre: at most one move a pixel from f = 2, so that a work-item loads 2 or 3
-  // pairs of cells where one a pixel would take 4.
+  // a cell's centre (at most once a pixel): from f = 4 a work-item loads 2 or 3 pairs of
+  // cells, where each pixel on its own would load 2.
   int ic = ((2 * (ox + x0) + 1 - f) >> shift) - cx0;
   float4 va = mix(top[ic], bottom[ic], ty), vb = mix(top[ic + 1], bottom[ic + 1], ty);
   pixel_word_t out[PYRAMID_UP_PIXELS];

@@ -74,10 +74,6 @@ GaussMethod gauss_method_of(const GaussParams& p) {
                                                            : GaussMethod::fast;
 }
 
-bool gauss_is_fast(const GaussParams& p) {
-  return gauss_method_of(p) == GaussMethod::fast;
-}
-
 int gauss_radius(const GaussParams& p) {
   switch (gauss_method_of(p)) {
     case GaussMethod::fast:

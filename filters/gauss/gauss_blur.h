@@ -215,9 +215,6 @@ struct GaussParams {
 /// over kMaxGaussRadius (sigma above about 1030).
 GaussMethod gauss_method_of(const GaussParams& params);
 
-/// Whether `params` run the fast method (gauss_method_of).
-bool gauss_is_fast(const GaussParams& params);
-
 /// The pixels `params` read on each side of an output pixel, the halo of a tile or strip: the
 /// exact method's radius (its own, or ceil(3 sigma)); the fast method's reach
 /// (BoxCascade::reach).
@@ -225,7 +222,8 @@ int gauss_radius(const GaussParams& params);
 
 /// Checks ranges and combinations. Throws blurtool::UsageError naming the option (--gauss,
 /// --radius, --wg, --segment; --variant, --radius, --wg, --intermediate with --gauss-method
-/// fast, which has one schedule and no radius of its own).
+/// fast or pyramid, which have one schedule and no radius of their own; --segment with pyramid;
+/// --cascade with any method but fast).
 void validate(const GaussParams& params);
 
 /// Whether `v` runs on `device` at `radius` for `depth` with its default work-group and tile:
@@ -251,13 +249,13 @@ struct LinearTap {
 /// centre alone, then neighbouring taps merged in pairs on each side: 1 + 2 ceil(R/2) fetches.
 std::vector<LinearTap> gauss_linear_taps(const std::vector<double>& weights);
 
-/// `params` with the method resolved (gauss_is_fast: exact or fast; the fast method keeps no
-/// radius of its own, gauss_radius gives its reach), and for the exact method its radius
-/// resolved (gauss_radius) and auto replaced as GaussFilter does for a
-/// `width` x `height` image on `device`: the tuning table's pick for the nearest tuned size
-/// (variant, work-group, fused tile rows), else resolve_gauss_variant(). The tuning table is
-/// measured on RGBA8: at 16 bits (`depth`) auto takes resolve_gauss_variant()'s default.
-/// Throws blurtool::Error for a tuning table naming an unknown variant.
+/// `params` with the method resolved (gauss_method_of: exact, fast or pyramid; fast and pyramid
+/// keep no radius of their own, gauss_radius gives their reach), and for the exact method its
+/// radius resolved (gauss_radius) and auto replaced as GaussFilter does for a `width` x `height`
+/// image on `device`: the tuning table's pick for the nearest tuned size (variant, work-group,
+/// fused tile rows), else resolve_gauss_variant(). The tuning table is measured on RGBA8: at 16
+/// bits (`depth`) auto takes resolve_gauss_variant()'s default. Throws blurtool::Error for a tuning
+/// table naming an unknown variant.
 GaussParams resolve_gauss_schedule(const GaussParams& params, const DeviceInfo& device, int width,
                                    int height, PixelDepth depth = PixelDepth::u8);
 
