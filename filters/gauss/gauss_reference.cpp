@@ -41,42 +41,6 @@ BasicImage<T> blur_reference(const BasicImage<T>& image, double sigma, int radiu
   return out;
 }
 
-// The separable convolution of `image` with the 1-D kernel `w` (2R + 1 weights, element R + i
-// the weight of offset i) along rows, then columns, in double, rounded once at the end.
-template <typename T>
-BasicImage<T> separable_reference(const BasicImage<T>& image, const std::vector<double>& w,
-                                  EdgeMode edge) {
-  constexpr double top = std::numeric_limits<T>::max();
-  const int radius = static_cast<int>(w.size() / 2), c = image.channels;
-  const size_t row = static_cast<size_t>(image.width) * c;
-  std::vector<double> mid(row * image.height, 0.0);
-  for (int y = 0; y < image.height; ++y)
-    for (int x = 0; x < image.width; ++x)
-      for (int i = -radius; i <= radius; ++i) {
-        const int xx = edge_index(static_cast<long long>(x) + i, image.width, edge);
-        if (xx < 0) continue;
-        for (int ch = 0; ch < c; ++ch)
-          mid[y * row + static_cast<size_t>(x) * c + ch] +=
-              w[radius + i] * image.pixels[image.index(xx, y, ch)];
-      }
-  BasicImage<T> out = image;
-  std::vector<double> sum(row);
-  for (int y = 0; y < image.height; ++y) {
-    std::fill(sum.begin(), sum.end(), 0.0);
-    for (int j = -radius; j <= radius; ++j) {
-      const int yy = edge_index(static_cast<long long>(y) + j, image.height, edge);
-      if (yy < 0) continue;
-      const double* m = &mid[yy * row];
-      for (size_t k = 0; k < row; ++k) sum[k] += w[radius + j] * m[k];
-    }
-    for (int x = 0; x < image.width; ++x)
-      for (int ch = 0; ch < c; ++ch)
-        out.pixels[image.index(x, y, ch)] =
-            static_cast<T>(std::min(top, std::floor(sum[static_cast<size_t>(x) * c + ch] + 0.5)));
-  }
-  return out;
-}
-
 // One output's taps along an axis: (input index, weight) pairs.
 using Taps = std::vector<std::pair<int, double>>;
 
@@ -106,6 +70,28 @@ BasicImage<T> separable_taps_reference(const BasicImage<T>& image, const std::ve
       out.pixels[y * row + k] = static_cast<T>(std::min(top, std::floor(sum[k] + 0.5)));
   }
   return out;
+}
+
+// The taps of the 1-D kernel `w` (2R + 1 weights, element R + i the weight of offset i) at each
+// output of an axis of n pixels: offsets -R to R in order, through the edge mode.
+std::vector<Taps> kernel_taps(const std::vector<double>& w, int n, EdgeMode edge) {
+  const int radius = static_cast<int>(w.size() / 2);
+  std::vector<Taps> all(n);
+  for (int x = 0; x < n; ++x)
+    for (int i = -radius; i <= radius; ++i) {
+      const int j = edge_index(static_cast<long long>(x) + i, n, edge);
+      if (j >= 0) all[x].emplace_back(j, w[radius + i]);
+    }
+  return all;
+}
+
+// The separable convolution of `image` with the 1-D kernel `w` along rows, then columns, in
+// double, rounded once at the end.
+template <typename T>
+BasicImage<T> separable_reference(const BasicImage<T>& image, const std::vector<double>& w,
+                                  EdgeMode edge) {
+  return separable_taps_reference(image, kernel_taps(w, image.width, edge),
+                                  kernel_taps(w, image.height, edge));
 }
 
 // floor(n / d) for d > 0.
