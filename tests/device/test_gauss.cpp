@@ -594,29 +594,43 @@ struct FastCase {
 const FastCase kFastCases[] = {{1, 1, 5.0},   {7, 3, 6.0},    {33, 17, 0.7},
                                {61, 37, 4.5}, {19, 11, 30.0}, {129, 7, 2.0}};
 
-template <typename T>
-void expect_fast_matches_cascade_reference() {
+// `method` on random images of `cases` (seeds from `seed`), every edge mode and each of `walks`
+// (CascadeWalk::automatic where the method has none), within 1 level of `reference` (the
+// method's CPU reference: image, sigma, edge mode).
+template <typename T, typename Reference, size_t N>
+void expect_method_matches_its_reference(GaussMethod method, const FastCase (&cases)[N],
+                                         unsigned seed, const Reference& reference,
+                                         std::initializer_list<CascadeWalk> walks) {
   int worst = 0;
-  unsigned seed = 11;
-  for (const FastCase& c : kFastCases) {
+  for (const FastCase& c : cases) {
     const BasicImage<T> input = random_image<T>(c.w, c.h, seed++);
     for (const auto& edge : edge_mode_table()) {
       GaussParams p;
       p.sigma = c.sigma;
-      p.method = GaussMethod::fast;
+      p.method = method;
       p.edge = edge.value;
-      const BasicImage<T> reference = gauss_cascade_reference(input, c.sigma, edge.value);
-      for (CascadeWalk walk : {CascadeWalk::rings, CascadeWalk::streams}) {
+      const BasicImage<T> expected = reference(input, c.sigma, edge.value);
+      for (CascadeWalk walk : walks) {
         p.cascade = walk;
-        const int err = max_error(gauss_blur(runtime(), input, p), reference);
+        const int err = max_error(gauss_blur(runtime(), input, p), expected);
         worst = std::max(worst, err);
         EXPECT_LE(err, 1) << c.w << "x" << c.h << " sigma=" << c.sigma << " edge=" << edge.name
                           << " " << name_of(cascade_walk_table(), walk);
       }
     }
   }
-  std::cout << "[ accuracy ] fast " << 8 * sizeof(T) << "-bit: worst error " << worst
-            << " against the cascade reference on " << runtime().device().name << "\n";
+  std::cout << "[ accuracy ] " << name_of(gauss_method_table(), method) << " " << 8 * sizeof(T)
+            << "-bit: worst error " << worst << " against its reference on "
+            << runtime().device().name << "\n";
+}
+
+template <typename T>
+void expect_fast_matches_cascade_reference() {
+  expect_method_matches_its_reference<T>(GaussMethod::fast, kFastCases, 11,
+                                         [](const BasicImage<T>& in, double sigma, EdgeMode edge) {
+                                           return gauss_cascade_reference(in, sigma, edge);
+                                         },
+                                         {CascadeWalk::rings, CascadeWalk::streams});
 }
 
 TEST(GaussFast, MatchesTheCascadeReferenceEverywhere) {
@@ -636,23 +650,11 @@ const FastCase kPyramidCases[] = {{1, 1, 7.0},    {7, 3, 6.5},     {33, 17, 2.5}
 
 template <typename T>
 void expect_pyramid_matches_its_reference() {
-  int worst = 0;
-  unsigned seed = 21;
-  for (const FastCase& c : kPyramidCases) {
-    const BasicImage<T> input = random_image<T>(c.w, c.h, seed++);
-    for (const auto& edge : edge_mode_table()) {
-      GaussParams p;
-      p.sigma = c.sigma;
-      p.method = GaussMethod::pyramid;
-      p.edge = edge.value;
-      const BasicImage<T> reference = gauss_pyramid_reference(input, c.sigma, edge.value);
-      const int err = max_error(gauss_blur(runtime(), input, p), reference);
-      worst = std::max(worst, err);
-      EXPECT_LE(err, 1) << c.w << "x" << c.h << " sigma=" << c.sigma << " edge=" << edge.name;
-    }
-  }
-  std::cout << "[ accuracy ] pyramid " << 8 * sizeof(T) << "-bit: worst error " << worst
-            << " against its reference on " << runtime().device().name << "\n";
+  expect_method_matches_its_reference<T>(GaussMethod::pyramid, kPyramidCases, 21,
+                                         [](const BasicImage<T>& in, double sigma, EdgeMode edge) {
+                                           return gauss_pyramid_reference(in, sigma, edge);
+                                         },
+                                         {CascadeWalk::automatic});
 }
 
 TEST(GaussPyramid, MatchesItsReferenceEverywhere) {
