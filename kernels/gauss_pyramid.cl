@@ -38,16 +38,15 @@ kernel void gauss_pyramid_down_pixels(global const pixel_word_t* src, global flo
 #endif
       for (int u = 0; u < a; ++u) sum += unpack_pixel(row[u]);
     }
-    cells[(size_t)j * cw + i] = sum * (1.0f / (float)(a * a));
-    return;
-  }
-  for (int v = 0; v < a; ++v) {
-    const int y = edge_index(y0 + v, h, edge);
-    if (y < 0) continue;
-    global const pixel_word_t* row = src + (size_t)y * w;
-    for (int u = 0; u < a; ++u) {
-      const int x = edge_index(x0 + u, w, edge);
-      if (x >= 0) sum += unpack_pixel(row[x]);
+  } else {
+    for (int v = 0; v < a; ++v) {
+      const int y = edge_index(y0 + v, h, edge);
+      if (y < 0) continue;
+      global const pixel_word_t* row = src + (size_t)y * w;
+      for (int u = 0; u < a; ++u) {
+        const int x = edge_index(x0 + u, w, edge);
+        if (x >= 0) sum += unpack_pixel(row[x]);
+      }
     }
   }
   cells[(size_t)j * cw + i] = sum * (1.0f / (float)(a * a));  // sums of integers: exact
