@@ -13,6 +13,7 @@
 #include <system_error>
 #include <utility>
 
+#include "filters/box/box_host.h"
 #include "filters/ycbcr_device.h"
 #include "pipeline/strip_pipeline.h"
 #include "util/trace.h"
@@ -666,6 +667,45 @@ void warn_about_output(const JobOptions& o, OutputKind kind, std::vector<std::st
   for (std::string& w : unused_encoder_options(o, {kind})) warnings.push_back(std::move(w));
 }
 
+// Single mode's device spec: --device, the first of --devices, else BLURTOOL_DEVICE ("" where
+// none is given), and where it came from as a message names it ("--device host: ...").
+struct DeviceSpec {
+  std::string spec, source;
+};
+DeviceSpec single_device_spec(const JobOptions& o) {
+  if (!o.devices.empty())
+    return {o.devices.front(), parameter("devices") + " " + o.devices.front()};
+  if (!o.device.empty()) return {o.device, parameter("device") + " " + o.device};
+  const char* env = std::getenv("BLURTOOL_DEVICE");
+  return {env ? env : "", std::string("BLURTOOL_DEVICE=") + (env ? env : "")};
+}
+
+// Whether `spec` names the host's cores ("host", any case) rather than an OpenCL device.
+bool is_host_spec(const std::string& spec) {
+  std::string lower = spec;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower == "host";
+}
+
+// Why o's job on the image with `header` cannot run on the host's cores (box_blur_host), known
+// before decoding; "" where it can (an image with transparency, found by decoding, still
+// cannot: its premultiplied working space is 16-bit).
+std::string host_refusal(const JobOptions& o, const DeviceRequest& request,
+                         const ImageHeader& header) {
+  const BoxParams& box = o.box_params;
+  if (o.operation != JobOptions::Operation::box)
+    return "the host's cores run the box filter only; --gauss and --bright run on a device";
+  if (request.runs > 0) return request.timed_by + " times a device's kernels";
+  if (box.variant != BoxVariant::automatic || box.intermediate != Intermediate::rgba32f ||
+      !box.wg.is_default() || box.segment != 0 || box.unroll != 0)
+    return "--variant, --intermediate, --wg, --segment and --unroll choose a device's schedule";
+  if (!o.max_tile.is_default()) return "--max-tile cuts a device's work into tiles";
+  if (o.jpeg_codec == JobOptions::JpegCodec::device) return "--jpeg-codec device asks for a device";
+  if (o.linear_light) return "--linear-light blurs at 16 bits, on a device";
+  if (header.sixteen_bit) return "the input's 16-bit samples are blurred on a device";
+  return "";
+}
+
 }  // namespace
 
 SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
@@ -691,6 +731,10 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   const StripPlan strips = plan_strips(o, header, in.bytes, in.name, request.timed_by);
   if (strips.streams()) {
     // Larger than the memory budget: strip by strip, the device opened first.
+    if (const DeviceSpec d = single_device_spec(o); is_host_spec(d.spec))
+      throw UsageError(d.source + ": '" + in.name + "' is larger than the memory budget (" +
+                       parameter("max-memory") + "), which runs it in strips on a device; leave " +
+                       parameter("device") + " out or name a device");
     check_strip_output(o, kind, strips, in.name, o.output);
     check_jpeg_sides(kind, header.width, header.height, o.output == "-" ? "<stdout>" : o.output);
     run.runtime = open_single_device(o);
@@ -709,8 +753,20 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
     trace("written");
     return run;
   }
-  std::future<PreparedDevice> device =
-      std::async(std::launch::async, [&] { return prepare_device(o, header, kind, request); });
+  // The box filter of an 8-bit image runs on the host's cores unless a device is named: its
+  // cost is one read and one write of the image, which a few cores finish in milliseconds,
+  // while a device costs its driver's start (tenths of a second on a GPU) and two transfers
+  // (docs/notes/whole-job.md, "A single photo on the host's cores"). --device host asks for it.
+  const DeviceSpec spec = single_device_spec(o);
+  const std::string refusal = host_refusal(o, request, header);
+  if (is_host_spec(spec.spec) && !refusal.empty())
+    throw UsageError(spec.source + ": " + refusal + "; leave " + parameter("device") +
+                     " out or name an OpenCL device");
+  const bool on_host = refusal.empty() && (spec.spec.empty() || is_host_spec(spec.spec));
+  std::future<PreparedDevice> device;
+  if (!on_host)
+    device =
+        std::async(std::launch::async, [&] { return prepare_device(o, header, kind, request); });
   try {
     // Colour planes only when asked for: the device is not known yet, and on a GPU the
     // decoding is hidden behind its opening anyway.
@@ -718,7 +774,7 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
                                jpeg_dct_mode() == JpegDct::sparse);
   } catch (...) {
     try {
-      device.get();  // a decoding failure is reported before a device failure
+      if (device.valid()) device.get();  // a decoding failure is reported before a device failure
     } catch (...) {
     }
     throw;
@@ -732,16 +788,32 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   // JPEG stores each side in 16 bits: say so before the blur, naming the output.
   check_jpeg_sides(kind, source.width(), source.height(), o.output == "-" ? "<stdout>" : o.output);
 
-  PreparedDevice prepared = device.get();
-  trace("device ready");
-  run.runtime = std::move(prepared.runtime);
-  const JobOptions one = for_one_image(o, run.runtime->device(), request, source.filter_depth());
-  DeviceStage stage(*run.runtime, one);
-  stage.adopt(std::move(prepared.filter), prepared.key);
-  SourceRun result = stage.run(source, kind, request);
-  run.filter = stage.release_filter();
-  run.timings = std::move(result.timings);
-  trace("filtered (upload, kernels, download)");
+  SourceRun result;
+  if (on_host && source.space.is_stored_form()) {
+    result.rendered.channels = source.channels;
+    result.rendered.metadata = source.metadata;
+    result.rendered.image =
+        box_blur_host(source.rgba, o.box_params.radius, o.box_params.edge, o.jobs);
+    trace("filtered on the host");
+  } else {
+    // An image with transparency blurs premultiplied, at 16 bits: on a device, opened now.
+    if (is_host_spec(spec.spec))
+      throw UsageError(spec.source + ": '" + in.name +
+                       "' has transparency, which blurs premultiplied at 16 bits on a device; "
+                       "leave " +
+                       parameter("device") + " out or name a device");
+    PreparedDevice prepared =
+        device.valid() ? device.get() : prepare_device(o, header, kind, request);
+    trace("device ready");
+    run.runtime = std::move(prepared.runtime);
+    const JobOptions one = for_one_image(o, run.runtime->device(), request, source.filter_depth());
+    DeviceStage stage(*run.runtime, one);
+    stage.adopt(std::move(prepared.filter), prepared.key);
+    result = stage.run(source, kind, request);
+    run.filter = stage.release_filter();
+    run.timings = std::move(result.timings);
+    trace("filtered (upload, kernels, download)");
+  }
 
   start = std::chrono::steady_clock::now();
   std::vector<std::string> output_warnings;

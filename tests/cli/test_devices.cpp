@@ -53,9 +53,11 @@ TEST(ClRuntime, NoPlatformSaysWhatToInstall) {
 // the suggested --max-tile gets the image done.
 TEST_F(Cli, DeviceOutOfMemoryIsNamedAndTheBatchGoesOn) {
   ::setenv("BLURTOOL_FAIL_ALLOCATION", "600x400", 1);
-  const Result single = run({"--box", "3", kCoffee, out_ / "o.png"});
-  const Result batch = run({"--box", "3", kCoffee, kDune, "-o", out_ / "batch"});
-  const Result tiled = run({"--box", "3", "--max-tile", "300x200", kCoffee, out_ / "t.png"});
+  // A box filter with no device named runs on the host's cores: --device 0 asks for the device.
+  const Result single = run({"--device", "0", "--box", "3", kCoffee, out_ / "o.png"});
+  const Result batch = run({"--device", "0", "--box", "3", kCoffee, kDune, "-o", out_ / "batch"});
+  const Result tiled =
+      run({"--device", "0", "--box", "3", "--max-tile", "300x200", kCoffee, out_ / "t.png"});
   ::unsetenv("BLURTOOL_FAIL_ALLOCATION");
   for (const Result* r : {&single, &batch}) {
     EXPECT_EQ(r->status, 1) << r->err;
@@ -71,6 +73,45 @@ TEST_F(Cli, DeviceOutOfMemoryIsNamedAndTheBatchGoesOn) {
   EXPECT_FALSE(fs::exists(out_ / "batch" / "coffee_600x400.png"));
   EXPECT_EQ(tiled.status, 0) << tiled.err;
   EXPECT_TRUE(fs::exists(out_ / "t.png"));
+}
+
+// A box filter with no device named runs on the host's cores (box_blur_host): with no OpenCL
+// platform at all it still gives the reference's bytes, where a Gaussian says what to install.
+// --device host asks for the host and refuses, by name, what it cannot run.
+TEST_F(Cli, TheHostRunsABoxFilterWithoutAnyOpenCLDevice) {
+  const Image input = random_image(41, 29, 3, 8);
+  const std::string in = in_ / "in.png";
+  save_image(input, in);
+  Image clear = random_image(9, 7, 4, 9);
+  clear.pixels[3] = 10;  // one pixel with transparency: blurred premultiplied, on a device
+  save_image(clear, in_ / "clear.png");
+  const fs::path empty = root_ / "no-icd";
+  fs::create_directories(empty);
+  ::setenv("OCL_ICD_VENDORS", empty.c_str(), 1);
+  const Result box = run({"--box", "4", "--edge", "mirror", in, out_ / "box.png"});
+  const Result gauss = run({"--gauss", "2", in, out_ / "gauss.png"});
+  ::unsetenv("OCL_ICD_VENDORS");
+  ASSERT_EQ(box.status, 0) << box.err;
+  EXPECT_EQ(max_diff(load_image(out_ / "box.png"), expected_box(input, 4, EdgeMode::mirror)), 0);
+  EXPECT_EQ(gauss.status, 1) << gauss.err;
+  EXPECT_NE(gauss.err.find("no OpenCL platform"), std::string::npos) << gauss.err;
+
+  const Result host = run({"--device", "host", "--box", "4", in, out_ / "host.png"});
+  ASSERT_EQ(host.status, 0) << host.err;
+  EXPECT_EQ(max_diff(load_image(out_ / "host.png"), expected_box(input, 4, EdgeMode::clamp)), 0);
+  expect_failure(run({"--device", "HOST", "--gauss", "2", in, out_ / "g.png"}), 2,
+                 {"--device HOST: the host's cores run the box filter only"},
+                 {"box.png", "host.png"});
+  expect_failure(run({"--device", "host", "--box", "2", "--variant", "scan", in, out_ / "v.png"}),
+                 2, {"--device host: --variant"}, {"box.png", "host.png"});
+  expect_failure(run({"--gauss", "2", in, out_ / "g.png"}, "host"), 2,
+                 {"BLURTOOL_DEVICE=host: the host's cores run the box filter only"},
+                 {"box.png", "host.png"});
+  expect_failure(run({"--device", "host", "--box", "2", in_ / "clear.png", out_ / "c.png"}), 2,
+                 {"--device host: '", "clear.png' has transparency"}, {"box.png", "host.png"});
+  // Without --device, transparency goes to a device, premultiplied as ever.
+  const Result clear_run = run({"--box", "2", in_ / "clear.png", out_ / "c.png"});
+  EXPECT_EQ(clear_run.status, 0) << clear_run.err;
 }
 
 TEST_F(Cli, ListDevicesPrintsHeaderAndADevice) {

@@ -3,8 +3,12 @@
 // variant on the device against the reference: tests/device/test_box.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "filters/box/box_blur.h"
+#include "filters/box/box_host.h"
 #include "filters/box/box_reference.h"
+#include "tests/support/image_io_support.h"
 
 namespace blurtool {
 namespace {
@@ -62,6 +66,50 @@ TEST(BoxReference, KnownValues) {
   Image flat{2, 2, 1, {9, 9, 9, 9}};
   EXPECT_EQ(box_blur_reference(flat, 1, EdgeMode::zero).pixels,
             (std::vector<std::uint8_t>{4, 4, 4, 4}));
+}
+
+// The host's running sums give the reference's bytes: every channel count and edge mode, radii
+// from 0 to past both sides (the halo then wraps the mirror more than once), bands of a few rows
+// and of one (more threads than 16-row bands), and a radius past 2047 (64-bit sums).
+TEST(BoxHost, MatchesTheReference) {
+  struct Case {
+    int width, height, radius, threads;
+  };
+  const Case cases[] = {{1, 1, 0, 1},   {1, 1, 3, 2},    {17, 5, 1, 1},  {17, 5, 2, 4},
+                        {5, 40, 7, 3},  {33, 70, 12, 4}, {9, 13, 30, 2}, {64, 48, 5, 0},
+                        {3, 100, 2, 8}, {7, 3, 2100, 2}};
+  unsigned seed = 1;
+  for (const Case& k : cases)
+    for (int channels = 1; channels <= 4; ++channels)
+      for (EdgeMode edge : {EdgeMode::clamp, EdgeMode::mirror, EdgeMode::zero}) {
+        const Image image = random_image(k.width, k.height, channels, seed++);
+        const Image expected = box_blur_reference(image, k.radius, edge);
+        const Image got = box_blur_host(image, k.radius, edge, k.threads);
+        ASSERT_EQ(got.width, k.width);
+        ASSERT_EQ(got.channels, channels);
+        EXPECT_TRUE(got.pixels == expected.pixels)
+            << k.width << "x" << k.height << "x" << channels << " r=" << k.radius << " edge "
+            << static_cast<int>(edge) << " threads " << k.threads;
+      }
+}
+
+// A flat image stays itself at every level, whatever the radius and edge mode (zero excepted):
+// the division by the window's size, in double, is exact at both ends of the range.
+TEST(BoxHost, FlatImagesStayFlat) {
+  Image flat{16, 16, 1, {}};
+  flat.pixels.resize(256);
+  for (int level = 0; level < 256; ++level) {
+    std::fill(flat.pixels.begin(), flat.pixels.end(), static_cast<std::uint8_t>(level));
+    const Image got = box_blur_host(flat, 4 + level % 40, EdgeMode::mirror, 2);
+    EXPECT_TRUE(got.pixels == flat.pixels) << level;
+  }
+}
+
+TEST(BoxHost, RefusesABufferOfTheWrongSize) {
+  Image bad{4, 4, 3, {}};
+  bad.pixels.resize(47);
+  EXPECT_NE(error_of([&] { box_blur_host(bad, 1, EdgeMode::clamp); }).find("4x4x3"),
+            std::string::npos);
 }
 
 TEST(EdgeIndex, MirrorIsPeriodicWithEdgeRepeated) {
