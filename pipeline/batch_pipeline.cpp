@@ -6,7 +6,9 @@
 // they follow whichever stage is short of hands; a cap on the images held in memory keeps
 // decoders from running far ahead of the devices or the encoders. The devices are opened
 // (context, programs) while the first images decode: that set-up takes as long as decoding
-// dozens of photos.
+// dozens of photos. With no device named, a box filter's images are meanwhile filtered on the
+// host's cores by the workers themselves (HostLane), their outputs written once the devices are
+// open; with --device host, every image is.
 #include "pipeline/batch_pipeline.h"
 
 #include <sys/resource.h>
@@ -297,6 +299,39 @@ std::vector<DeviceInfo> batch_devices(const JobOptions& o) {
   return chosen;
 }
 
+// Where a batch's box filters run on the host's cores (box_blur_host), in the workers' hands:
+// on none; on the images decoded while the devices open (no device named: the host is then
+// idle in a GPU driver's start, tenths of a second, and a box filter costs a worker a few
+// milliseconds an image); on every image (--device host, no device opened).
+enum class HostLane { none, while_opening, only };
+
+// The host lane of o's batch. Throws UsageError where the host is named (--device host,
+// --devices host, BLURTOOL_DEVICE=host) for a job it cannot run (host_job_refusal), or beside
+// devices in --devices.
+HostLane host_lane(const JobOptions& o) {
+  std::string spec, source;
+  if (!o.devices.empty()) {
+    const bool host = std::any_of(o.devices.begin(), o.devices.end(), is_host_spec);
+    if (host && o.devices.size() > 1)
+      throw UsageError(parameter("devices") +
+                       ": host runs a batch alone; name OpenCL devices or host, not both");
+    if (!host) return HostLane::none;
+    source = parameter("devices") + " " + o.devices.front();
+  } else if (!o.device.empty()) {
+    if (!is_host_spec(o.device)) return HostLane::none;
+    source = parameter("device") + " " + o.device;
+  } else if (const char* env = std::getenv("BLURTOOL_DEVICE"); env && *env) {
+    if (!is_host_spec(env)) return HostLane::none;
+    source = std::string("BLURTOOL_DEVICE=") + env;
+  } else {
+    return host_job_refusal(o).empty() ? HostLane::while_opening : HostLane::none;
+  }
+  if (const std::string why = host_job_refusal(o); !why.empty())
+    throw UsageError(source + ": " + why + "; leave " + parameter("device") +
+                     " out or name an OpenCL device");
+  return HostLane::only;
+}
+
 // What the last batch with the same device options found, kept in
 // cache_directory()/batch-devices as lines of "KEY<tab>gpu" or "KEY<tab>other": whether every
 // one of its devices ran JPEG's colour stages (jpeg_colour_on_device with --jpeg-codec auto).
@@ -384,6 +419,7 @@ struct StageTimes {
     size_t images = 0;
   };
   Stage decode, device, encode;
+  Stage host;  // box filters run by the workers on the host's cores (HostLane)
   double upload_ms = 0, kernel_ms = 0, download_ms = 0;  // of the device stage
   double upload_copy_ms = 0, download_copy_ms = 0;       // the copies alone (events)
   size_t pinned_uploads = 0, pinned_downloads = 0;       // from and into pinned memory
@@ -443,12 +479,14 @@ class Pipeline {
  public:
   // `devices`: batch_devices(o), being resolved since before the plan was made.
   // `report`: --report's file, or null.
+  // `host`: host_lane(o).
   Pipeline(const JobOptions& o, const Plan& plan, std::future<std::vector<DeviceInfo>> devices,
-           BatchReport* report)
+           BatchReport* report, HostLane host)
       : o_(o),
         items_(plan.items),
         plan_(plan),
         devices_found_(std::move(devices)),
+        host_(host),
         report_(report) {
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     workers_ = o.jobs > 0 ? static_cast<size_t>(o.jobs) : hw;
@@ -467,7 +505,8 @@ class Pipeline {
   // and what the images said while the devices opened is dropped.
   void run() {
     start_ = std::chrono::steady_clock::now();
-    opening_ = items_.empty() ? 0 : 1;  // the device list, until it is known
+    // The device list, until it is known; none to open with --device host.
+    opening_ = items_.empty() || host_ == HostLane::only ? 0 : 1;
     if (report_) {  // what planning found: written once the devices are open, as the rest
       FileRecord r;
       r.status = FileRecord::Status::failed;
@@ -496,7 +535,7 @@ class Pipeline {
         break;
       }
     }
-    if (!items_.empty()) {
+    if (opening_ > 0) {
       try {
         threads.emplace_back([this] { open_devices(); });
       } catch (const std::system_error&) {
@@ -534,6 +573,7 @@ class Pipeline {
   }
 
   size_t done() const { return done_; }
+  size_t host_images() const { return times_.host.images; }
   const StageTimes& stage_times() const { return times_; }
   size_t workers() const { return workers_; }
   size_t lanes() const { return lanes_; }
@@ -563,6 +603,14 @@ class Pipeline {
     double bytes;
     double held_bytes = 0;  // counted in held_bytes_ until written
   };
+  // An output encoded by a worker on the host lane while the devices open, written once they
+  // are (unwritten if one fails: a device's failure ends the batch before any output).
+  struct HeldWrite {
+    size_t item;
+    std::vector<std::uint8_t> bytes;
+    double bytes_in;      // of the input file
+    StageClock::Lap lap;  // of its encoding
+  };
 
   // Called with the lock held.
   static void add(StageTimes::Stage& stage, StageClock::Lap lap) {
@@ -572,8 +620,11 @@ class Pipeline {
   }
   bool no_more_input() const { return next_ == items_.size() && decoding_ == 0 && large_.empty(); }
   bool all_settled() const {
-    return no_more_input() && decoded_.empty() && on_device_ == 0 && finished_.empty();
+    return no_more_input() && decoded_.empty() && on_device_ == 0 && finished_.empty() &&
+           held_writes_.empty();
   }
+  // Called with the lock held: whether a worker may write a held output now.
+  bool may_write() const { return opening_ == 0 && !held_writes_.empty(); }
 
   void fail(size_t item, const std::string& why) {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -646,6 +697,30 @@ class Pipeline {
       --opening_;
       cv_.notify_all();
       return;
+    }
+    // On CPU devices alone the host lane takes every image it can: box_blur_host runs on the
+    // same cores as a CPU device's kernels, without the driver's compiler, transfers or
+    // queues. The devices are then opened only for an image it cannot take (transparency, 16
+    // bits, strips), whose outputs may follow others already written.
+    if (host_ == HostLane::while_opening &&
+        std::all_of(devices_.begin(), devices_.end(),
+                    [](const DeviceInfo& d) { return (d.type & CL_DEVICE_TYPE_CPU) != 0; })) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      host_always_ = true;
+      times_.known_s = seconds();
+      opening_ = 0;
+      opened();
+      cv_.notify_all();
+      // Until an image waits for a device, or every image has been decoded.
+      cv_.wait(lock, [&] {
+        return setup_error_ || !decoded_.empty() || !large_.empty() ||
+               (next_ == items_.size() && decoding_ == 0);
+      });
+      if (setup_error_ || (decoded_.empty() && large_.empty())) {
+        devices_.clear();
+        return;
+      }
+      opening_ = 1;  // the device list, as below
     }
     bool all = false, remember = false;  // every device takes the colour stages; memo stale
     {
@@ -759,7 +834,7 @@ class Pipeline {
     if (next_ >= items_.size()) return false;
     // The images held count against --max-memory too: fewer in flight, never a failure.
     if (held_ > 0 && held_bytes_ >= budget_) return false;
-    return held_ < cap_ || (opening_ > 0 && decoded_bytes_ < opening_bytes_);
+    return held_ < cap_ || (opening_ > 0 && decoded_bytes_ + held_write_bytes_ < opening_bytes_);
   }
 
   // Waits on cv_ until `ready`, adding the seconds waited (if any) to `waited`.
@@ -775,7 +850,8 @@ class Pipeline {
     for (;;) {
       std::unique_lock<std::mutex> lock(mutex_);
       const auto idle = [&] {
-        return !(setup_error_ || !finished_.empty() || may_decode() || all_settled());
+        return !(setup_error_ || may_write() || !finished_.empty() || may_decode() ||
+                 all_settled());
       };
       if (idle()) {
         double& waited = opening_ > 0            ? times_.wait_opening_s
@@ -785,60 +861,48 @@ class Pipeline {
             lock, [&] { return !idle(); }, waited);
       }
       if (setup_error_) return;
+      if (may_write()) {
+        HeldWrite w = std::move(held_writes_.front());
+        held_writes_.pop_front();
+        lock.unlock();
+        const StageClock clock;
+        bool taken = false;
+        const bool ok = guarded(w.item, [&] { taken = write_item(w.item, w.bytes); });
+        const StageClock::Lap lap = clock.lap();
+        lock.lock();
+        --held_;
+        held_write_bytes_ -= static_cast<double>(w.bytes.size());
+        written(w.item, ok, taken, w.bytes_in, static_cast<double>(w.bytes.size()),
+                {w.lap.cpu_ms + lap.cpu_ms, w.lap.wall_ms + lap.wall_ms});
+        continue;
+      }
       if (!finished_.empty()) {
         Finished f = std::move(finished_.front());
         finished_.pop_front();
         lock.unlock();
-        const Item& item = items_[f.item];
         const StageClock clock;
         bool taken = false;  // the output appeared after planning: skipped, not replaced
         double bytes_out = 0;
         const bool ok = guarded(f.item, [&] {
-          std::vector<std::uint8_t> bytes;
-          std::vector<std::string> warnings;
-          try {
-            // One image encodes on --jobs threads; several already fill them one each.
-            bytes = encode_output(f.rendered, item.kind, o_, items_.size() > 1 ? 1 : o_.jobs,
-                                  item.output, &warnings);
-          } catch (const Error& e) {  // e.g. too large for JPEG: the output is at fault
-            throw Error("output '" + item.output + "': " + e.what());
-          }
-          for (const std::string& w : warnings) warn(w);  // each names the output
-          std::error_code ec;
-          fs::create_directories(fs::path(item.output).parent_path(), ec);
-          taken =
-              !write_file_atomic(item.output, bytes, o_.force ? IfExists::replace : IfExists::keep,
-                                 SyncFolder::caller);  // once a folder, after the run
+          const std::vector<std::uint8_t> bytes = encode_item(f.item, f.rendered);
+          taken = write_item(f.item, bytes);
           bytes_out = static_cast<double>(bytes.size());
         });
         const StageClock::Lap lap = clock.lap();
         lock.lock();
         --held_;
         held_bytes_ -= f.held_bytes;
-        if (ok && taken) {
-          ++taken_;
-          settle(f.item, FileRecord::Status::skipped, kAppeared);
-        }
-        if (ok && !taken) {
-          ++done_;
-          if (done_ == 1 || done_ % 100 == 0) trace("batch: written", done_);
-          input_bytes_ += f.bytes;
-          output_bytes_ += bytes_out;
-          add(times_.encode, lap);
-          if (report_) {
-            records_[f.item].encode_ms = lap.wall_ms;
-            records_[f.item].bytes_out = bytes_out;
-          }
-          settle(f.item, FileRecord::Status::done);
-        }
-        draw_progress();
-        cv_.notify_all();
+        written(f.item, ok, taken, f.bytes, bytes_out, lap);
         continue;
       }
       if (may_decode()) {
         const size_t i = next_++;
         ++decoding_;
         ++held_;
+        // On the host lane the worker filters the image itself (as RGBA, not colour planes).
+        const bool host = host_ == HostLane::only || host_always_ ||
+                          (host_ == HostLane::while_opening && opening_ > 0);
+        const bool planes = planes_ && !host;
         lock.unlock();
         Decoded d{i, {}, 0};
         bool large = false;  // larger than --max-memory: to a device thread, in strips
@@ -848,15 +912,29 @@ class Pipeline {
           const InputBytes in = read_input(items_[i].input, o_);
           const ImageHeader header = read_image_header(in.bytes, in.name, o_.max_pixels, o_.orient);
           large = plan_strips(o_, header, in.bytes, in.name).streams();
+          if (large && host_ == HostLane::only)
+            throw Error("larger than the memory budget (" + parameter("max-memory") +
+                        "), which runs it in strips on a device; leave " + parameter("device") +
+                        " out or name a device");
           if (large) return;
           // Decoded into pinned memory once the pool is installed (encoding's own buffers not).
           const UsePixelPool pinned;
-          d.source = decode_source(in, o_, &warnings, planes_, jpeg_dct_mode() == JpegDct::sparse);
+          d.source = decode_source(in, o_, &warnings, planes, jpeg_dct_mode() == JpegDct::sparse);
           for (const std::string& w : warnings) warn(w);  // each names the file
+          if (host_ == HostLane::only && !runs_on_host(d.source))
+            throw Error(std::string(d.source.wide() ? "16-bit samples are"
+                                                    : "transparency is blurred premultiplied, "
+                                                      "at 16 bits,") +
+                        " blurred on a device; leave " + parameter("device") +
+                        " out or name a device");
           std::error_code ec;
           d.bytes = static_cast<double>(fs::file_size(items_[i].input, ec));
         });
         const StageClock::Lap lap = clock.lap();
+        if (ok && host && !large && runs_on_host(d.source)) {
+          on_host(std::move(d), lap);
+          continue;
+        }
         lock.lock();
         --decoding_;
         if (ok && large) {
@@ -864,15 +942,7 @@ class Pipeline {
           large_.push_back(i);
         } else if (ok) {
           held_bytes_ += 2 * d.source.bytes();  // the source, and the result to come
-          if (times_.decode.images == 0) trace("batch: first image decoded");
-          add(times_.decode, lap);
-          if (report_) {
-            FileRecord& r = records_[i];
-            r.decode_ms = lap.wall_ms;
-            r.width = d.source.width();
-            r.height = d.source.height();
-            r.bytes_in = d.bytes;
-          }
+          decoded(d, lap);
           if (d.source.has_planes()) ++times_.planes_in;
           if (d.source.planes.as_blocks()) ++times_.blocks_in;
           if (d.source.planes.dct.is_sparse()) ++times_.sparse_in;
@@ -886,6 +956,117 @@ class Pipeline {
       }
       return;  // all_settled
     }
+  }
+
+  // With the lock held: `d` decoded, its decoding taking `lap`, counted and recorded.
+  void decoded(const Decoded& d, StageClock::Lap lap) {
+    if (times_.decode.images == 0) trace("batch: first image decoded");
+    add(times_.decode, lap);
+    if (!report_) return;
+    FileRecord& r = records_[d.item];
+    r.decode_ms = lap.wall_ms;
+    r.width = d.source.width();
+    r.height = d.source.height();
+    r.bytes_in = d.bytes;
+  }
+
+  // The bytes of item i's output made from `rendered` (encode_output; warnings said). Throws
+  // blurtool::Error naming the output for an image its format cannot hold.
+  std::vector<std::uint8_t> encode_item(size_t i, const Rendered& rendered) {
+    const Item& item = items_[i];
+    std::vector<std::uint8_t> bytes;
+    std::vector<std::string> warnings;
+    try {
+      // One image encodes on --jobs threads; several already fill them one each.
+      bytes = encode_output(rendered, item.kind, o_, items_.size() > 1 ? 1 : o_.jobs, item.output,
+                            &warnings);
+    } catch (const Error& e) {  // e.g. too large for JPEG: the output is at fault
+      throw Error("output '" + item.output + "': " + e.what());
+    }
+    for (const std::string& w : warnings) warn(w);  // each names the output
+    return bytes;
+  }
+
+  // Writes item i's output; returns true where it appeared after planning and was left as it
+  // is (without --force), false where written.
+  bool write_item(size_t i, const std::vector<std::uint8_t>& bytes) {
+    const Item& item = items_[i];
+    std::error_code ec;
+    fs::create_directories(fs::path(item.output).parent_path(), ec);
+    return !write_file_atomic(item.output, bytes, o_.force ? IfExists::replace : IfExists::keep,
+                              SyncFolder::caller);  // once a folder, after the run
+  }
+
+  // With the lock held: item i's output written (ok and not taken), left as another program
+  // made it (taken), or failed (reported already); `lap` of its encoding and writing.
+  void written(size_t i, bool ok, bool taken, double bytes_in, double bytes_out,
+               StageClock::Lap lap) {
+    if (ok && taken) {
+      ++taken_;
+      settle(i, FileRecord::Status::skipped, kAppeared);
+    }
+    if (ok && !taken) {
+      ++done_;
+      if (done_ == 1 || done_ % 100 == 0) trace("batch: written", done_);
+      input_bytes_ += bytes_in;
+      output_bytes_ += bytes_out;
+      add(times_.encode, lap);
+      if (report_) {
+        records_[i].encode_ms = lap.wall_ms;
+        records_[i].bytes_out = bytes_out;
+      }
+      settle(i, FileRecord::Status::done);
+    }
+    draw_progress();
+    cv_.notify_all();
+  }
+
+  // A worker's image on the host lane (`d` decoded as RGBA, runs_on_host; `decode` the lap of
+  // its decoding): filtered on this thread, encoded, and written, or held until the devices
+  // are open.
+  void on_host(Decoded d, StageClock::Lap decode) {
+    const size_t i = d.item;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      --decoding_;
+      decoded(d, decode);
+    }
+    const StageClock filtering;
+    Rendered rendered;
+    bool ok = guarded(i, [&] { rendered = filter_on_host(o_, d.source, 1); });
+    const StageClock::Lap filtered = filtering.lap();
+    d.source = Source{};
+    std::vector<std::uint8_t> bytes;
+    const StageClock encoding;
+    if (ok) ok = guarded(i, [&] { bytes = encode_item(i, rendered); });
+    const StageClock::Lap encoded = encoding.lap();
+    rendered = Rendered{};
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!ok) {
+      --held_;
+      cv_.notify_all();
+      return;
+    }
+    add(times_.host, filtered);
+    if (report_) {
+      records_[i].device_ms = filtered.wall_ms;
+      records_[i].device = "host";
+    }
+    if (opening_ > 0 || setup_error_) {
+      held_write_bytes_ += static_cast<double>(bytes.size());
+      held_writes_.push_back({i, std::move(bytes), d.bytes, encoded});
+      cv_.notify_all();
+      return;
+    }
+    lock.unlock();
+    bool taken = false;
+    const StageClock writing;
+    ok = guarded(i, [&] { taken = write_item(i, bytes); });
+    const StageClock::Lap wrote = writing.lap();
+    lock.lock();
+    --held_;
+    written(i, ok, taken, d.bytes, static_cast<double>(bytes.size()),
+            {encoded.cpu_ms + wrote.cpu_ms, encoded.wall_ms + wrote.wall_ms});
   }
 
   void device_loop(Runtime& rt) {
@@ -1085,6 +1266,10 @@ class Pipeline {
   double held_bytes_ = 0;
   const double budget_ = static_cast<double>(memory_budget(o_));
   std::deque<Finished> finished_;
+  const HostLane host_;
+  bool host_always_ = false;             // while_opening, and the devices are CPUs: every image
+  std::deque<HeldWrite> held_writes_;    // host-lane outputs waiting for the devices to open
+  double held_write_bytes_ = 0;          // their bytes, counted as decoded ahead (may_decode)
   size_t opening_ = 0;                   // devices still being opened
   std::exception_ptr setup_error_;       // the first device's failure to open, if any
   std::vector<std::string> held_lines_;  // messages kept while the devices open (say)
@@ -1124,12 +1309,15 @@ void print_stage_times(const Pipeline& pipeline) {
                 t.download_copy_ms / n, t.pinned_uploads, t.pinned_downloads, t.in_place_uploads,
                 t.in_place_downloads);
   row("device", t.device, pipeline.lanes(), device);
+  row("host filter", t.host, pipeline.workers(),
+      "box filter on the host's cores, by the workers (while the devices opened, or --device "
+      "host)");
   row("encode", t.encode, pipeline.workers(), "reduce channels, encode, write atomically");
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   const double user = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6;
   const double system = usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
-  const double stages = (t.decode.cpu_ms + t.device.cpu_ms + t.encode.cpu_ms) / 1e3;
+  const double stages = (t.decode.cpu_ms + t.device.cpu_ms + t.host.cpu_ms + t.encode.cpu_ms) / 1e3;
   const double wall = pipeline.seconds();
   std::printf(
       "process: %.2f s CPU (user %.2f, system %.2f) in %.2f s of the batch (%.1f cores); "
@@ -1198,11 +1386,15 @@ std::vector<DeviceInfo> every_device(const std::vector<DeviceInfo>& devices) {
 
 int run_batch(const JobOptions& o) {
   check_output_folder(o);  // a usage error that needs no driver loaded
+  const HostLane host = host_lane(o);
   // The OpenCL platforms load (a tenth of a second or more on a GPU machine) while the folders
-  // are listed and checked.
+  // are listed and checked; none with --device host.
   std::future<std::vector<DeviceInfo>> devices;
   try {
-    devices = std::async(std::launch::async, [&o] { return batch_devices(o); });
+    if (host == HostLane::only)
+      devices = std::async(std::launch::deferred, [] { return std::vector<DeviceInfo>{}; });
+    else
+      devices = std::async(std::launch::async, [&o] { return batch_devices(o); });
   } catch (const std::system_error&) {  // no thread for it: resolved when first needed
     devices = std::async(std::launch::deferred, [&o] { return batch_devices(o); });
   }
@@ -1256,7 +1448,7 @@ int run_batch(const JobOptions& o) {
     if (made_folder) fs::remove(o.output, ec);  // only while still empty
     throw;
   }
-  Pipeline pipeline(o, p, std::move(devices), report.get());
+  Pipeline pipeline(o, p, std::move(devices), report.get(), host);
   pipeline.set_planned_failures(p.failed.size());
   try {
     pipeline.run();
@@ -1310,6 +1502,7 @@ int run_batch(const JobOptions& o) {
       sum.shard = std::to_string(o.shard.index % o.shard.count) + "/" +
                   std::to_string(o.shard.count);  // 4/4 as 0/4: one spelling a share
     for (const DeviceInfo& d : pipeline.devices()) sum.devices.push_back(d.name);
+    if (pipeline.host_images() > 0) sum.devices.push_back("host");
     report->summary(sum);
   }
   if (o.stage_times) print_stage_times(pipeline);

@@ -319,6 +319,37 @@ void check_jpeg_sides(OutputKind kind, int width, int height, const std::string&
                 " pixels a side); write a PNG or TIFF");
 }
 
+bool is_host_spec(const std::string& spec) {
+  std::string lower = spec;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower == "host";
+}
+
+std::string host_job_refusal(const JobOptions& o) {
+  const BoxParams& box = o.box_params;
+  if (o.operation != JobOptions::Operation::box)
+    return "the host's cores run the box filter only; --gauss and --bright run on a device";
+  if (box.variant != BoxVariant::automatic || box.intermediate != Intermediate::rgba32f ||
+      !box.wg.is_default() || box.segment != 0 || box.unroll != 0)
+    return "--variant, --intermediate, --wg, --segment and --unroll choose a device's schedule";
+  if (!o.max_tile.is_default()) return "--max-tile cuts a device's work into tiles";
+  if (o.jpeg_codec == JobOptions::JpegCodec::device) return "--jpeg-codec device asks for a device";
+  if (o.linear_light) return "--linear-light blurs at 16 bits, on a device";
+  return "";
+}
+
+bool runs_on_host(const Source& source) {
+  return !source.wide() && !source.has_planes() && source.space.is_stored_form();
+}
+
+Rendered filter_on_host(const JobOptions& o, const Source& source, int threads) {
+  Rendered r;
+  r.channels = source.channels;
+  r.metadata = source.metadata;
+  r.image = box_blur_host(source.rgba, o.box_params.radius, o.box_params.edge, threads);
+  return r;
+}
+
 EncodeOptions encode_options(const JobOptions& o, int threads) {
   EncodeOptions e;
   e.jpeg_quality = o.quality;
@@ -680,28 +711,12 @@ DeviceSpec single_device_spec(const JobOptions& o) {
   return {env ? env : "", std::string("BLURTOOL_DEVICE=") + (env ? env : "")};
 }
 
-// Whether `spec` names the host's cores ("host", any case) rather than an OpenCL device.
-bool is_host_spec(const std::string& spec) {
-  std::string lower = spec;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower == "host";
-}
-
-// Why o's job on the image with `header` cannot run on the host's cores (box_blur_host), known
-// before decoding; "" where it can (an image with transparency, found by decoding, still
-// cannot: its premultiplied working space is 16-bit).
+// Why o's job on the image with `header` cannot run on the host's cores in single mode,
+// known before decoding; "" where it can.
 std::string host_refusal(const JobOptions& o, const DeviceRequest& request,
                          const ImageHeader& header) {
-  const BoxParams& box = o.box_params;
-  if (o.operation != JobOptions::Operation::box)
-    return "the host's cores run the box filter only; --gauss and --bright run on a device";
+  if (std::string why = host_job_refusal(o); !why.empty()) return why;
   if (request.runs > 0) return request.timed_by + " times a device's kernels";
-  if (box.variant != BoxVariant::automatic || box.intermediate != Intermediate::rgba32f ||
-      !box.wg.is_default() || box.segment != 0 || box.unroll != 0)
-    return "--variant, --intermediate, --wg, --segment and --unroll choose a device's schedule";
-  if (!o.max_tile.is_default()) return "--max-tile cuts a device's work into tiles";
-  if (o.jpeg_codec == JobOptions::JpegCodec::device) return "--jpeg-codec device asks for a device";
-  if (o.linear_light) return "--linear-light blurs at 16 bits, on a device";
   if (header.sixteen_bit) return "the input's 16-bit samples are blurred on a device";
   return "";
 }
@@ -789,11 +804,8 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   check_jpeg_sides(kind, source.width(), source.height(), o.output == "-" ? "<stdout>" : o.output);
 
   SourceRun result;
-  if (on_host && source.space.is_stored_form()) {
-    result.rendered.channels = source.channels;
-    result.rendered.metadata = source.metadata;
-    result.rendered.image =
-        box_blur_host(source.rgba, o.box_params.radius, o.box_params.edge, o.jobs);
+  if (on_host && runs_on_host(source)) {
+    result.rendered = filter_on_host(o, source, o.jobs);
     trace("filtered on the host");
   } else {
     // An image with transparency blurs premultiplied, at 16 bits: on a device, opened now.

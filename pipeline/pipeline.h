@@ -451,6 +451,26 @@ bool write_output_streamed(const std::string& path, OutputFile::Special special,
                            SyncFolder sync_folder,
                            const std::function<void(const OutputSink&)>& make);
 
+/// Whether a device spec (--device, --devices, BLURTOOL_DEVICE) names the host's cores: "host",
+/// in any case.
+bool is_host_spec(const std::string& spec);
+
+/// Why o's job cannot run on the host's cores (box_blur_host in filters/box/box_host.h), known
+/// from the options alone: another operation, a device schedule's options, --max-tile,
+/// --jpeg-codec device, --linear-light; "" where it can. An image can still be refused as it
+/// decodes (runs_on_host).
+std::string host_job_refusal(const JobOptions& o);
+
+/// Whether a decoded `source` can be filtered on the host's cores: 8-bit RGBA pixels (not colour
+/// planes) in their stored form. 16-bit files and images with transparency (blurred
+/// premultiplied, at 16 bits) go to a device.
+bool runs_on_host(const Source& source);
+
+/// The box filter of o (host_job_refusal empty) over `source` (runs_on_host) on `threads` host
+/// threads (0: the hardware's): the same bytes as any device would make, with the source's
+/// channels and metadata.
+Rendered filter_on_host(const JobOptions& o, const Source& source, int threads);
+
 /// What single mode leaves for its caller's reports: the device and filter it ran on, the
 /// decoded source, and the times of the run's parts. `filter` is null when the image ran in
 /// tiles (never for a timed run).

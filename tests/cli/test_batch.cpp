@@ -193,6 +193,58 @@ TEST_F(Batch, SeveralLanesOnOneDeviceWriteWhatSingleModeWrites) {
   }
 }
 
+// The host lane: with no device named the workers filter a box filter's images themselves
+// (here, on a CPU device alone, every image they can); an image they cannot (transparency,
+// blurred premultiplied at 16 bits; a 16-bit file) still goes to the device, opened for it,
+// and the outputs are the device's bytes. --device host runs every image on the host and fails
+// those alone, by name; it refuses the options it cannot run, and devices beside it.
+TEST_F(Batch, TheHostLaneWritesWhatTheDeviceWrites) {
+  const std::vector<std::tuple<std::string, int, int, int>> images = {
+      {"a.png", 64, 48, 3}, {"b.png", 37, 23, 4}, {"c.jpg", 64, 48, 3}, {"d.png", 19, 41, 1}};
+  unsigned seed = 70;
+  for (const auto& [name, w, h, c] : images) make_image(in_ / name, seed++, w, h, c);
+  Image16 deep;
+  deep.width = 9;
+  deep.height = 7;
+  deep.channels = 3;
+  for (int i = 0; i < 9 * 7 * 3; ++i) deep.pixels.push_back(static_cast<std::uint16_t>(i * 997));
+  save_image(deep, (in_ / "e.png").string());
+  const Result device = run({"--device", "0", "--box", "2", in_.string(), out_.string() + "d"});
+  ASSERT_EQ(device.status, 0) << device.err;
+  const Result lane = run({"--box", "2", "--bench", in_.string(), out_.string() + "l"});
+  ASSERT_EQ(lane.status, 0) << lane.err;
+  EXPECT_TRUE(has_line(lane.out, {"host filter ", " 3 "})) << lane.out;  // a, c, d
+  EXPECT_TRUE(has_line(lane.out, {"device ", " 2 "})) << lane.out;       // b, e
+  for (const auto& [name, w, h, c] : images)
+    EXPECT_EQ(read_file(out_.string() + "l/" + name), read_file(out_.string() + "d/" + name))
+        << name;
+  EXPECT_EQ(read_file(out_.string() + "l/e.png"), read_file(out_.string() + "d/e.png"));
+
+  const Result host = run({"--device", "host", "--box", "2", in_.string(), out_.string() + "h"});
+  EXPECT_EQ(host.status, 1) << host.err;
+  expect_summary(host, 3, 0, 2);
+  EXPECT_TRUE(has_line(host.err, {"b.png: transparency is blurred premultiplied", "--device"}))
+      << host.err;
+  EXPECT_TRUE(has_line(host.err, {"e.png: 16-bit samples are blurred on a device"})) << host.err;
+  for (const char* name : {"a.png", "c.jpg", "d.png"})
+    EXPECT_EQ(read_file(out_.string() + "h/" + name), read_file(out_.string() + "d/" + name))
+        << name;
+  EXPECT_FALSE(fs::exists(out_.string() + "h/b.png"));
+
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--device", "host", "--gauss", "2"},
+        std::vector<std::string>{"--devices", "host,0", "--box", "2"},
+        std::vector<std::string>{"--device", "host", "--box", "2", "--variant", "scan"}}) {
+    std::vector<std::string> all = args;
+    all.push_back(in_.string());
+    all.push_back(out_.string() + "x");
+    const Result r = run(all);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(has_line(r.err, {"host"})) << r.err;
+    EXPECT_FALSE(fs::exists(out_.string() + "x"));
+  }
+}
+
 TEST_F(Batch, PinnedStagingWritesWhatPageableTransfersWrite) {
   // GPUs stage uploads and downloads through pinned memory (run_filter); forced here on the CPU
   // device (which otherwise filters in place: BLURTOOL_ZERO_COPY, the comparison's side), over
@@ -652,7 +704,9 @@ TEST_F(Batch, TwoInputsWithOneOutputNameTheLaterFails) {
 TEST_F(Batch, BenchWithABatchTimesItsStagesAndWritesWhatABatchWrites) {
   make_image(in_ / "a.png", 90, 16, 16);
   make_image(in_ / "b.png", 91, 16, 16);
-  const Result r = run({"--box", "1", "--bench", in_.string(), "-o", out_.string()});
+  // --device 0: with no device named, a box filter's images go to the host lane (below).
+  const Result r =
+      run({"--device", "0", "--box", "1", "--bench", in_.string(), "-o", out_.string()});
   EXPECT_EQ(r.status, 0) << r.err;
   expect_summary(r, 2, 0, 0);
   EXPECT_EQ(tree(out_), (Files{"a.png", "b.png"}));
@@ -679,6 +733,14 @@ TEST_F(Batch, BenchWithABatchTimesItsStagesAndWritesWhatABatchWrites) {
   EXPECT_TRUE(
       has_line(r.out, {"waits (seconds", "while the devices opened", "at the cap", "device lanes"}))
       << r.out;
+
+  // With no device named, on a CPU device alone, the workers filter both images themselves.
+  const Result host = run({"--box", "1", "--bench", in_.string(), "-o", out_.string() + "h"});
+  EXPECT_EQ(host.status, 0) << host.err;
+  EXPECT_TRUE(has_line(host.out, {"host filter ", " 2 "})) << host.out;
+  EXPECT_TRUE(has_line(host.out, {"device ", " 0 "})) << host.out;
+  for (const char* name : {"a.png", "b.png"})
+    EXPECT_EQ(read_file(out_.string() + "h/" + name), read_file(out_ / name)) << name;
 
   // Without --bench a batch prints nothing on stdout; --sweep-wg still times one image only.
   fs::remove_all(out_);

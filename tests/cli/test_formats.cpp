@@ -152,8 +152,8 @@ TEST_F(Cli, AutoJpegCodecRemembersWhetherTheDevicesTookTheColourStages) {
   for (int i = 0; i < 8; ++i)
     write_file(in / ("i" + std::to_string(i) + ".jpg"), std::string(jpeg.begin(), jpeg.end()));
   auto batch = [&](const char* codec, const fs::path& to) {
-    const Result r =
-        run({"--box", "2", "--jpeg-codec", codec, "--bench", "-q", in.string(), "-o", to.string()});
+    const Result r = run({"--device", "0", "--box", "2", "--jpeg-codec", codec, "--bench", "-q",
+                          in.string(), "-o", to.string()});  // a device named: no host lane
     EXPECT_EQ(r.status, 0) << r.err;
     const std::string said = "device (--jpeg-codec): ";
     const size_t at = r.out.find(said);
