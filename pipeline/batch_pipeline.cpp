@@ -1031,15 +1031,19 @@ class Pipeline {
       --decoding_;
       decoded(d, decode);
     }
+    // Each worker filters into the memory of its last result: a fresh image-sized buffer costs
+    // page faults that take longer than the filter.
+    static thread_local Image spare;
     const StageClock filtering;
     Rendered rendered;
-    bool ok = guarded(i, [&] { rendered = filter_on_host(o_, d.source, 1); });
+    bool ok = guarded(i, [&] { rendered = filter_on_host(o_, d.source, 1, std::move(spare)); });
     const StageClock::Lap filtered = filtering.lap();
     d.source = Source{};
     std::vector<std::uint8_t> bytes;
     const StageClock encoding;
     if (ok) ok = guarded(i, [&] { bytes = encode_item(i, rendered); });
     const StageClock::Lap encoded = encoding.lap();
+    spare = std::move(rendered.image);
     rendered = Rendered{};
     std::unique_lock<std::mutex> lock(mutex_);
     if (!ok) {

@@ -342,11 +342,12 @@ bool runs_on_host(const Source& source) {
   return !source.wide() && !source.has_planes() && source.space.is_stored_form();
 }
 
-Rendered filter_on_host(const JobOptions& o, const Source& source, int threads) {
+Rendered filter_on_host(const JobOptions& o, const Source& source, int threads, Image buffer) {
   Rendered r;
   r.channels = source.channels;
   r.metadata = source.metadata;
-  r.image = box_blur_host(source.rgba, o.box_params.radius, o.box_params.edge, threads);
+  r.image = std::move(buffer);
+  box_blur_host(source.rgba, o.box_params.radius, o.box_params.edge, threads, r.image);
   return r;
 }
 

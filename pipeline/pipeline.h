@@ -468,8 +468,8 @@ bool runs_on_host(const Source& source);
 
 /// The box filter of o (host_job_refusal empty) over `source` (runs_on_host) on `threads` host
 /// threads (0: the hardware's): the same bytes as any device would make, with the source's
-/// channels and metadata.
-Rendered filter_on_host(const JobOptions& o, const Source& source, int threads);
+/// channels and metadata. The result's pixels reuse `buffer`'s memory where it holds enough.
+Rendered filter_on_host(const JobOptions& o, const Source& source, int threads, Image buffer = {});
 
 /// What single mode leaves for its caller's reports: the device and filter it ran on, the
 /// decoded source, and the times of the run's parts. `filter` is null when the image ran in

@@ -23,9 +23,19 @@ struct BandScratch {
 // The band of output rows [y0, y1) of `image` with C channels, into `result`. Sum holds
 // 255 x (2 radius + 1)^2. Columns first: a row enters and a row leaves the column sums (bytes
 // in, vectorised across the row); then one running sum along the row of column sums.
+// The band's loops are compiled twice on x86-64 with GCC, for AVX2 and for the baseline, the
+// one the CPU takes chosen as the program loads (GCC's function multi-versioning): 8-lane
+// integer and 4-lane double vectors take a third off the filter's time where AVX2 is there.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define BLURTOOL_MULTIVERSION __attribute__((target_clones("avx2", "default")))
+#else
+#define BLURTOOL_MULTIVERSION
+#endif
+
 template <int C, typename Sum>
-void box_band(const Image& image, Image& result, int radius, EdgeMode edge,
-              const std::vector<int>& halo_x, int y0, int y1, BandScratch<Sum>& s) {
+BLURTOOL_MULTIVERSION void box_band(const Image& image, Image& result, int radius, EdgeMode edge,
+                                    const std::vector<int>& halo_x, int y0, int y1,
+                                    BandScratch<Sum>& s) {
   const int w = image.width, h = image.height, r = radius;
   const std::size_t samples = static_cast<std::size_t>(w) * C;
   s.column.assign(samples, 0);
@@ -134,18 +144,17 @@ void box_channels(const Image& image, Image& result, int radius, EdgeMode edge, 
 
 }  // namespace
 
-Image box_blur_host(const Image& image, int radius, EdgeMode edge, int threads) {
+void box_blur_host(const Image& image, int radius, EdgeMode edge, int threads, Image& result) {
   if (radius < 0) throw Error("box filter: radius " + std::to_string(radius) + " is negative");
   if (image.channels < 1 || image.channels > 4 ||
       image.pixels.size() != static_cast<std::size_t>(image.width) * image.height * image.channels)
     throw Error("box filter: the pixel buffer does not hold " + std::to_string(image.width) + "x" +
                 std::to_string(image.height) + "x" + std::to_string(image.channels) + " samples");
-  Image result;
   result.width = image.width;
   result.height = image.height;
   result.channels = image.channels;
   result.pixels.resize(image.pixels.size());
-  if (image.pixels.empty()) return result;
+  if (image.pixels.empty()) return;
   switch (image.channels) {
     case 1:
       box_channels<1>(image, result, radius, edge, threads);
@@ -160,6 +169,11 @@ Image box_blur_host(const Image& image, int radius, EdgeMode edge, int threads) 
       box_channels<4>(image, result, radius, edge, threads);
       break;
   }
+}
+
+Image box_blur_host(const Image& image, int radius, EdgeMode edge, int threads) {
+  Image result;
+  box_blur_host(image, radius, edge, threads, result);
   return result;
 }
 

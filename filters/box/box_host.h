@@ -22,4 +22,9 @@ namespace blurtool {
 /// channels samples or the radius is negative.
 Image box_blur_host(const Image& image, int radius, EdgeMode edge, int threads = 0);
 
+/// The same into `result`, whose pixel memory is reused where it holds enough (a batch's
+/// worker filters image after image into one buffer: fresh image-sized memory costs page
+/// faults that take longer than the filter itself).
+void box_blur_host(const Image& image, int radius, EdgeMode edge, int threads, Image& result);
+
 }  // namespace blurtool
