@@ -58,6 +58,7 @@ BLURTOOL_MULTIVERSION void box_band(const Image& image, Image& result, int radiu
   // floor.
   const double count = static_cast<double>(2 * r + 1) * (2 * r + 1);
   const double scale = 1.0 / count, offset = 0.5 + 0x1p-38;
+  const float scale_float = static_cast<float>(1.0 / count);
   Sum* row = s.row.data();
   Sum* window = s.window.data();
   for (int y = y0; y < y1; ++y) {
@@ -92,9 +93,14 @@ BLURTOOL_MULTIVERSION void box_band(const Image& image, Image& result, int radiu
         for (int c = 0; c < C; ++c) window[i + c] = acc[c] += enter[c] - leave[c];
     }
     std::uint8_t* dst = result.pixels.data() + static_cast<std::size_t>(y) * samples;
-    for (std::size_t i = 0; i < samples; ++i)
-      dst[i] = static_cast<std::uint8_t>(
-          static_cast<std::int32_t>(static_cast<double>(window[i]) * scale + offset));
+    if (r <= kBoxHostFloatRadius) {  // twice the lanes of double
+      for (std::size_t i = 0; i < samples; ++i)
+        dst[i] = box_mean_float(static_cast<std::int32_t>(window[i]), scale_float);
+    } else {
+      for (std::size_t i = 0; i < samples; ++i)
+        dst[i] = static_cast<std::uint8_t>(
+            static_cast<std::int32_t>(static_cast<double>(window[i]) * scale + offset));
+    }
     if (y + 1 == y1) break;
     // The next row's window: one row in, one row out.
     const int in = edge_index(static_cast<long long>(y) + r + 1, h, edge);

@@ -105,6 +105,20 @@ TEST(BoxHost, FlatImagesStayFlat) {
   }
 }
 
+// The single-precision mean is exact for every sum a window of each radius up to
+// kBoxHostFloatRadius can hold (the reference's (2 sum + count) / (2 count) in integers).
+TEST(BoxHost, FloatMeansAreExactForEverySum) {
+  for (int r = 0; r <= kBoxHostFloatRadius; ++r) {
+    const std::int64_t count = static_cast<std::int64_t>(2 * r + 1) * (2 * r + 1);
+    const float scale = static_cast<float>(1.0 / count);
+    int wrong = 0;
+    for (std::int64_t sum = 0; sum <= 255 * count; ++sum)
+      wrong +=
+          box_mean_float(static_cast<std::int32_t>(sum), scale) != (2 * sum + count) / (2 * count);
+    EXPECT_EQ(wrong, 0) << "radius " << r;
+  }
+}
+
 TEST(BoxHost, RefusesABufferOfTheWrongSize) {
   Image bad{4, 4, 3, {}};
   bad.pixels.resize(47);
