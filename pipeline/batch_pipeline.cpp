@@ -327,8 +327,7 @@ HostLane host_lane(const JobOptions& o) {
     return host_job_refusal(o).empty() ? HostLane::while_opening : HostLane::none;
   }
   if (const std::string why = host_job_refusal(o); !why.empty())
-    throw UsageError(source + ": " + why + "; leave " + parameter("device") +
-                     " out or name an OpenCL device");
+    throw UsageError(source + ": " + why + "; name an OpenCL device instead of the host");
   return HostLane::only;
 }
 
@@ -472,6 +471,19 @@ std::string clock_text(double seconds) {
   char text[32];
   std::snprintf(text, sizeof text, "%ld:%02ld", s / 60, s % 60);
   return text;
+}
+
+// The message of the exception `e`, as a failed image reports it.
+std::string what_of(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const cl::Error& error) {
+    return "OpenCL: " + describe_cl_error(error);
+  } catch (const std::exception& error) {
+    return error.what();
+  } catch (...) {
+    return "unknown error";
+  }
 }
 
 // The pipeline over plan.items: all state under one mutex, one condition variable.
@@ -624,6 +636,10 @@ class Pipeline {
     return no_more_input() && decoded_.empty() && on_device_ == 0 && finished_.empty() &&
            held_writes_.empty();
   }
+  // Called with the lock held: whether an image waits for devices that failed to open late.
+  bool may_fail_waiting() const {
+    return !late_error_.empty() && opening_ == 0 && (!decoded_.empty() || !large_.empty());
+  }
   // Called with the lock held: whether a worker may write a held output now.
   bool may_write() const { return opening_ == 0 && !held_writes_.empty(); }
 
@@ -722,6 +738,7 @@ class Pipeline {
         return;
       }
       opening_ = 1;  // the device list, as below
+      late_ = true;
     }
     bool all = false, remember = false;  // every device takes the colour stages; memo stale
     {
@@ -786,8 +803,13 @@ class Pipeline {
       }
     } catch (...) {
       std::unique_lock<std::mutex> lock(mutex_);
-      if (!setup_error_) setup_error_ = std::current_exception();
-      --opening_;
+      if (!late_) {
+        if (!setup_error_) setup_error_ = std::current_exception();
+      } else if (late_error_.empty()) {
+        // Opened late, after outputs were written: the images waiting for it fail alone.
+        late_error_ = what_of(std::current_exception());
+      }
+      if (--opening_ == 0 && late_) opened();
       cv_.notify_all();
       return;
     }
@@ -796,7 +818,7 @@ class Pipeline {
       if (--opening_ == 0) opened();
       cv_.notify_all();
       cv_.wait(lock, [&] { return opening_ == 0; });
-      if (setup_error_) return;
+      if (setup_error_ || !late_error_.empty()) return;
     }
     std::vector<std::thread> threads;
     for (auto& lane : lanes) {
@@ -856,8 +878,8 @@ class Pipeline {
     for (;;) {
       std::unique_lock<std::mutex> lock(mutex_);
       const auto idle = [&] {
-        return !(setup_error_ || may_write() || !finished_.empty() || may_decode() ||
-                 all_settled());
+        return !(setup_error_ || may_write() || may_fail_waiting() || !finished_.empty() ||
+                 may_decode() || all_settled());
       };
       if (idle()) {
         double& waited = opening_ > 0            ? times_.wait_opening_s
@@ -867,6 +889,25 @@ class Pipeline {
             lock, [&] { return !idle(); }, waited);
       }
       if (setup_error_) return;
+      if (may_fail_waiting()) {
+        size_t item;
+        if (!decoded_.empty()) {
+          const Decoded& d = decoded_.front();
+          item = d.item;
+          decoded_bytes_ -= d.source.bytes();
+          held_bytes_ -= 2 * d.source.bytes();
+          --held_;
+          decoded_.pop_front();
+        } else {
+          item = large_.front();
+          large_.pop_front();
+        }
+        lock.unlock();
+        fail(item, "the device, opened for this image, failed: " + late_error_);
+        lock.lock();
+        cv_.notify_all();
+        continue;
+      }
       if (may_write()) {
         HeldWrite w = std::move(held_writes_.front());
         held_writes_.pop_front();
@@ -919,20 +960,20 @@ class Pipeline {
           const ImageHeader header = read_image_header(in.bytes, in.name, o_.max_pixels, o_.orient);
           large = plan_strips(o_, header, in.bytes, in.name).streams();
           if (large && host_ == HostLane::only)
-            throw Error("larger than the memory budget (" + parameter("max-memory") +
-                        "), which runs it in strips on a device; leave " + parameter("device") +
-                        " out or name a device");
+            throw Error(
+                "larger than the memory budget (" + parameter("max-memory") +
+                "), which runs it in strips on an OpenCL device; name one instead of the host");
           if (large) return;
           // Decoded into pinned memory once the pool is installed (encoding's own buffers not).
           const UsePixelPool pinned;
           d.source = decode_source(in, o_, &warnings, planes, jpeg_dct_mode() == JpegDct::sparse);
           for (const std::string& w : warnings) warn(w);  // each names the file
           if (host_ == HostLane::only && !runs_on_host(d.source))
-            throw Error(std::string(d.source.wide() ? "16-bit samples are"
-                                                    : "transparency is blurred premultiplied, "
-                                                      "at 16 bits,") +
-                        " blurred on a device; leave " + parameter("device") +
-                        " out or name a device");
+            throw Error(std::string(d.source.wide()
+                                        ? "it stores 16-bit samples, which blur"
+                                        : "it has transparency, which blurs premultiplied at 16 "
+                                          "bits,") +
+                        " on an OpenCL device, not the host");
           std::error_code ec;
           d.bytes = static_cast<double>(fs::file_size(items_[i].input, ec));
         });
@@ -1032,10 +1073,12 @@ class Pipeline {
   // are open.
   void on_host(Decoded d, StageClock::Lap decode) {
     const size_t i = d.item;
+    const double counted = 2 * d.source.bytes();  // the source, and the result
     {
       std::unique_lock<std::mutex> lock(mutex_);
       --decoding_;
       ++host_filtering_;
+      held_bytes_ += counted;  // against --max-memory while filtered and encoded
       decoded(d, decode);
     }
     // Each worker filters into the memory of its last result: a fresh image-sized buffer costs
@@ -1050,10 +1093,13 @@ class Pipeline {
     const StageClock encoding;
     if (ok) ok = guarded(i, [&] { bytes = encode_item(i, rendered); });
     const StageClock::Lap encoded = encoding.lap();
-    spare = std::move(rendered.image);
+    // Kept for the next image where small beside the memory budget.
+    if (static_cast<double>(rendered.image.pixels.size()) * workers_ * 4 <= budget_)
+      spare = std::move(rendered.image);
     rendered = Rendered{};
     std::unique_lock<std::mutex> lock(mutex_);
     --host_filtering_;
+    held_bytes_ -= counted;
     if (!ok) {
       --held_;
       cv_.notify_all();
@@ -1283,6 +1329,9 @@ class Pipeline {
   std::deque<HeldWrite> held_writes_;  // host-lane outputs waiting for the devices to open
   double held_write_bytes_ = 0;        // their bytes, counted as decoded ahead (may_decode)
   size_t host_filtering_ = 0;          // workers filtering or encoding a host-lane image
+  // The devices were opened late (host_always_), after outputs were written; why they failed.
+  bool late_ = false;
+  std::string late_error_;
   // Workers left idle while the devices open, so that two of a host's cores (if 8 or more)
   // are the OpenCL driver's.
   size_t opening_reserve_ = 0;

@@ -748,9 +748,10 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   if (strips.streams()) {
     // Larger than the memory budget: strip by strip, the device opened first.
     if (const DeviceSpec d = single_device_spec(o); is_host_spec(d.spec))
-      throw UsageError(d.source + ": '" + in.name + "' is larger than the memory budget (" +
-                       parameter("max-memory") + "), which runs it in strips on a device; leave " +
-                       parameter("device") + " out or name a device");
+      throw UsageError(
+          d.source + ": '" + in.name + "' is larger than the memory budget (" +
+          parameter("max-memory") +
+          "), which runs it in strips on an OpenCL device; name one instead of the host");
     check_strip_output(o, kind, strips, in.name, o.output);
     check_jpeg_sides(kind, header.width, header.height, o.output == "-" ? "<stdout>" : o.output);
     run.runtime = open_single_device(o);
@@ -776,8 +777,7 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   const DeviceSpec spec = single_device_spec(o);
   const std::string refusal = host_refusal(o, request, header);
   if (is_host_spec(spec.spec) && !refusal.empty())
-    throw UsageError(spec.source + ": " + refusal + "; leave " + parameter("device") +
-                     " out or name an OpenCL device");
+    throw UsageError(spec.source + ": " + refusal + "; name an OpenCL device instead of the host");
   const bool on_host = refusal.empty() && (spec.spec.empty() || is_host_spec(spec.spec));
   std::future<PreparedDevice> device;
   if (!on_host)
@@ -811,10 +811,10 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   } else {
     // An image with transparency blurs premultiplied, at 16 bits: on a device, opened now.
     if (is_host_spec(spec.spec))
-      throw UsageError(spec.source + ": '" + in.name +
-                       "' has transparency, which blurs premultiplied at 16 bits on a device; "
-                       "leave " +
-                       parameter("device") + " out or name a device");
+      throw UsageError(
+          spec.source + ": '" + in.name +
+          "' has transparency, which blurs premultiplied at 16 bits on an OpenCL device; "
+          "name one instead of the host");
     PreparedDevice prepared =
         device.valid() ? device.get() : prepare_device(o, header, kind, request);
     trace("device ready");

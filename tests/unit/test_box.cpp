@@ -77,7 +77,9 @@ TEST(BoxHost, MatchesTheReference) {
   };
   const Case cases[] = {{1, 1, 0, 1},   {1, 1, 3, 2},    {17, 5, 1, 1},  {17, 5, 2, 4},
                         {5, 40, 7, 3},  {33, 70, 12, 4}, {9, 13, 30, 2}, {64, 48, 5, 0},
-                        {3, 100, 2, 8}, {7, 3, 2100, 2}};
+                        {3, 100, 2, 8}, {7, 3, 2100, 2},
+                        // the last 32-bit sums, the first 64-bit ones, the largest radius
+                        {5, 4, 1447, 2}, {5, 4, 1448, 2}, {3, 2, 16383, 1}};
   unsigned seed = 1;
   for (const Case& k : cases)
     for (int channels = 1; channels <= 4; ++channels)
