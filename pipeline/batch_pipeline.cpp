@@ -309,25 +309,15 @@ enum class HostLane { none, while_opening, only };
 // --devices host, BLURTOOL_DEVICE=host) for a job it cannot run (host_job_refusal), or beside
 // devices in --devices.
 HostLane host_lane(const JobOptions& o) {
-  std::string spec, source;
-  if (!o.devices.empty()) {
-    const bool host = std::any_of(o.devices.begin(), o.devices.end(), is_host_spec);
-    if (host && o.devices.size() > 1)
-      throw UsageError(parameter("devices") +
-                       ": host runs a batch alone; name OpenCL devices or host, not both");
-    if (!host) return HostLane::none;
-    source = parameter("devices") + " " + o.devices.front();
-  } else if (!o.device.empty()) {
-    if (!is_host_spec(o.device)) return HostLane::none;
-    source = parameter("device") + " " + o.device;
-  } else if (const char* env = std::getenv("BLURTOOL_DEVICE"); env && *env) {
-    if (!is_host_spec(env)) return HostLane::none;
-    source = std::string("BLURTOOL_DEVICE=") + env;
-  } else {
+  if (o.devices.size() > 1 && std::any_of(o.devices.begin(), o.devices.end(), is_host_spec))
+    throw UsageError(parameter("devices") +
+                     ": host runs a batch alone; name OpenCL devices or host, not both");
+  const NamedDevice named = named_device(o);
+  if (named.spec.empty())
     return host_job_refusal(o).empty() ? HostLane::while_opening : HostLane::none;
-  }
+  if (!is_host_spec(named.spec)) return HostLane::none;
   if (const std::string why = host_job_refusal(o); !why.empty())
-    throw UsageError(source + ": " + why + "; name an OpenCL device instead of the host");
+    throw UsageError(named.source + ": " + why + "; name an OpenCL device instead of the host");
   return HostLane::only;
 }
 
@@ -616,8 +606,9 @@ class Pipeline {
     double bytes;
     double held_bytes = 0;  // counted in held_bytes_ until written
   };
-  // An output encoded by a worker on the host lane while the devices open, written once they
-  // are (unwritten if one fails: a device's failure ends the batch before any output).
+  // An output encoded by a worker on the host lane, waiting for a worker to write it: at once
+  // once the devices are open, held while they open (unwritten if one fails: a device's
+  // failure ends the batch before any output).
   struct HeldWrite {
     size_t item;
     std::vector<std::uint8_t> bytes;
@@ -1069,8 +1060,7 @@ class Pipeline {
   }
 
   // A worker's image on the host lane (`d` decoded as RGBA, runs_on_host; `decode` the lap of
-  // its decoding): filtered on this thread, encoded, and written, or held until the devices
-  // are open.
+  // its decoding): filtered and encoded on this thread, and queued for writing (HeldWrite).
   void on_host(Decoded d, StageClock::Lap decode) {
     const size_t i = d.item;
     const double counted = 2 * d.source.bytes();  // the source, and the result
@@ -1110,21 +1100,10 @@ class Pipeline {
       records_[i].device_ms = filtered.wall_ms;
       records_[i].device = "host";
     }
-    if (opening_ > 0 || setup_error_) {
-      held_write_bytes_ += static_cast<double>(bytes.size());
-      held_writes_.push_back({i, std::move(bytes), d.bytes, encoded});
-      cv_.notify_all();
-      return;
-    }
-    lock.unlock();
-    bool taken = false;
-    const StageClock writing;
-    ok = guarded(i, [&] { taken = write_item(i, bytes); });
-    const StageClock::Lap wrote = writing.lap();
-    lock.lock();
-    --held_;
-    written(i, ok, taken, d.bytes, static_cast<double>(bytes.size()),
-            {encoded.cpu_ms + wrote.cpu_ms, encoded.wall_ms + wrote.wall_ms});
+    // Written by the next free worker (may_write), this one first, once the devices are open.
+    held_write_bytes_ += static_cast<double>(bytes.size());
+    held_writes_.push_back({i, std::move(bytes), d.bytes, encoded});
+    cv_.notify_all();
   }
 
   void device_loop(Runtime& rt) {

@@ -319,6 +319,15 @@ void check_jpeg_sides(OutputKind kind, int width, int height, const std::string&
                 " pixels a side); write a PNG or TIFF");
 }
 
+NamedDevice named_device(const JobOptions& o) {
+  if (!o.devices.empty())
+    return {o.devices.front(), parameter("devices") + " " + o.devices.front()};
+  if (!o.device.empty()) return {o.device, parameter("device") + " " + o.device};
+  const char* env = std::getenv("BLURTOOL_DEVICE");
+  if (!env || !*env) return {};
+  return {env, std::string("BLURTOOL_DEVICE=") + env};
+}
+
 bool is_host_spec(const std::string& spec) {
   std::string lower = spec;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -699,19 +708,6 @@ void warn_about_output(const JobOptions& o, OutputKind kind, std::vector<std::st
   for (std::string& w : unused_encoder_options(o, {kind})) warnings.push_back(std::move(w));
 }
 
-// Single mode's device spec: --device, the first of --devices, else BLURTOOL_DEVICE ("" where
-// none is given), and where it came from as a message names it ("--device host: ...").
-struct DeviceSpec {
-  std::string spec, source;
-};
-DeviceSpec single_device_spec(const JobOptions& o) {
-  if (!o.devices.empty())
-    return {o.devices.front(), parameter("devices") + " " + o.devices.front()};
-  if (!o.device.empty()) return {o.device, parameter("device") + " " + o.device};
-  const char* env = std::getenv("BLURTOOL_DEVICE");
-  return {env ? env : "", std::string("BLURTOOL_DEVICE=") + (env ? env : "")};
-}
-
 // Why o's job on the image with `header` cannot run on the host's cores in single mode,
 // known before decoding; "" where it can.
 std::string host_refusal(const JobOptions& o, const DeviceRequest& request,
@@ -745,11 +741,12 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   // are decoded: context creation and program loading take as long as decoding a photo.
   const ImageHeader header = read_image_header(in.bytes, in.name, o.max_pixels, o.orient);
   const StripPlan strips = plan_strips(o, header, in.bytes, in.name, request.timed_by);
+  const NamedDevice spec = named_device(o);
   if (strips.streams()) {
     // Larger than the memory budget: strip by strip, the device opened first.
-    if (const DeviceSpec d = single_device_spec(o); is_host_spec(d.spec))
+    if (is_host_spec(spec.spec))
       throw UsageError(
-          d.source + ": '" + in.name + "' is larger than the memory budget (" +
+          spec.source + ": '" + in.name + "' is larger than the memory budget (" +
           parameter("max-memory") +
           "), which runs it in strips on an OpenCL device; name one instead of the host");
     check_strip_output(o, kind, strips, in.name, o.output);
@@ -774,7 +771,6 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   // cost is one read and one write of the image, which a few cores finish in milliseconds,
   // while a device costs its driver's start (tenths of a second on a GPU) and two transfers
   // (docs/notes/whole-job.md, "A single photo on the host's cores"). --device host asks for it.
-  const DeviceSpec spec = single_device_spec(o);
   const std::string refusal = host_refusal(o, request, header);
   if (is_host_spec(spec.spec) && !refusal.empty())
     throw UsageError(spec.source + ": " + refusal + "; name an OpenCL device instead of the host");

@@ -451,6 +451,14 @@ bool write_output_streamed(const std::string& path, OutputFile::Special special,
                            SyncFolder sync_folder,
                            const std::function<void(const OutputSink&)>& make);
 
+/// The device a run names: `spec`, from --devices (its first), else --device, else
+/// BLURTOOL_DEVICE, and `source`, where it came from as messages name it ("--device host",
+/// "BLURTOOL_DEVICE=host"); both empty where none is named.
+struct NamedDevice {
+  std::string spec, source;
+};
+NamedDevice named_device(const JobOptions& o);
+
 /// Whether a device spec (--device, --devices, BLURTOOL_DEVICE) names the host's cores: "host",
 /// in any case.
 bool is_host_spec(const std::string& spec);

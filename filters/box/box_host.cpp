@@ -20,9 +20,6 @@ struct BandScratch {
   std::vector<Sum> window;  // the window sums of the output row
 };
 
-// The band of output rows [y0, y1) of `image` with C channels, into `result`. Sum holds
-// 255 x (2 radius + 1)^2. Columns first: a row enters and a row leaves the column sums (bytes
-// in, vectorised across the row); then one running sum along the row of column sums.
 // The band's loops are compiled twice on x86-64 with GCC, for AVX2 and for the baseline, the
 // one the CPU takes chosen as the program loads (GCC's function multi-versioning): 8-lane
 // integer and 4-lane double vectors take a third off the filter's time where AVX2 is there.
@@ -32,6 +29,9 @@ struct BandScratch {
 #define BLURTOOL_MULTIVERSION
 #endif
 
+// The band of output rows [y0, y1) of `image` with C channels, into `result`. Sum holds
+// 255 x (2 radius + 1)^2. Columns first: a row enters and a row leaves the column sums (bytes
+// in, vectorised across the row); then one running sum along the row of column sums.
 template <int C, typename Sum>
 BLURTOOL_MULTIVERSION void box_band(const Image& image, Image& result, int radius, EdgeMode edge,
                                     const std::vector<int>& halo_x, int y0, int y1,
