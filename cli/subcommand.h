@@ -12,7 +12,8 @@ namespace blurtool {
 inline constexpr const char* kDeviceOptionHelp =
     "device index or case-insensitive part of its platform or device name, or of its "
     "version (pocl, cuda) (default: $BLURTOOL_DEVICE, else the first GPU, else the first CPU); "
-    "for a blur, 'host': the host's cores, which take a box filter with no device named";
+    "for a blur, 'host': the host's cores, which take a box filter or Gaussian with no device "
+    "named";
 
 /// Refuses `--name=value` where --name is a switch and `value` is none that cxxopts takes for
 /// one (true, false, 1, 0, ...): blurtool::UsageError naming the argument (cxxopts' own message,

@@ -6,9 +6,9 @@
 // they follow whichever stage is short of hands; a cap on the images held in memory keeps
 // decoders from running far ahead of the devices or the encoders. The devices are opened
 // (context, programs) while the first images decode: that set-up takes as long as decoding
-// dozens of photos. With no device named, a box filter's images are meanwhile filtered on the
-// host's cores by the workers themselves (HostLane), their outputs written once the devices are
-// open; with --device host, every image is.
+// dozens of photos. With no device named, a box filter's or Gaussian's images are meanwhile
+// filtered on the host's cores by the workers themselves (HostLane), their outputs written once the
+// devices are open; with --device host, every image is.
 #include "pipeline/batch_pipeline.h"
 
 #include <sys/resource.h>
@@ -299,10 +299,11 @@ std::vector<DeviceInfo> batch_devices(const JobOptions& o) {
   return chosen;
 }
 
-// Where a batch's box filters run on the host's cores (box_blur_host), in the workers' hands:
-// on none; on the images decoded while the devices open (no device named: the host is then
-// idle in a GPU driver's start, tenths of a second, and a box filter costs a worker a few
-// milliseconds an image); on every image (--device host, no device opened).
+// Where a batch's box filters and Gaussians run on the host's cores (box_blur_host,
+// gauss_blur_host), in the workers' hands: on none; on the images decoded while the devices open
+// (no device named: the host is then idle in a GPU driver's start, tenths of a second, and a
+// filter costs a worker a few milliseconds an image); on every image (--device host, no device
+// opened).
 enum class HostLane { none, while_opening, only };
 
 // The host lane of o's batch. Throws UsageError where the host is named (--device host,
@@ -408,7 +409,7 @@ struct StageTimes {
     size_t images = 0;
   };
   Stage decode, device, encode;
-  Stage host;  // box filters run by the workers on the host's cores (HostLane)
+  Stage host;  // filters run by the workers on the host's cores (HostLane)
   double upload_ms = 0, kernel_ms = 0, download_ms = 0;  // of the device stage
   double upload_copy_ms = 0, download_copy_ms = 0;       // the copies alone (events)
   size_t pinned_uploads = 0, pinned_downloads = 0;       // from and into pinned memory
@@ -1354,8 +1355,8 @@ void print_stage_times(const Pipeline& pipeline) {
                 t.in_place_downloads);
   row("device", t.device, pipeline.lanes(), device);
   row("host filter", t.host, pipeline.workers(),
-      "box filter on the host's cores, by the workers (while the devices opened, or --device "
-      "host)");
+      "box filter or Gaussian on the host's cores, by the workers (while the devices opened, or "
+      "--device host)");
   row("encode", t.encode, pipeline.workers(), "reduce channels, encode, write atomically");
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);

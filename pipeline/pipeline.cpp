@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "filters/box/box_host.h"
+#include "filters/gauss/gauss_host.h"
 #include "filters/ycbcr_device.h"
 #include "pipeline/strip_pipeline.h"
 #include "util/trace.h"
@@ -335,12 +336,16 @@ bool is_host_spec(const std::string& spec) {
 }
 
 std::string host_job_refusal(const JobOptions& o) {
-  const BoxParams& box = o.box_params;
-  if (o.operation != JobOptions::Operation::box)
-    return "the host's cores run the box filter only; --gauss and --bright run on a device";
-  if (box.variant != BoxVariant::automatic || box.intermediate != Intermediate::rgba32f ||
-      !box.wg.is_default() || box.segment != 0 || box.unroll != 0)
-    return "--variant, --intermediate, --wg, --segment and --unroll choose a device's schedule";
+  if (o.operation == JobOptions::Operation::box) {
+    const BoxParams& box = o.box_params;
+    if (box.variant != BoxVariant::automatic || box.intermediate != Intermediate::rgba32f ||
+        !box.wg.is_default() || box.segment != 0 || box.unroll != 0)
+      return "--variant, --intermediate, --wg, --segment and --unroll choose a device's schedule";
+  } else if (o.operation == JobOptions::Operation::gauss) {
+    if (std::string why = gauss_host_refusal(o.gauss_params); !why.empty()) return why;
+  } else {
+    return "the host's cores run the box filter and the Gaussian; --bright runs on a device";
+  }
   if (!o.max_tile.is_default()) return "--max-tile cuts a device's work into tiles";
   if (o.jpeg_codec == JobOptions::JpegCodec::device) return "--jpeg-codec device asks for a device";
   if (o.linear_light) return "--linear-light blurs at 16 bits, on a device";
@@ -356,7 +361,10 @@ Rendered filter_on_host(const JobOptions& o, const Source& source, int threads, 
   r.channels = source.channels;
   r.metadata = source.metadata;
   r.image = std::move(buffer);
-  box_blur_host(source.rgba, o.box_params.radius, o.box_params.edge, threads, r.image);
+  if (o.operation == JobOptions::Operation::gauss)
+    gauss_blur_host(source.rgba, o.gauss_params, threads, r.image);
+  else
+    box_blur_host(source.rgba, o.box_params.radius, o.box_params.edge, threads, r.image);
   return r;
 }
 
@@ -767,9 +775,10 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
     trace("written");
     return run;
   }
-  // The box filter of an 8-bit image runs on the host's cores unless a device is named: its
-  // cost is one read and one write of the image, which a few cores finish in milliseconds,
-  // while a device costs its driver's start (tenths of a second on a GPU) and two transfers
+  // The box filter or Gaussian of an 8-bit image runs on the host's cores unless a device is
+  // named: a box filter costs one read and one write of the image, a Gaussian a few passes,
+  // which a few cores finish in milliseconds, while a device costs its driver's start (tenths
+  // of a second on a GPU) and two transfers, and a CPU device's first run compiles kernels
   // (docs/notes/whole-job.md, "A single photo on the host's cores"). --device host asks for it.
   const std::string refusal = host_refusal(o, request, header);
   if (is_host_spec(spec.spec) && !refusal.empty())

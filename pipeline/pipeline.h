@@ -463,8 +463,9 @@ NamedDevice named_device(const JobOptions& o);
 /// in any case.
 bool is_host_spec(const std::string& spec);
 
-/// Why o's job cannot run on the host's cores (box_blur_host in filters/box/box_host.h), known
-/// from the options alone: another operation, a device schedule's options, --max-tile,
+/// Why o's job cannot run on the host's cores (box_blur_host in filters/box/box_host.h,
+/// gauss_blur_host in filters/gauss/gauss_host.h), known from the options alone: --bright, a
+/// device schedule's options, what gauss_host_refusal() refuses, --max-tile,
 /// --jpeg-codec device, --linear-light; "" where it can. An image can still be refused as it
 /// decodes (runs_on_host).
 std::string host_job_refusal(const JobOptions& o);
@@ -474,9 +475,10 @@ std::string host_job_refusal(const JobOptions& o);
 /// premultiplied, at 16 bits) go to a device.
 bool runs_on_host(const Source& source);
 
-/// The box filter of o (host_job_refusal empty) over `source` (runs_on_host) on `threads` host
-/// threads (0: the hardware's): the same bytes as any device would make, with the source's
-/// channels and metadata. The result's pixels reuse `buffer`'s memory where it holds enough.
+/// The box filter or Gaussian of o (host_job_refusal empty) over `source` (runs_on_host) on
+/// `threads` host threads (0: the hardware's), with the source's channels and metadata: a box
+/// filter the same bytes as any device makes, a Gaussian within 1 level of its reference as
+/// every device's is. The result's pixels reuse `buffer`'s memory where it holds enough.
 Rendered filter_on_host(const JobOptions& o, const Source& source, int threads, Image buffer = {});
 
 /// What single mode leaves for its caller's reports: the device and filter it ran on, the

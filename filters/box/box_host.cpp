@@ -5,7 +5,9 @@
 #include <cstring>
 #include <vector>
 
+#include "filters/host_image.h"
 #include "util/error.h"
+#include "util/multiversion.h"
 #include "util/parallel.h"
 
 namespace blurtool {
@@ -20,14 +22,8 @@ struct BandScratch {
   std::vector<Sum> window;  // the window sums of the output row
 };
 
-// The band's loops are compiled twice on x86-64 with GCC, for AVX2 and for the baseline, the
-// one the CPU takes chosen as the program loads (GCC's function multi-versioning): 8-lane
-// integer and 4-lane double vectors take a third off the filter's time where AVX2 is there.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define BLURTOOL_MULTIVERSION __attribute__((target_clones("avx2", "default")))
-#else
-#define BLURTOOL_MULTIVERSION
-#endif
+// The band's loops are multi-versioned (util/multiversion.h): 8-lane integer and 4-lane double
+// vectors take a third off the filter's time where AVX2 is there.
 
 // The band of output rows [y0, y1) of `image` with C channels, into `result`. Sum holds
 // 255 x (2 radius + 1)^2. Columns first: a row enters and a row leaves the column sums (bytes
@@ -152,29 +148,10 @@ void box_channels(const Image& image, Image& result, int radius, EdgeMode edge, 
 
 void box_blur_host(const Image& image, int radius, EdgeMode edge, int threads, Image& result) {
   if (radius < 0) throw Error("box filter: radius " + std::to_string(radius) + " is negative");
-  if (image.channels < 1 || image.channels > 4 ||
-      image.pixels.size() != static_cast<std::size_t>(image.width) * image.height * image.channels)
-    throw Error("box filter: the pixel buffer does not hold " + std::to_string(image.width) + "x" +
-                std::to_string(image.height) + "x" + std::to_string(image.channels) + " samples");
-  result.width = image.width;
-  result.height = image.height;
-  result.channels = image.channels;
-  result.pixels.resize(image.pixels.size());
+  prepare_host_result(image, result, "box filter");
   if (image.pixels.empty()) return;
-  switch (image.channels) {
-    case 1:
-      box_channels<1>(image, result, radius, edge, threads);
-      break;
-    case 2:
-      box_channels<2>(image, result, radius, edge, threads);
-      break;
-    case 3:
-      box_channels<3>(image, result, radius, edge, threads);
-      break;
-    default:
-      box_channels<4>(image, result, radius, edge, threads);
-      break;
-  }
+  with_channels(image.channels,
+                [&](auto c) { box_channels<decltype(c)::value>(image, result, radius, edge, threads); });
 }
 
 Image box_blur_host(const Image& image, int radius, EdgeMode edge, int threads) {

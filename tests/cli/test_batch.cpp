@@ -250,7 +250,7 @@ TEST_F(Batch, TheHostLaneWritesWhatTheDeviceWrites) {
   EXPECT_FALSE(fs::exists(out_.string() + "h/b.png"));
 
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"--device", "host", "--gauss", "2"},
+       {std::vector<std::string>{"--device", "host", "--bright", "0.8"},
         std::vector<std::string>{"--devices", "host,0", "--box", "2"},
         std::vector<std::string>{"--device", "host", "--box", "2", "--variant", "scan"}}) {
     std::vector<std::string> all = args;

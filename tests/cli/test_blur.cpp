@@ -52,7 +52,8 @@ TEST_F(Cli, GreyAndRgbaPngsKeepTheirChannelCount) {
   EXPECT_EQ(listing(out_), (Files{"c1.png", "c4.png"}));
 }
 
-// --max-tile splits the image as a device too small for it would: the same bytes as one run
+// --max-tile splits the image as a device too small for it would: the same bytes as one run on
+// that device (--device 0: unnamed, a one-piece Gaussian runs on the host, within 1 level)
 // (single and batch mode, blurs, the Gaussian's fast and pyramid methods, in linear light too,
 // and bright points); benchmarks, which
 // time one piece, say so.
@@ -68,7 +69,7 @@ TEST_F(Cli, MaxTileGivesTheSameOutputAsOneRun) {
     for (const std::string& word : op) what += word + " ";
     SCOPED_TRACE(what);
     std::vector<std::string> one = op, split = op;
-    one.insert(one.end(), {kCoffee, out_ / "one.png"});
+    one.insert(one.end(), {"--device", "0", kCoffee, out_ / "one.png"});  // the device's bytes
     split.insert(split.end(), {"--max-tile", "97x61", kCoffee, out_ / "split.png"});
     ASSERT_EQ(run(one).status, 0);
     const Result r = run(split);

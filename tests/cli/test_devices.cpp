@@ -78,7 +78,7 @@ TEST_F(Cli, DeviceOutOfMemoryIsNamedAndTheBatchGoesOn) {
 // A box filter with no device named runs on the host's cores (box_blur_host): with no OpenCL
 // platform at all it still gives the reference's bytes, where a Gaussian says what to install.
 // --device host asks for the host and refuses, by name, what it cannot run.
-TEST_F(Cli, TheHostRunsABoxFilterWithoutAnyOpenCLDevice) {
+TEST_F(Cli, TheHostRunsABoxFilterAndAGaussianWithoutAnyOpenCLDevice) {
   const Image input = random_image(41, 29, 3, 8);
   const std::string in = in_ / "in.png";
   save_image(input, in);
@@ -89,26 +89,40 @@ TEST_F(Cli, TheHostRunsABoxFilterWithoutAnyOpenCLDevice) {
   fs::create_directories(empty);
   ::setenv("OCL_ICD_VENDORS", empty.c_str(), 1);
   const Result box = run({"--box", "4", "--edge", "mirror", in, out_ / "box.png"});
-  const Result gauss = run({"--gauss", "2", in, out_ / "gauss.png"});
+  const Result gauss = run({"--gauss", "2", "--edge", "zero", in, out_ / "gauss.png"});
+  const Result pyramid = run({"--gauss", "9", in, out_ / "pyramid.png"});
+  const Result bright = run({"--bright", "0.8", in, out_ / "bright.png"});
   ::unsetenv("OCL_ICD_VENDORS");
   ASSERT_EQ(box.status, 0) << box.err;
   EXPECT_EQ(max_diff(load_image(out_ / "box.png"), expected_box(input, 4, EdgeMode::mirror)), 0);
-  EXPECT_EQ(gauss.status, 1) << gauss.err;
-  EXPECT_NE(gauss.err.find("no OpenCL platform"), std::string::npos) << gauss.err;
+  ASSERT_EQ(gauss.status, 0) << gauss.err;
+  EXPECT_LE(max_diff(load_image(out_ / "gauss.png"), expected_gauss(input, 2, 6, EdgeMode::zero)),
+            1);
+  ASSERT_EQ(pyramid.status, 0) << pyramid.err;  // sigma 9: auto takes the pyramid
+  const Image expected_pyramid = expected_blur(
+      input, [](const Image16& i) { return gauss_pyramid_reference(i, 9, EdgeMode::clamp); },
+      [](const Image& i) { return gauss_pyramid_reference(i, 9, EdgeMode::clamp); });
+  EXPECT_LE(max_diff(load_image(out_ / "pyramid.png"), expected_pyramid), 1);
+  EXPECT_EQ(bright.status, 1) << bright.err;
+  EXPECT_NE(bright.err.find("no OpenCL platform"), std::string::npos) << bright.err;
 
   const Result host = run({"--device", "host", "--box", "4", in, out_ / "host.png"});
   ASSERT_EQ(host.status, 0) << host.err;
   EXPECT_EQ(max_diff(load_image(out_ / "host.png"), expected_box(input, 4, EdgeMode::clamp)), 0);
-  expect_failure(run({"--device", "HOST", "--gauss", "2", in, out_ / "g.png"}), 2,
-                 {"--device HOST: the host's cores run the box filter only"},
-                 {"box.png", "host.png"});
+  const Files kept = {"box.png", "gauss.png", "pyramid.png", "host.png"};
+  expect_failure(run({"--device", "HOST", "--bright", "0.8", in, out_ / "b.png"}), 2,
+                 {"--device HOST: the host's cores run the box filter and the Gaussian; --bright "
+                  "runs on a device"},
+                 kept);
   expect_failure(run({"--device", "host", "--box", "2", "--variant", "scan", in, out_ / "v.png"}),
-                 2, {"--device host: --variant"}, {"box.png", "host.png"});
-  expect_failure(run({"--gauss", "2", in, out_ / "g.png"}, "host"), 2,
-                 {"BLURTOOL_DEVICE=host: the host's cores run the box filter only"},
-                 {"box.png", "host.png"});
+                 2, {"--device host: --variant"}, kept);
+  expect_failure(run({"--gauss", "2", "--gauss-method", "fast", in, out_ / "g.png"}, "host"), 2,
+                 {"BLURTOOL_DEVICE=host: the Gaussian's fast method"}, kept);
+  expect_failure(
+      run({"--device", "host", "--gauss", "30", "--gauss-method", "exact", in, out_ / "g.png"}), 2,
+      {"--device host: the exact Gaussian's radius 90", "instead of the host"}, kept);
   expect_failure(run({"--device", "host", "--box", "2", in_ / "clear.png", out_ / "c.png"}), 2,
-                 {"--device host: '", "clear.png' has transparency"}, {"box.png", "host.png"});
+                 {"--device host: '", "clear.png' has transparency"}, kept);
   // Without --device, transparency goes to a device, premultiplied as ever.
   const Result clear_run = run({"--box", "2", in_ / "clear.png", out_ / "c.png"});
   EXPECT_EQ(clear_run.status, 0) << clear_run.err;

@@ -1,6 +1,7 @@
 // End-to-end tests of --max-memory (pipeline/strip_pipeline.h): an image whose run would take
 // more memory than the budget is read, blurred and written in strips of rows, with the same
-// output as one run (checked against the CPU reference and the one-piece run); one that fits no
+// output as one run on the same device (checked against the CPU reference and the one-piece run,
+// named --device 0: a Gaussian's one piece would run on the host, within 1 level); one that fits no
 // strip, or cannot be read by rows, is refused before decoding with the memory it needs; a
 // batch runs its large images in strips beside the others. Peak memory itself is measured by
 // scripts/bench-memory, not here.
@@ -82,7 +83,7 @@ TEST_F(Cli, ImagesOverMaxMemoryRunInStripsWithTheSameOutput) {
       const fs::path input = in_ / name, whole = out_ / ("whole-" + name),
                      strips = out_ / ("strips-" + name);
       std::vector<std::string> args = c.op;
-      args.insert(args.end(), {input.string(), whole.string()});
+      args.insert(args.end(), {"--device", "0", input.string(), whole.string()});
       const Result one = run(args);
       ASSERT_EQ(one.status, 0) << one.err;
       EXPECT_FALSE(ran_in_strips(one));
@@ -316,7 +317,7 @@ TEST_F(Cli, WideStripsRunInColumnPiecesWithTheSameOutput) {
     std::vector<std::string> pieces = c.op, whole = c.op;
     pieces.insert(pieces.end(),
                   {"--max-memory", c.budget, c.input.string(), (out_ / "p.png").string()});
-    whole.insert(whole.end(), {c.input.string(), (out_ / "w.png").string()});
+    whole.insert(whole.end(), {"--device", "0", c.input.string(), (out_ / "w.png").string()});
     const Result r = run(pieces);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("strips planned, in column pieces"), std::string::npos) << r.err;
@@ -361,7 +362,7 @@ TEST_F(Cli, BatchRunsItsLargeImagesInStrips) {
   const Result r = run({"--gauss", "2", "--max-memory", "1M", in_, out_ / "strips"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("3 done"), std::string::npos) << r.err;
-  ASSERT_EQ(run({"--gauss", "2", in_, out_ / "whole"}).status, 0);
+  ASSERT_EQ(run({"--gauss", "2", "--device", "0", in_, out_ / "whole"}).status, 0);
   for (const std::string name : {"small.png", "large.png", "large.jpg"}) {
     SCOPED_TRACE(name);
     EXPECT_EQ(load_image(out_ / "strips" / name).pixels, load_image(out_ / "whole" / name).pixels);
@@ -385,7 +386,7 @@ void CliStrips::expect_strips_equal_one_piece(const std::vector<std::string>& op
               encode_image(random_image(1000, 700, 3, seed + 1), ImageFormat::jpeg, 90));
   std::vector<std::string> strips = op, whole = op;
   strips.insert(strips.end(), {"--max-memory", budget, in_, out_ / "strips"});
-  whole.insert(whole.end(), {in_, out_ / "whole"});
+  whole.insert(whole.end(), {"--device", "0", in_, out_ / "whole"});
   Result r;
   {
     Traced traced;
