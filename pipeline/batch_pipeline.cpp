@@ -306,6 +306,14 @@ std::vector<DeviceInfo> batch_devices(const JobOptions& o) {
 // opened).
 enum class HostLane { none, while_opening, only };
 
+// The host lane's estimate of a batch's rest (host_finishes_first) below which a batch with no
+// device named stays on the host though a GPU is there. A GPU's context takes 0.1-0.15 s to
+// make and about 0.1 s to tear down at the process's exit (opencl_floor, H200 machine), and
+// its JPEG stages and filter then save the workers about 40% of an image's host time (14 of
+// 25 ms of CPU, --bench): it pays for itself past about 0.75 s of host work, 400-500 1920x1080
+// JPEGs on 16 cores (docs/notes/whole-job.md, "A small batch stays on the host").
+constexpr double kHostBatchSeconds = 0.75;
+
 // The host lane of o's batch. Throws UsageError where the host is named (--device host,
 // --devices host, BLURTOOL_DEVICE=host) for a job it cannot run (host_job_refusal), or beside
 // devices in --devices.
@@ -707,13 +715,16 @@ class Pipeline {
       cv_.notify_all();
       return;
     }
-    // On CPU devices alone the host lane takes every image it can: box_blur_host runs on the
+    // On CPU devices alone the host lane takes every image it can: the host filters run on the
     // same cores as a CPU device's kernels, without the driver's compiler, transfers or
-    // queues. The devices are then opened only for an image it cannot take (transparency, 16
-    // bits, strips), whose outputs may follow others already written.
-    if (host_ == HostLane::while_opening &&
-        std::all_of(devices_.begin(), devices_.end(),
-                    [](const DeviceInfo& d) { return (d.type & CL_DEVICE_TYPE_CPU) != 0; })) {
+    // queues. So it does where the host lane will finish the batch before a GPU would repay
+    // its opening and the exit's teardown of its context (host_finishes_first). The devices
+    // are then opened only for an image the host lane cannot take (transparency, 16 bits,
+    // strips), whose outputs may follow others already written.
+    const bool cpus = std::all_of(devices_.begin(), devices_.end(), [](const DeviceInfo& d) {
+      return (d.type & CL_DEVICE_TYPE_CPU) != 0;
+    });
+    if (host_ == HostLane::while_opening && (cpus || host_finishes_first())) {
       std::unique_lock<std::mutex> lock(mutex_);
       host_always_ = true;
       times_.known_s = seconds();
@@ -765,6 +776,19 @@ class Pipeline {
     // Written while the devices open, outside the lock.
     if (remember) remember_devices(o_, all);
     for (std::thread& t : threads) t.join();
+  }
+
+  // Whether the host lane, at the rate its finished images show, will have done the whole batch
+  // within kHostBatchSeconds: too soon for a GPU's opening (a context, tenths of a second) and
+  // the exit's teardown of it to pay for themselves. Not known (false) before an image is done.
+  bool host_finishes_first() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (host_done_ == 0) return false;
+    const double per_image_s = host_ms_ / static_cast<double>(host_done_) / 1000;
+    const double left_s = static_cast<double>(items_.size() - host_done_) * per_image_s /
+                          static_cast<double>(workers_);
+    trace("batch: the host lane's estimate of the rest, ms", static_cast<size_t>(left_s * 1000));
+    return left_s < kHostBatchSeconds;
   }
 
   // A device's threads: opens it (context, queue, the filter built once for a small image so
@@ -938,7 +962,8 @@ class Pipeline {
         const size_t i = next_++;
         ++decoding_;
         ++held_;
-        // On the host lane the worker filters the image itself (as RGBA, not colour planes).
+        // On the host lane the worker filters the image itself (not as colour planes; grey and
+        // RGB as they are, not expanded to RGBA).
         const bool host = host_ == HostLane::only || host_always_ ||
                           (host_ == HostLane::while_opening && opening_ > 0);
         const bool planes = planes_ && !host;
@@ -958,7 +983,8 @@ class Pipeline {
           if (large) return;
           // Decoded into pinned memory once the pool is installed (encoding's own buffers not).
           const UsePixelPool pinned;
-          d.source = decode_source(in, o_, &warnings, planes, jpeg_dct_mode() == JpegDct::sparse);
+          d.source =
+              decode_source(in, o_, &warnings, planes, jpeg_dct_mode() == JpegDct::sparse, host);
           for (const std::string& w : warnings) warn(w);  // each names the file
           if (host_ == HostLane::only && !runs_on_host(d.source))
             throw Error(std::string(d.source.wide()
@@ -1097,6 +1123,8 @@ class Pipeline {
       return;
     }
     add(times_.host, filtered);
+    ++host_done_;
+    host_ms_ += decode.wall_ms + filtered.wall_ms + encoded.wall_ms;
     if (report_) {
       records_[i].device_ms = filtered.wall_ms;
       records_[i].device = "host";
@@ -1305,6 +1333,8 @@ class Pipeline {
   const double budget_ = static_cast<double>(memory_budget(o_));
   std::deque<Finished> finished_;
   const HostLane host_;
+  size_t host_done_ = 0;               // images the host lane has filtered and encoded
+  double host_ms_ = 0;                 // their decode, filter and encode, wall milliseconds
   bool host_always_ = false;           // while_opening, and the devices are CPUs: every image
   std::deque<HeldWrite> held_writes_;  // host-lane outputs waiting for the devices to open
   double held_write_bytes_ = 0;        // their bytes, counted as decoded ahead (may_decode)

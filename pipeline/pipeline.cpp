@@ -103,20 +103,23 @@ WorkingSpace working_space(const JobOptions& o, int channels, bool deep, bool tr
   return space;
 }
 
-Source make_source(DecodedImage image, const JobOptions& o) {
+Source make_source(DecodedImage image, const JobOptions& o, bool native) {
   Source s;
   s.channels = image.channels();
   s.deep = image.is_wide();
+  native = native && !s.deep && (s.channels == 1 || s.channels == 3);
   if (s.deep)
     s.rgba16 = image.wide.channels == 4 ? std::move(image.wide) : to_rgba(image.wide);
   else
-    s.rgba = image.narrow.channels == 4 ? std::move(image.narrow) : to_rgba(image.narrow);
+    s.rgba = image.narrow.channels == 4 || native ? std::move(image.narrow) : to_rgba(image.narrow);
   const bool alpha = s.channels == 2 || s.channels == 4;
   const bool transparent =
       alpha && (s.deep ? any_transparent(s.rgba16.pixels.data(), s.rgba16.pixels.size())
                        : any_transparent(s.rgba.pixels.data(), s.rgba.pixels.size()));
   s.space = working_space(o, s.channels, s.deep, transparent);
-  if (!s.deep && source_depth(o, s.deep, s.space) == PixelDepth::u16) {
+  const bool wide = !s.deep && source_depth(o, s.deep, s.space) == PixelDepth::u16;
+  if (native && (wide || !s.space.is_stored_form())) s.rgba = to_rgba(s.rgba);  // for a device
+  if (wide) {
     s.rgba16 = widen(s.rgba);
     s.rgba = Image{};
   }
@@ -479,12 +482,13 @@ ImageMetadata output_metadata(const InputBytes& in, const JobOptions& o,
 }
 
 Source decode_source(const InputBytes& in, const JobOptions& o, std::vector<std::string>* warnings,
-                     bool planes, bool sparse) {
+                     bool planes, bool sparse, bool native) {
   Source s;
   if (planes) s = decode_planes(in, o, warnings, sparse);
+  native = native && !planes;
   if (!s.has_planes())
-    s = make_source(decode_image_wide(in.bytes, in.name, warnings, o.max_pixels, o.orient, true),
-                    o);
+    s = make_source(decode_image_wide(in.bytes, in.name, warnings, o.max_pixels, o.orient, !native),
+                    o, native);
   s.metadata = output_metadata(in, o, warnings);
   return s;
 }
@@ -792,7 +796,7 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
     // Colour planes only when asked for: the device is not known yet, and on a GPU the
     // decoding is hidden behind its opening anyway.
     run.source = decode_source(in, o, &warnings, o.jpeg_codec == JobOptions::JpegCodec::device,
-                               jpeg_dct_mode() == JpegDct::sparse);
+                               jpeg_dct_mode() == JpegDct::sparse, on_host);
   } catch (...) {
     try {
       if (device.valid()) device.get();  // a decoding failure is reported before a device failure

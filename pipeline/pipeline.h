@@ -206,7 +206,7 @@ using FilterKey = std::tuple<int, int, PixelDepth, WorkingSpace>;
 /// with --linear-light; see filters/working_space.h) runs at 16 bits on the device whatever the
 /// depth here. Rows top to bottom, 4 interleaved samples a pixel, no padding.
 struct Source {
-  Image rgba;      ///< RGBA8, when !wide() and !has_planes()
+  Image rgba;      ///< RGBA8, when !wide() and !has_planes(); grey or RGB where decoded `native`
   Image16 rgba16;  ///< RGBA16, when wide()
   /// A JPEG decoded only to its colour planes (decode_source with `planes`), which the device
   /// turns into RGBA8 (PlaneTransfer); rgba is then empty.
@@ -235,8 +235,10 @@ struct Source {
 
 /// `image` as decoded, prepared for o's operation: expanded to RGBA, at 16 bits where the file
 /// is deep or for --bright in linear light (source_depth); a blur in a working space keeps
-/// 8-bit pixels at 8 bits (the device widens them).
-Source make_source(DecodedImage image, const JobOptions& o);
+/// 8-bit pixels at 8 bits (the device widens them). With `native`, 8-bit grey or RGB pixels
+/// in their stored form keep their 1 or 3 channels (for the host's filters, which take any
+/// channel count: a quarter less to filter than RGBA, and no expansion).
+Source make_source(DecodedImage image, const JobOptions& o, bool native = false);
 
 /// An input's encoded bytes and the name its messages use ("<stdin>" for "-").
 struct InputBytes {
@@ -253,11 +255,12 @@ InputBytes read_input(const std::string& input, const JobOptions& o);
 /// and prepared by make_source. With `planes`, a JPEG the device can take as colour planes
 /// (jpeg_planes_supported; a blur, in one piece: no --max-tile) is decoded only to them
 /// (Source::planes), or to its DCT blocks (jpeg_dct_on_device), held sparse with `sparse`
-/// (SparseBlocks). Warnings (each naming the input) are
+/// (SparseBlocks). With `native` (not `planes`), an 8-bit grey or RGB image keeps its channels
+/// (make_source): for the host's filters only. Warnings (each naming the input) are
 /// appended to `warnings`. Throws blurtool::Error naming the input for a file that is no image
 /// it can decode.
 Source decode_source(const InputBytes& in, const JobOptions& o, std::vector<std::string>* warnings,
-                     bool planes = false, bool sparse = false);
+                     bool planes = false, bool sparse = false, bool native = false);
 
 /// What an output of `in` carries of its metadata (image/metadata.h): read from its bytes and
 /// prepared by metadata_for_output as o.keep_metadata says, the EXIF orientation set to 1 where

@@ -35,8 +35,9 @@ BLURTOOL_MULTIVERSION void box_band(const Image& image, Image& result, int radiu
   const int w = image.width, h = image.height, r = radius;
   const std::size_t samples = static_cast<std::size_t>(w) * C;
   s.column.assign(samples, 0);
-  s.row.resize((static_cast<std::size_t>(w) + 2 * static_cast<std::size_t>(r)) * C);
-  s.window.resize(samples);
+  // One sample more in the row and the window: RGB's running sum loads and stores four.
+  s.row.resize((static_cast<std::size_t>(w) + 2 * static_cast<std::size_t>(r)) * C + 1);
+  s.window.resize(samples + 1);
   auto pixels = [&](int y) { return image.pixels.data() + static_cast<std::size_t>(y) * samples; };
 
   // The first output row's window of rows.
@@ -73,10 +74,13 @@ BLURTOOL_MULTIVERSION void box_band(const Image& image, Image& result, int radiu
     for (int c = 0; c < C; ++c) window[c] = acc[c];
     const Sum* enter = row + static_cast<std::size_t>(2 * r + 1) * C;
     const Sum* leave = row;
-    if constexpr (C == 4 && sizeof(Sum) == 4) {
-      // RGBA: the four channels' sums in one vector register.
+    if constexpr ((C == 4 || C == 3) && sizeof(Sum) == 4) {
+      // RGBA: the four channels' sums in one vector register. RGB: the same four lanes, a
+      // pixel apart, the fourth summing the next pixel's red, which the next store overwrites
+      // (and the last goes to the window's spare sample): a vector step where three scalar
+      // chains would cost more than the channel saved.
       typedef Sum Quad __attribute__((vector_size(16)));
-      Quad quad = {acc[0], acc[1], acc[2], acc[3]};
+      Quad quad = {acc[0], acc[1], acc[2], C == 4 ? acc[C - 1] : 0};
       for (std::size_t i = C; i < samples; i += C, enter += C, leave += C) {
         Quad a, b;
         std::memcpy(&a, enter, sizeof a);
@@ -150,8 +154,9 @@ void box_blur_host(const Image& image, int radius, EdgeMode edge, int threads, I
   if (radius < 0) throw Error("box filter: radius " + std::to_string(radius) + " is negative");
   prepare_host_result(image, result, "box filter");
   if (image.pixels.empty()) return;
-  with_channels(image.channels,
-                [&](auto c) { box_channels<decltype(c)::value>(image, result, radius, edge, threads); });
+  with_channels(image.channels, [&](auto c) {
+    box_channels<decltype(c)::value>(image, result, radius, edge, threads);
+  });
 }
 
 Image box_blur_host(const Image& image, int radius, EdgeMode edge, int threads) {
