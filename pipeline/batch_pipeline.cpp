@@ -311,8 +311,9 @@ enum class HostLane { none, while_opening, only };
 // make and about 0.1 s to tear down at the process's exit (opencl_floor, H200 machine), and
 // its JPEG stages and filter then save the workers about 40% of an image's host time (14 of
 // 25 ms of CPU, --bench): it pays for itself past about 0.75 s of host work, 400-500 1920x1080
-// JPEGs on 16 cores (docs/notes/whole-job.md, "A small batch stays on the host").
-constexpr double kHostBatchSeconds = 0.75;
+// JPEGs on 16 cores (docs/notes/whole-job.md, "A short batch stays on the host").
+// BLURTOOL_HOST_BATCH_MS sets it (for measurements and tests).
+constexpr int kHostBatchMs = 750;
 
 // The host lane of o's batch. Throws UsageError where the host is named (--device host,
 // --devices host, BLURTOOL_DEVICE=host) for a job it cannot run (host_job_refusal), or beside
@@ -567,8 +568,10 @@ class Pipeline {
   // (the batch's settings for measurements and tests).
   static int env_count(const char* name, int low, int high, int fallback) {
     const char* text = std::getenv(name);
-    const int n = text ? std::atoi(text) : 0;
-    return n >= low && n <= high ? n : fallback;
+    if (!text || !*text) return fallback;
+    char* end = nullptr;
+    const long n = std::strtol(text, &end, 10);
+    return *end == '\0' && n >= low && n <= high ? static_cast<int>(n) : fallback;
   }
 
   // Device threads (lanes) `device` gets: BLURTOOL_DEVICE_LANES (1-8, for measurements and
@@ -706,25 +709,51 @@ class Pipeline {
   // The devices of --device or --devices (batch_devices: the OpenCL platforms are loaded and
   // asked), each then opened by its own device_main thread.
   void open_devices() {
-    try {
-      devices_ = devices_found_.get();
-    } catch (...) {
-      std::unique_lock<std::mutex> lock(mutex_);
-      setup_error_ = std::current_exception();
-      --opening_;
-      cv_.notify_all();
-      return;
+    // With a host lane, a short batch needs no device at all: the first image the host lane
+    // finishes tells how long the rest would take there (host_finishes_first). Where that is
+    // short, not even the platforms are loaded: a GPU driver loaded only to be listed still
+    // costs the exit a tenth of a second.
+    bool short_batch = false;
+    if (host_ == HostLane::while_opening) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] {
+          return setup_error_ || host_done_ > 0 || !decoded_.empty() || !large_.empty() ||
+                 (next_ == items_.size() && decoding_ == 0 && host_filtering_ == 0);
+        });
+      }
+      short_batch = host_finishes_first();
+    }
+    if (!short_batch) {
+      try {
+        devices_ = devices_found_.get();
+      } catch (...) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (host_ == HostLane::while_opening) {
+          // No device named and none to list (no OpenCL driver, say): the host lane takes
+          // every image it can, and the others fail alone with the reason.
+          late_error_ = what_of(std::current_exception());
+          host_always_ = true;
+          times_.known_s = seconds();
+          opening_ = 0;
+          opened();
+        } else {
+          setup_error_ = std::current_exception();
+          --opening_;
+        }
+        cv_.notify_all();
+        return;
+      }
     }
     // On CPU devices alone the host lane takes every image it can: the host filters run on the
     // same cores as a CPU device's kernels, without the driver's compiler, transfers or
-    // queues. So it does where the host lane will finish the batch before a GPU would repay
-    // its opening and the exit's teardown of its context (host_finishes_first). The devices
-    // are then opened only for an image the host lane cannot take (transparency, 16 bits,
-    // strips), whose outputs may follow others already written.
+    // queues. So it does in a short batch. The devices are then listed and opened only for an
+    // image the host lane cannot take (transparency, 16 bits, strips), whose outputs may
+    // follow others already written.
     const bool cpus = std::all_of(devices_.begin(), devices_.end(), [](const DeviceInfo& d) {
       return (d.type & CL_DEVICE_TYPE_CPU) != 0;
     });
-    if (host_ == HostLane::while_opening && (cpus || host_finishes_first())) {
+    if (host_ == HostLane::while_opening && (cpus || short_batch)) {
       std::unique_lock<std::mutex> lock(mutex_);
       host_always_ = true;
       times_.known_s = seconds();
@@ -742,6 +771,19 @@ class Pipeline {
       }
       opening_ = 1;  // the device list, as below
       late_ = true;
+      if (short_batch) {
+        lock.unlock();
+        try {
+          devices_ = devices_found_.get();
+        } catch (...) {
+          lock.lock();
+          late_error_ = what_of(std::current_exception());
+          opening_ = 0;
+          opened();
+          cv_.notify_all();
+          return;
+        }
+      }
     }
     bool all = false, remember = false;  // every device takes the colour stages; memo stale
     {
@@ -779,8 +821,9 @@ class Pipeline {
   }
 
   // Whether the host lane, at the rate its finished images show, will have done the whole batch
-  // within kHostBatchSeconds: too soon for a GPU's opening (a context, tenths of a second) and
-  // the exit's teardown of it to pay for themselves. Not known (false) before an image is done.
+  // within host_batch_s_ (kHostBatchMs): too soon for a GPU's opening (platforms and a context,
+  // tenths of a second) and the exit's teardown to pay for themselves. False before an image is
+  // done.
   bool host_finishes_first() {
     std::unique_lock<std::mutex> lock(mutex_);
     if (host_done_ == 0) return false;
@@ -788,7 +831,7 @@ class Pipeline {
     const double left_s = static_cast<double>(items_.size() - host_done_) * per_image_s /
                           static_cast<double>(workers_);
     trace("batch: the host lane's estimate of the rest, ms", static_cast<size_t>(left_s * 1000));
-    return left_s < kHostBatchSeconds;
+    return left_s < host_batch_s_;
   }
 
   // A device's threads: opens it (context, queue, the filter built once for a small image so
@@ -1303,6 +1346,10 @@ class Pipeline {
   // measurements), else 512 MiB.
   const std::size_t pinned_pool_bytes_ =
       static_cast<std::size_t>(env_count("BLURTOOL_PINNED_POOL_MIB", 64, 16384, 512)) << 20;
+  // A short batch's length (host_finishes_first): BLURTOOL_HOST_BATCH_MS (0-600000), else
+  // kHostBatchMs.
+  const double host_batch_s_ =
+      env_count("BLURTOOL_HOST_BATCH_MS", 0, 600000, kHostBatchMs) / 1000.0;
 
   const JobOptions& o_;
   const std::vector<Item>& items_;
@@ -1463,11 +1510,14 @@ int run_batch(const JobOptions& o) {
   check_output_folder(o);  // a usage error that needs no driver loaded
   const HostLane host = host_lane(o);
   // The OpenCL platforms load (a tenth of a second or more on a GPU machine) while the folders
-  // are listed and checked; none with --device host.
+  // are listed and checked; none with --device host, and with a host lane only once its first
+  // image says the batch is long enough to need them (open_devices).
   std::future<std::vector<DeviceInfo>> devices;
   try {
     if (host == HostLane::only)
       devices = std::async(std::launch::deferred, [] { return std::vector<DeviceInfo>{}; });
+    else if (host == HostLane::while_opening)
+      devices = std::async(std::launch::deferred, [&o] { return batch_devices(o); });
     else
       devices = std::async(std::launch::async, [&o] { return batch_devices(o); });
   } catch (const std::system_error&) {  // no thread for it: resolved when first needed

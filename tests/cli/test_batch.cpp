@@ -291,6 +291,42 @@ TEST_F(Batch, ADeviceOpenedLateThatFailsFailsItsImagesAlone) {
   EXPECT_NE(report.find("z.png\",\"output\""), std::string::npos) << report;
 }
 
+// With no device named and no OpenCL driver at all, a batch's host lane still makes every
+// image it can take, and the one that needs a device fails alone, naming why: whether the batch
+// is short (the platforms never listed until that image asks) or long (listed after the first
+// image, and none found); BLURTOOL_HOST_BATCH_MS makes it either.
+TEST_F(Batch, WithNoOpenCLDriverTheHostLaneMakesWhatItCan) {
+  for (int i = 0; i < 4; ++i)
+    make_image(in_ / ("a" + std::to_string(i) + ".png"), 70 + i, 40, 30, 3);
+  make_image(in_ / "z.png", 99, 20, 10, 4);  // random alpha: transparency, for a device
+  const fs::path empty = root_ / "no-icd";
+  fs::create_directories(empty);
+  ::setenv("OCL_ICD_VENDORS", empty.c_str(), 1);
+  for (const char* short_ms : {"600000", "0"}) {
+    SCOPED_TRACE(short_ms);
+    const fs::path out = out_ / short_ms;
+    ::setenv("BLURTOOL_HOST_BATCH_MS", short_ms, 1);
+    const Result r = run({"--box", "2", "--jobs", "2", in_.string(), out.string()});
+    ::unsetenv("BLURTOOL_HOST_BATCH_MS");
+    EXPECT_EQ(r.status, 1) << r.err;
+    expect_summary(r, 4, 0, 1);
+    EXPECT_TRUE(
+        has_line(r.err, {"z.png: the device, opened for this image, failed", "no OpenCL platform"}))
+        << r.err;
+    for (int i = 0; i < 4; ++i) {
+      const std::string name = "a" + std::to_string(i) + ".png";
+      EXPECT_EQ(max_diff(load_image((out / name).string()), box_of(in_ / name, 2)), 0) << name;
+    }
+    EXPECT_FALSE(fs::exists(out / "z.png"));
+  }
+  // A device named that does not open still ends the batch before any output.
+  const Result named = run({"--box", "2", "--device", "0", in_.string(), (out_ / "n").string()});
+  ::unsetenv("OCL_ICD_VENDORS");
+  EXPECT_EQ(named.status, 1) << named.err;
+  EXPECT_NE(named.err.find("no OpenCL platform"), std::string::npos) << named.err;
+  EXPECT_FALSE(fs::exists(out_ / "n" / "a0.png"));
+}
+
 TEST_F(Batch, PinnedStagingWritesWhatPageableTransfersWrite) {
   // GPUs stage uploads and downloads through pinned memory (run_filter); forced here on the CPU
   // device (which otherwise filters in place: BLURTOOL_ZERO_COPY, the comparison's side), over
