@@ -20,9 +20,9 @@ namespace blurtool {
 /// output for a bad output folder or device list, or for a schedule a device cannot run (the
 /// first images may have been decoded meanwhile, their messages dropped); blurtool::Error (or
 /// cl::Error) for a device that cannot be opened, before any output is written. (With no device
-/// named and CPU devices alone, a box filter's images run on the host and a device is opened
-/// only for an image the host cannot take, after outputs were written: its failure then fails
-/// the images that waited for it.)
+/// named and CPU devices alone, or no OpenCL driver, or a short batch, a box filter's or
+/// Gaussian's images run on the host and a device is opened only for an image the host cannot
+/// take, after outputs were written: its failure then fails the images that waited for it.)
 int run_batch(const JobOptions& o);
 
 /// The devices of `--devices all` among `devices` (list_devices()): every GPU and accelerator

@@ -285,7 +285,12 @@ std::string gauss_host_refusal(const GaussParams& params) {
     return "--variant, --intermediate, --wg and --segment choose a device's schedule";
   switch (gauss_method_of(params)) {
     case GaussMethod::fast:
-      return "the Gaussian's fast method (--gauss-method fast, a box cascade) runs on a device";
+      return params.method == GaussMethod::fast
+                 ? "the Gaussian's fast method (--gauss-method fast, a box cascade) runs on a "
+                   "device"
+                 : "a Gaussian of sigma above about 1030 takes the fast method (a box cascade), "
+                   "which runs "
+                   "on a device";
     case GaussMethod::exact:
       if (gauss_radius(params) > kGaussHostMaxRadius)
         return "the exact Gaussian's radius " + std::to_string(gauss_radius(params)) +

@@ -249,6 +249,21 @@ TEST_F(Batch, TheHostLaneWritesWhatTheDeviceWrites) {
         << name;
   EXPECT_FALSE(fs::exists(out_.string() + "h/b.png"));
 
+  // A Gaussian on the host lane (the pyramid from sigma 8): within 1 level of its reference,
+  // counted in the host filter row and reported on device "host".
+  const Result gauss = run({"--device", "host", "--gauss", "9", "--bench", "--report",
+                            (root_ / "g.jsonl").string(), in_.string(), out_.string() + "g"});
+  EXPECT_EQ(gauss.status, 1) << gauss.err;  // b and e need a device
+  EXPECT_EQ(stage_images(gauss.out, "host filter"), 3) << gauss.out;
+  for (const char* name : {"a.png", "d.png"}) {
+    const Image input = load_image((in_ / name).string());
+    EXPECT_LE(max_diff(load_image(out_.string() + "g/" + name),
+                       gauss_pyramid_reference(input, 9, EdgeMode::clamp)),
+              1)
+        << name;
+  }
+  EXPECT_NE(read_file(root_ / "g.jsonl").find("\"device\":\"host\""), std::string::npos);
+
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"--device", "host", "--bright", "0.8"},
         std::vector<std::string>{"--devices", "host,0", "--box", "2"},

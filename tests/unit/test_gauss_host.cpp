@@ -98,6 +98,9 @@ TEST(GaussHost, RefusesWhatADeviceRuns) {
   fast.sigma = 10;
   fast.method = GaussMethod::fast;
   EXPECT_NE(gauss_host_refusal(fast).find("--gauss-method fast"), std::string::npos);
+  GaussParams huge;  // auto takes the fast method: the message says so, not --gauss-method
+  huge.sigma = 1100;
+  EXPECT_NE(gauss_host_refusal(huge).find("sigma above about 1030"), std::string::npos);
   GaussParams wide;
   wide.sigma = 30;
   wide.method = GaussMethod::exact;  // radius 90
