@@ -609,7 +609,7 @@ class Pipeline {
  private:
   struct Decoded {
     size_t item;
-    Source source;     // the input expanded to RGBA (by the decoding thread)
+    Source source;     // the input decoded (RGBA, or colour planes) by the decoding thread
     double bytes = 0;  // of the input file
   };
   struct Finished {
@@ -715,14 +715,22 @@ class Pipeline {
     // costs the exit a tenth of a second.
     bool short_batch = false;
     if (host_ == HostLane::while_opening) {
+      bool nothing_left = false;
       {
+        // The first images the workers took, one a worker (the first to finish is the
+        // smallest of them), or an image that needs a device, or nothing left to do.
         std::unique_lock<std::mutex> lock(mutex_);
+        const size_t first = std::min(workers_, items_.size());
         cv_.wait(lock, [&] {
-          return setup_error_ || host_done_ > 0 || !decoded_.empty() || !large_.empty() ||
+          return setup_error_ || host_done_ >= first || !decoded_.empty() || !large_.empty() ||
                  (next_ == items_.size() && decoding_ == 0 && host_filtering_ == 0);
         });
+        nothing_left = decoded_.empty() && large_.empty() && next_ == items_.size() &&
+                       decoding_ == 0 && host_filtering_ == 0;
+        deciding_ = false;
+        cv_.notify_all();  // the cores kept for the driver's start, from now on
       }
-      short_batch = host_finishes_first();
+      short_batch = nothing_left || host_finishes_first();
     }
     if (!short_batch) {
       try {
@@ -732,9 +740,9 @@ class Pipeline {
         if (host_ == HostLane::while_opening) {
           // No device named and none to list (no OpenCL driver, say): the host lane takes
           // every image it can, and the others fail alone with the reason.
-          late_error_ = what_of(std::current_exception());
+          late_error_ = "it needs an OpenCL device, and none could be listed: " +
+                        what_of(std::current_exception());
           host_always_ = true;
-          times_.known_s = seconds();
           opening_ = 0;
           opened();
         } else {
@@ -756,7 +764,7 @@ class Pipeline {
     if (host_ == HostLane::while_opening && (cpus || short_batch)) {
       std::unique_lock<std::mutex> lock(mutex_);
       host_always_ = true;
-      times_.known_s = seconds();
+      if (!short_batch) times_.known_s = seconds();  // a short batch lists none
       opening_ = 0;
       opened();
       cv_.notify_all();
@@ -777,7 +785,8 @@ class Pipeline {
           devices_ = devices_found_.get();
         } catch (...) {
           lock.lock();
-          late_error_ = what_of(std::current_exception());
+          late_error_ = "it needs an OpenCL device, and none could be listed: " +
+                        what_of(std::current_exception());
           opening_ = 0;
           opened();
           cv_.notify_all();
@@ -866,7 +875,8 @@ class Pipeline {
         if (!setup_error_) setup_error_ = std::current_exception();
       } else if (late_error_.empty()) {
         // Opened late, after outputs were written: the images waiting for it fail alone.
-        late_error_ = what_of(std::current_exception());
+        late_error_ =
+            "the device, opened for this image, failed: " + what_of(std::current_exception());
       }
       if (--opening_ == 0 && late_) opened();
       cv_.notify_all();
@@ -918,7 +928,7 @@ class Pipeline {
     if (held_ > 0 && held_bytes_ >= budget_) return false;
     // The host lane leaves cores to the driver while it opens the devices: on a 16-core GPU
     // machine, all 16 busy put the devices' start at 0.7 s instead of 0.26 s.
-    if (host_ == HostLane::while_opening && opening_ > 0 &&
+    if (host_ == HostLane::while_opening && opening_ > 0 && !deciding_ &&
         decoding_ + host_filtering_ + opening_reserve_ >= workers_)
       return false;
     return held_ < cap_ || (opening_ > 0 && decoded_bytes_ + held_write_bytes_ < opening_bytes_);
@@ -962,7 +972,7 @@ class Pipeline {
           large_.pop_front();
         }
         lock.unlock();
-        fail(item, "the device, opened for this image, failed: " + late_error_);
+        fail(item, late_error_);
         lock.lock();
         cv_.notify_all();
         continue;
@@ -1380,13 +1390,15 @@ class Pipeline {
   const double budget_ = static_cast<double>(memory_budget(o_));
   std::deque<Finished> finished_;
   const HostLane host_;
-  size_t host_done_ = 0;               // images the host lane has filtered and encoded
-  double host_ms_ = 0;                 // their decode, filter and encode, wall milliseconds
-  bool host_always_ = false;           // while_opening, and the devices are CPUs: every image
+  bool deciding_ = true;      // a host lane's batch until open_devices decides to list devices
+  size_t host_done_ = 0;      // images the host lane has filtered and encoded
+  double host_ms_ = 0;        // their decode, filter and encode, wall milliseconds
+  bool host_always_ = false;  // while_opening, and CPU devices, no driver or a short batch
   std::deque<HeldWrite> held_writes_;  // host-lane outputs waiting for the devices to open
   double held_write_bytes_ = 0;        // their bytes, counted as decoded ahead (may_decode)
   size_t host_filtering_ = 0;          // workers filtering or encoding a host-lane image
-  // The devices were opened late (host_always_), after outputs were written; why they failed.
+  // The devices were opened late (host_always_), after outputs were written; why the images
+  // that waited for them fail (the whole message), where they could not be listed or opened.
   bool late_ = false;
   std::string late_error_;
   // Workers left idle while the devices open, so that two of a host's cores (if 8 or more)
@@ -1420,7 +1432,7 @@ void print_stage_times(const Pipeline& pipeline) {
   };
   std::printf("%-16s %7s %10s %10s %8s\n", "stage", "images", "CPU ms", "wall ms", "threads");
   row("decode", t.decode, pipeline.workers(),
-      "read and decode the file (to RGBA, or to JPEG colour planes)");
+      "read and decode the file (to RGBA, grey or RGB for the host, or to JPEG colour planes)");
   char device[320];
   const double n = static_cast<double>(std::max<size_t>(1, t.device.images));
   std::snprintf(device, sizeof device,
@@ -1558,7 +1570,7 @@ int run_batch(const JobOptions& o) {
   // Resolved even when nothing is left to do, so that a bad --device or --devices is a usage
   // error of every run, not only of those with images to process; with images, the pipeline
   // opens the devices while it decodes the first ones.
-  if (p.items.empty()) devices.get();
+  if (p.items.empty() && host != HostLane::while_opening) devices.get();
   std::error_code ec;
   const bool made_folder = fs::create_directories(o.output, ec);
   if (ec) throw Error("output folder '" + o.output + "': " + ec.message());
