@@ -609,7 +609,8 @@ class Pipeline {
  private:
   struct Decoded {
     size_t item;
-    Source source;     // the input decoded (RGBA, or colour planes) by the decoding thread
+    Source source;     // the input decoded by the decoding thread (RGBA, colour planes, or for
+                       // the host lane grey or RGB as stored)
     double bytes = 0;  // of the input file
   };
   struct Finished {
@@ -709,10 +710,10 @@ class Pipeline {
   // The devices of --device or --devices (batch_devices: the OpenCL platforms are loaded and
   // asked), each then opened by its own device_main thread.
   void open_devices() {
-    // With a host lane, a short batch needs no device at all: the first image the host lane
-    // finishes tells how long the rest would take there (host_finishes_first). Where that is
-    // short, not even the platforms are loaded: a GPU driver loaded only to be listed still
-    // costs the exit a tenth of a second.
+    // With a host lane, a short batch needs no device at all: the first images the host lane
+    // finishes tell how long the rest would take there (host_finishes_first). Where that is
+    // short, or nothing is left, not even the platforms are loaded: a GPU driver loaded only to
+    // be listed still costs the exit a tenth of a second.
     bool short_batch = false;
     if (host_ == HostLane::while_opening) {
       bool nothing_left = false;
