@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <string>
 #include <type_traits>
+#include <vector>
 
+#include "filters/edge_mode.h"
 #include "image/pixel_layout.h"
 #include "util/error.h"
 
@@ -23,6 +25,18 @@ inline void prepare_host_result(const Image& image, Image& result, const std::st
   result.height = image.height;
   result.channels = image.channels;
   result.pixels.resize(image.pixels.size());
+}
+
+/// The pixels a row filter of `radius` reads past the sides of a row of `width` (edge_index
+/// through `edge`, -1 for none): element k < radius the one at x = k - radius, element radius + k
+/// the one at x = width + k.
+inline std::vector<int> row_halo(int width, int radius, EdgeMode edge) {
+  std::vector<int> halo(2 * static_cast<std::size_t>(radius));
+  for (int k = 0; k < radius; ++k) {
+    halo[k] = edge_index(static_cast<long long>(k) - radius, width, edge);
+    halo[radius + k] = edge_index(static_cast<long long>(width) + k, width, edge);
+  }
+  return halo;
 }
 
 /// Calls f(std::integral_constant<int, C>{}) for C = `channels` (1-4; 4 for anything else).

@@ -739,18 +739,12 @@ class Pipeline {
       } catch (...) {
         std::unique_lock<std::mutex> lock(mutex_);
         if (host_ == HostLane::while_opening) {
-          // No device named and none to list (no OpenCL driver, say): the host lane takes
-          // every image it can, and the others fail alone with the reason.
-          late_error_ = "it needs an OpenCL device, and none could be listed: " +
-                        what_of(std::current_exception());
-          host_always_ = true;
-          opening_ = 0;
-          opened();
+          unlisted(std::current_exception());
         } else {
           setup_error_ = std::current_exception();
           --opening_;
+          cv_.notify_all();
         }
-        cv_.notify_all();
         return;
       }
     }
@@ -786,11 +780,7 @@ class Pipeline {
           devices_ = devices_found_.get();
         } catch (...) {
           lock.lock();
-          late_error_ = "it needs an OpenCL device, and none could be listed: " +
-                        what_of(std::current_exception());
-          opening_ = 0;
-          opened();
-          cv_.notify_all();
+          unlisted(std::current_exception());
           return;
         }
       }
@@ -828,6 +818,16 @@ class Pipeline {
     // Written while the devices open, outside the lock.
     if (remember) remember_devices(o_, all);
     for (std::thread& t : threads) t.join();
+  }
+
+  // With the lock held: no device could be listed (`error`: no OpenCL driver, say) for a batch
+  // with a host lane, which takes every image it can; the others fail alone with the reason.
+  void unlisted(std::exception_ptr error) {
+    late_error_ = "it needs an OpenCL device, and none could be listed: " + what_of(error);
+    host_always_ = true;
+    opening_ = 0;
+    opened();
+    cv_.notify_all();
   }
 
   // Whether the host lane, at the rate its finished images show, will have done the whole batch

@@ -122,12 +122,7 @@ BLURTOOL_MULTIVERSION void box_band(const Image& image, Image& result, int radiu
 template <int C, typename Sum>
 void box_bands(const Image& image, Image& result, int radius, EdgeMode edge, int threads) {
   const int r = radius;
-  // halo_x[k], k < r: the pixel read at x = k - r; halo_x[r + k]: the one at x = width + k.
-  std::vector<int> halo_x(2 * static_cast<std::size_t>(r));
-  for (int k = 0; k < r; ++k) {
-    halo_x[k] = edge_index(static_cast<long long>(k) - r, image.width, edge);
-    halo_x[r + k] = edge_index(static_cast<long long>(image.width) + k, image.width, edge);
-  }
+  const std::vector<int> halo_x = row_halo(image.width, r, edge);
   // Bands of at least 16 rows: fewer, longer bands where the first window's sums would
   // outweigh a short band's running ones.
   const int n = worker_threads(threads, (image.height + 15) / 16);

@@ -15,11 +15,6 @@ namespace blurtool {
 
 namespace {
 
-// floor(n / d) for d > 0.
-long long floor_div(long long n, long long d) {
-  return n >= 0 ? n / d : -((d - 1 - n) / d);
-}
-
 // The rounding of every schedule: to nearest, halves up, at most 255 (sums of non-negative
 // weights times non-negative samples are never negative).
 inline std::uint8_t to_level(float v) {
@@ -97,12 +92,7 @@ void exact(const Image& image, Image& result, double sigma, int radius, EdgeMode
   const std::vector<double> weights = gauss_weights(sigma, radius);
   std::vector<float> w(static_cast<std::size_t>(radius) + 1);
   for (int i = 0; i <= radius; ++i) w[i] = static_cast<float>(weights[radius + i]);
-  // halo_x[k], k < R: the pixel read at x = k - R; halo_x[R + k]: the one at x = width + k.
-  std::vector<int> halo_x(2 * static_cast<std::size_t>(radius));
-  for (int k = 0; k < radius; ++k) {
-    halo_x[k] = edge_index(static_cast<long long>(k) - radius, image.width, edge);
-    halo_x[radius + k] = edge_index(static_cast<long long>(image.width) + k, image.width, edge);
-  }
+  const std::vector<int> halo_x = row_halo(image.width, radius, edge);
   const int bands = (image.height + 7) / 8;  // rows are independent: bands of 8
   for_each_piece<ExactScratch>(bands, worker_threads(threads, bands),
                                [&](int band, ExactScratch& scratch) {
@@ -289,8 +279,7 @@ std::string gauss_host_refusal(const GaussParams& params) {
                  ? "the Gaussian's fast method (--gauss-method fast, a box cascade) runs on a "
                    "device"
                  : "a Gaussian of sigma above about 1030 takes the fast method (a box cascade), "
-                   "which runs "
-                   "on a device";
+                   "which runs on a device";
     case GaussMethod::exact:
       if (gauss_radius(params) > kGaussHostMaxRadius)
         return "the exact Gaussian's radius " + std::to_string(gauss_radius(params)) +

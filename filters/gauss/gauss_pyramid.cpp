@@ -16,11 +16,6 @@ namespace {
 constexpr int kUpPixels = 4;
 constexpr int kBlock = 4;
 
-// floor(n / d) for d > 0.
-long long floor_div(long long n, long long d) {
-  return n >= 0 ? n / d : -((d - 1 - n) / d);
-}
-
 class PyramidSchedule : public GaussSchedule {
  public:
   explicit PyramidSchedule(const GaussSetup& setup)

@@ -94,11 +94,6 @@ BasicImage<T> separable_reference(const BasicImage<T>& image, const std::vector<
                                   kernel_taps(w, image.height, edge));
 }
 
-// floor(n / d) for d > 0.
-long long floor_div(long long n, long long d) {
-  return n >= 0 ? n / d : -((d - 1 - n) / d);
-}
-
 // The pyramid's taps of every output of an axis of n pixels.
 std::vector<Taps> pyramid_taps(const GaussPyramid& p, int n, EdgeMode edge) {
   const long long f = p.factor;

@@ -62,6 +62,12 @@ struct GaussPyramid {
   }
 };
 
+/// floor(n / d) for d > 0: the pyramid's cell left of pixel x is floor_div(2x + 1 - f, 2f),
+/// negative left of the image.
+inline long long floor_div(long long n, long long d) {
+  return n >= 0 ? n / d : -((d - 1 - n) / d);
+}
+
 /// The pyramid for `sigma` (pixels): f the largest power of two with sigma / f >=
 /// kGaussPyramidCoarseSigma (1 below it: the exact Gaussian on a grid of single pixels).
 /// Throws blurtool::UsageError naming --gauss for sigma <= 0.
