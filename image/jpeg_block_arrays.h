@@ -1,5 +1,6 @@
-// libjpeg's whole-image DCT block arrays held where the caller wants them (internal to
-// jpeg_planes.cpp; includes jpeglib.h, which needs <cstdio> first).
+// libjpeg's whole-image DCT block arrays held where the caller wants them, and the layout of a
+// file's blocks (internal to jpeg_planes.cpp and jpeg_entropy.cpp; includes jpeglib.h, which
+// needs <cstdio> first).
 //
 // Reading a JPEG's coefficients (jpeg_read_coefficients) and writing them
 // (jpeg_write_coefficients) go through libjpeg's "virtual block arrays": the memory manager
@@ -26,6 +27,16 @@
 #include <jpeglib.h>
 
 namespace blurtool {
+
+struct YCbCrPlanes;  // image/jpeg_planes.h
+
+/// The layout decode_jpeg_blocks decodes the blocks of the file whose header `in` has read
+/// (jpeg_read_header) into: *planes gets decoder_sizes and its dct's block counts and offsets
+/// (no coefficients, no tables); returns the coefficient count, or 0 (*planes untouched) for a
+/// file the blocks do not take: progressive or arithmetic coding, other than 8-bit, or
+/// components other than grey or YCbCr with chroma at 1x1 and luma at up to 2x2. Throws
+/// blurtool::Error as decoder_sizes does.
+std::size_t block_layout(const jpeg_decompress_struct& in, YCbCrPlanes* planes);
 
 /// Where one component's block rows are to live: `rows` rows of `stride` blocks from `base`.
 /// Rows realised there are zeroed (all `rows` x `stride` blocks) where libjpeg asks for

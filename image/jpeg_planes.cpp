@@ -125,9 +125,6 @@ YCbCrPlanes encoder_sizes(int width, int height, int components, ChromaSubsampli
 
 }  // namespace
 
-namespace {
-
-// decoder_layout without its samples.
 YCbCrPlanes decoder_sizes(int width, int height, int components, int h_factor, int v_factor) {
   check_size(width, height);
   YCbCrPlanes p;
@@ -146,6 +143,8 @@ YCbCrPlanes decoder_sizes(int width, int height, int components, int h_factor, i
   sample_count(p);  // the offsets
   return p;
 }
+
+namespace {
 
 // The non-zero coefficients among `n`, counted without branches (a compiler vectorises it).
 std::size_t count_nonzero(const std::int16_t* c, std::size_t n) {
@@ -490,6 +489,36 @@ void limit_scans(j_common_ptr info) {
     jump_on_decompression_error(info);
 }
 
+}  // namespace
+
+std::size_t block_layout(const jpeg_decompress_struct& in, YCbCrPlanes* planes) {
+  const bool grey = in.num_components == 1 && in.jpeg_color_space == JCS_GRAYSCALE;
+  bool ok = (grey || (in.num_components == 3 && in.jpeg_color_space == JCS_YCbCr)) &&
+            !in.progressive_mode && !in.arith_code && in.data_precision == 8;
+  const int hf = in.comp_info[0].h_samp_factor, vf = in.comp_info[0].v_samp_factor;
+  if (ok && !grey) {
+    ok = hf >= 1 && hf <= 2 && vf >= 1 && vf <= 2;
+    for (int i = 1; i < 3; ++i)
+      ok = ok && in.comp_info[i].h_samp_factor == 1 && in.comp_info[i].v_samp_factor == 1;
+  }
+  if (!ok) return 0;
+  const int components = grey ? 1 : 3;
+  *planes = decoder_sizes(static_cast<int>(in.image_width), static_cast<int>(in.image_height),
+                          components, grey ? 1 : hf, grey ? 1 : vf);
+  DctBlocks& dct = planes->dct;
+  std::size_t total = 0;
+  for (int i = 0; i < components; ++i) {
+    const jpeg_component_info& c = in.comp_info[i];
+    dct.blocks_across[i] = static_cast<int>(c.width_in_blocks);
+    dct.blocks_down[i] = static_cast<int>(c.height_in_blocks);
+    dct.offset[i] = total;
+    total += static_cast<std::size_t>(c.width_in_blocks) * c.height_in_blocks * 64;
+  }
+  return total;
+}
+
+namespace {
+
 // Reads the DCT blocks of JPEG data into *planes: true done, false a file the blocks do not
 // take or libjpeg refuses (see decode_jpeg_blocks).
 bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, bool sparse,
@@ -508,34 +537,17 @@ bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, b
   jpeg_decompress_struct& in = d->info;
   jpeg_mem_src(&in, data, static_cast<unsigned long>(size));
   jpeg_read_header(&in, TRUE);
-  const bool grey = in.num_components == 1 && in.jpeg_color_space == JCS_GRAYSCALE;
-  bool ok = (grey || (in.num_components == 3 && in.jpeg_color_space == JCS_YCbCr)) &&
-            !in.progressive_mode && !in.arith_code && in.data_precision == 8;
-  const int hf = in.comp_info[0].h_samp_factor, vf = in.comp_info[0].v_samp_factor;
-  if (ok && !grey) {
-    ok = hf >= 1 && hf <= 2 && vf >= 1 && vf <= 2;
-    for (int i = 1; i < 3; ++i)
-      ok = ok && in.comp_info[i].h_samp_factor == 1 && in.comp_info[i].v_samp_factor == 1;
-  }
-  if (!ok) {
-    jpeg_destroy_decompress(&in);
-    return false;
-  }
-  const int components = grey ? 1 : 3;
   // The layout is known from the header (jdinput.c's initial_setup ran at the first SOS), so
   // the blocks are decoded straight into their place (BlockArrays, which zeroes them first as
   // libjpeg's Huffman decoder needs): no image-sized allocation of libjpeg's own, no copy.
-  *planes = decoder_sizes(static_cast<int>(in.image_width), static_cast<int>(in.image_height),
-                          components, grey ? 1 : hf, grey ? 1 : vf);
-  DctBlocks& dct = planes->dct;
-  std::size_t total = 0;
-  for (int i = 0; i < components; ++i) {
-    const jpeg_component_info& c = in.comp_info[i];
-    dct.blocks_across[i] = static_cast<int>(c.width_in_blocks);
-    dct.blocks_down[i] = static_cast<int>(c.height_in_blocks);
-    dct.offset[i] = total;
-    total += static_cast<std::size_t>(c.width_in_blocks) * c.height_in_blocks * 64;
+  const std::size_t total = block_layout(in, planes);
+  if (!total) {
+    jpeg_destroy_decompress(&in);
+    return false;
   }
+  DctBlocks& dct = planes->dct;
+  const int components = planes->components == 1 ? 1 : 3;  // block_layout's
+  bool ok = true;
   static_assert(sizeof(JBLOCK) == 64 * sizeof(std::int16_t), "JCOEF is 16 bits");
   std::array<BlockTarget, 3> targets{};
   try {

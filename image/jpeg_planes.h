@@ -129,6 +129,10 @@ struct YCbCrPlanes {
 /// samples), `samples` sized but not written. Throws blurtool::Error for a size of 0.
 YCbCrPlanes decoder_layout(int width, int height, int components, int h_factor, int v_factor);
 
+/// decoder_layout's sizes and offsets without its samples (`samples` empty). Throws as
+/// decoder_layout does.
+YCbCrPlanes decoder_sizes(int width, int height, int components, int h_factor, int v_factor);
+
 /// The layout libjpeg's raw-data interface takes a `width` x `height` JPEG in: every plane
 /// padded to whole 8x8 blocks across (width_in_blocks * 8) and to whole MCU rows down,
 /// greyscale for components 1, else `subsampling`; `samples` sized but not written.

@@ -26,6 +26,10 @@ struct LibjpegCoding {
   bool arithmetic = false;
   bool progressive = false;
   std::vector<jpeg_scan_info> script;
+  int quality = 90;
+  int restart_interval = 0;  ///< MCUs between restart markers; 0: none
+  bool optimize = false;     ///< Huffman tables made for the image (optimize_coding)
+  int h = 2, v = 2;          ///< the luma sampling factors of a colour image (2, 2: 4:2:0)
 };
 
 namespace libjpeg_detail {
@@ -38,8 +42,9 @@ inline void jump(j_common_ptr info) {
 }
 }  // namespace libjpeg_detail
 
-/// The JPEG of `image` (1 channel: greyscale; 3: YCbCr 4:2:0 from RGB) at quality 90, coded as
-/// `coding` says; empty and a test failure where libjpeg refuses (a scan script it finds bad).
+/// The JPEG of `image` (1 channel: greyscale; 3: YCbCr from RGB, 4:2:0 unless `coding` says),
+/// coded as `coding` says (quality 90 unless it says); empty and a test failure where libjpeg
+/// refuses (a scan script it finds bad).
 inline std::vector<std::uint8_t> libjpeg_jpeg(const Image& image, const LibjpegCoding& coding) {
   jpeg_compress_struct info;
   libjpeg_detail::Errors errors;
@@ -62,8 +67,14 @@ inline std::vector<std::uint8_t> libjpeg_jpeg(const Image& image, const LibjpegC
   info.input_components = image.channels;
   info.in_color_space = image.channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
   jpeg_set_defaults(&info);
-  jpeg_set_quality(&info, 90, TRUE);
+  jpeg_set_quality(&info, coding.quality, TRUE);
   info.arith_code = coding.arithmetic ? TRUE : FALSE;
+  info.restart_interval = static_cast<unsigned>(coding.restart_interval);
+  info.optimize_coding = coding.optimize ? TRUE : FALSE;
+  if (image.channels == 3) {
+    info.comp_info[0].h_samp_factor = coding.h;
+    info.comp_info[0].v_samp_factor = coding.v;
+  }
   if (!coding.script.empty()) {
     info.scan_info = coding.script.data();
     info.num_scans = static_cast<int>(coding.script.size());

@@ -1,0 +1,164 @@
+// JPEG's entropy decoding on a device (see jpeg_entropy_device.h and kernels/jpeg_entropy.cl).
+#include "filters/jpeg_entropy_device.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace blurtool {
+
+namespace {
+
+// The kernel's header (H_* in kernels/jpeg_entropy.cl).
+enum Header {
+  kBpm = 0,
+  kMcusAcross = 1,
+  kTotalMcus = 2,
+  kRestart = 3,
+  kSegments = 4,
+  kSubsequences = 5,
+  kDataBytes = 6,
+  kDataOffset = 7,
+  kAcross = 8,
+  kDown = 11,
+  kBlockOffset = 14,
+  kComponent = 17,
+  kDx = 27,
+  kDy = 37,
+  kDc = 47,
+  kAc = 57,
+  kH = 67,
+  kV = 70,
+  kSubBits = 73,
+  kHeaderInts = 80
+};
+
+// A positive power of two from the environment variable `name`, else `fallback`.
+int env_power_of_two(const char* name, int fallback, int at_most) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return fallback;
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if (*end || v < 1 || v > at_most || (v & (v - 1))) return fallback;
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+EntropyDecoder::EntropyDecoder(Runtime& runtime) : runtime_(runtime) {
+  const int limit = static_cast<int>(std::min<std::size_t>(runtime.device().max_work_group, 1024));
+  int wg = 256;
+  while (wg > limit) wg /= 2;
+  wg = env_power_of_two("BLURTOOL_ENTROPY_WG", wg, limit);
+  for (;;) {
+    kernel_ = runtime.kernel("jpeg_entropy", "entropy_decode", "-DWG=" + std::to_string(wg));
+    const std::size_t allowed =
+        kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(runtime.device().device);
+    if (static_cast<std::size_t>(wg) <= allowed || wg == 1) break;
+    wg /= 2;  // the kernel's registers allow fewer work-items on this device
+  }
+  wg_ = wg;
+}
+
+std::vector<std::uint8_t> EntropyDecoder::pack(const EntropyScan& scan, const YCbCrPlanes& layout,
+                                               int subsequence_bits) {
+  if (subsequence_bits <= 0)
+    subsequence_bits = 32 * env_power_of_two("BLURTOOL_ENTROPY_SUB_WORDS", 32, 1 << 16);
+  const std::uint32_t step = static_cast<std::uint32_t>(subsequence_bits);
+  const std::size_t segments = scan.segment_end.size();
+  std::vector<std::uint32_t> segs(2 * ((segments + 1) / 2 * 2)), subs;  // 16-byte aligned after
+  std::uint32_t begin = 0;
+  for (std::size_t s = 0; s < segments; ++s) {
+    const std::uint32_t end = scan.segment_end[s] * 8u;
+    segs[2 * s] = scan.segment_end[s];
+    segs[2 * s + 1] = static_cast<std::uint32_t>(subs.size() / 4);
+    std::uint32_t at = begin;
+    do {
+      subs.insert(subs.end(), {at, std::min(end, at + step), static_cast<std::uint32_t>(s),
+                               at == begin ? 1u : 0u});
+      at += step;
+    } while (at < end);
+    begin = end;
+  }
+  std::int32_t header[kHeaderInts] = {};
+  header[kBpm] = scan.blocks_in_mcu;
+  header[kMcusAcross] = scan.mcus_across;
+  header[kTotalMcus] = static_cast<std::int32_t>(scan.total_mcus());
+  header[kRestart] = scan.restart_interval > 0 ? scan.restart_interval
+                                               : static_cast<std::int32_t>(scan.total_mcus());
+  header[kSegments] = static_cast<std::int32_t>(segments);
+  header[kSubsequences] = static_cast<std::int32_t>(subs.size() / 4);
+  header[kDataBytes] = static_cast<std::int32_t>(scan.data.size());
+  header[kSubBits] = subsequence_bits;
+  for (int c = 0; c < 3; ++c) {
+    header[kAcross + c] = layout.dct.blocks_across[c];
+    header[kDown + c] = layout.dct.blocks_down[c];
+    header[kBlockOffset + c] = static_cast<std::int32_t>(layout.dct.offset[c] / 64);
+    header[kH + c] = scan.mcu_across[c];
+    header[kV + c] = scan.mcu_down[c];
+  }
+  for (int b = 0; b < kMaxBlocksInMcu; ++b) {
+    header[kComponent + b] = scan.block_component[b];
+    header[kDx + b] = scan.block_dx[b];
+    header[kDy + b] = scan.block_dy[b];
+    header[kDc + b] = scan.block_dc[b];
+    header[kAc + b] = scan.block_ac[b];
+  }
+  const std::size_t ints = kHeaderInts + scan.tables.size() + segs.size() + subs.size();
+  const std::size_t data_offset = (ints * 4 + 15) / 16 * 16;
+  header[kDataOffset] = static_cast<std::int32_t>(data_offset);
+  std::vector<std::uint8_t> out(data_offset + (scan.data.size() + 8 + 15) / 16 * 16, 0);
+  std::uint8_t* at = out.data();
+  const auto put = [&at](const void* from, std::size_t n) {
+    std::memcpy(at, from, n);
+    at += n;
+  };
+  put(header, sizeof header);
+  put(scan.tables.data(), scan.tables.size() * 4);
+  put(segs.data(), segs.size() * 4);
+  put(subs.data(), subs.size() * 4);
+  std::memcpy(out.data() + data_offset, scan.data.data(), scan.data.size());
+  return out;
+}
+
+cl::Event EntropyDecoder::decode(const std::uint8_t* packed, std::size_t bytes,
+                                 const YCbCrPlanes& layout, const cl::Buffer& coef,
+                                 std::int32_t* status) {
+  std::int32_t header[kHeaderInts];
+  std::memcpy(header, packed, sizeof header);
+  const std::size_t subs = static_cast<std::size_t>(header[kSubsequences]),
+                    segments = static_cast<std::size_t>(header[kSegments]),
+                    blocks = static_cast<std::size_t>(header[kTotalMcus]) * header[kBpm];
+  // start and exit states (2 ints each), counts, prefix sums; segment ends; DC differences
+  const std::size_t scratch = (6 * subs + segments) * 4 + blocks * 2 + 16;
+  cl::Context& context = runtime_.context();
+  cl::CommandQueue& queue = runtime_.queue();
+  if (bytes > input_bytes_) {
+    input_ = cl::Buffer(context, CL_MEM_READ_ONLY, bytes);
+    input_bytes_ = bytes;
+  }
+  if (scratch > scratch_bytes_) {
+    scratch_ = cl::Buffer(context, CL_MEM_READ_WRITE, scratch);
+    scratch_bytes_ = scratch;
+  }
+  if (!status_()) status_ = cl::Buffer(context, CL_MEM_READ_WRITE, 16);
+  queue.enqueueWriteBuffer(input_, CL_FALSE, 0, bytes, packed);
+  std::size_t coefficients = 0;
+  for (int c = 0; c < layout.components; ++c)
+    coefficients +=
+        static_cast<std::size_t>(layout.dct.blocks_across[c]) * layout.dct.blocks_down[c] * 64;
+  queue.enqueueFillBuffer(coef, static_cast<cl_short>(0), 0, coefficients * 2);
+  queue.enqueueFillBuffer(status_, static_cast<cl_int>(1), 0, 16);  // an error unless it ends
+  kernel_.setArg(0, input_);
+  kernel_.setArg(1, coef);
+  kernel_.setArg(2, scratch_);
+  kernel_.setArg(3, status_);
+  cl::Event event;
+  queue.enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(wg_), cl::NDRange(wg_), nullptr,
+                             &event);
+  queue.enqueueReadBuffer(status_, CL_FALSE, 0, 16, status);
+  return event;
+}
+
+}  // namespace blurtool

@@ -1,0 +1,169 @@
+// JPEG's entropy decoding on the device (filters/jpeg_entropy_device.h) against libjpeg's own
+// coefficients (decode_jpeg_blocks: jpeg_read_coefficients), every subsampling, odd sizes,
+// restart intervals, tables made for the image, subsequences short enough that nearly every one
+// must fall into step; and damaged data, which the device must leave to libjpeg.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "filters/jpeg_entropy_device.h"
+#include "image/jpeg_entropy.h"
+#include "image/jpeg_planes.h"
+#include "tests/support/jpeg_test_support.h"
+#include "tests/support/libjpeg_support.h"
+
+using namespace blurtool;
+
+namespace {
+
+// The device's coefficients of `jpeg` (parse_entropy_scan must take it); *status the kernel's.
+std::vector<std::int16_t> device_blocks(EntropyDecoder& decoder,
+                                        const std::vector<std::uint8_t>& jpeg, int subsequence_bits,
+                                        std::int32_t* status, YCbCrPlanes* layout) {
+  EntropyScan scan;
+  if (!parse_entropy_scan(jpeg.data(), jpeg.size(), layout, &scan)) {
+    ADD_FAILURE() << "parse_entropy_scan refused the file";
+    return {};
+  }
+  const std::vector<std::uint8_t> packed = EntropyDecoder::pack(scan, *layout, subsequence_bits);
+  Runtime& rt = runtime();
+  std::size_t total = 0;
+  for (int c = 0; c < layout->components; ++c)
+    total +=
+        static_cast<std::size_t>(layout->dct.blocks_across[c]) * layout->dct.blocks_down[c] * 64;
+  cl::Buffer coef(rt.context(), CL_MEM_READ_WRITE, std::max<std::size_t>(total, 1) * 2);
+  decoder.decode(packed.data(), packed.size(), *layout, coef, status);
+  std::vector<std::int16_t> got(total);
+  rt.queue().enqueueReadBuffer(coef, CL_TRUE, 0, total * 2, got.data());
+  return got;
+}
+
+// Expects the device to give exactly libjpeg's blocks of `jpeg` (which libjpeg decodes without
+// a warning), with each subsequence size in `bits`; with `may_leave`, to give them or leave the
+// file to libjpeg (status 1, reason 2: not in step within the kernel's passes).
+void expect_libjpeg_blocks(EntropyDecoder& decoder, const std::vector<std::uint8_t>& jpeg,
+                           std::initializer_list<int> bits = {32, 1024}, bool may_leave = false) {
+  YCbCrPlanes expected;
+  ASSERT_TRUE(decode_jpeg_blocks(jpeg, &expected));
+  for (int b : bits) {
+    SCOPED_TRACE("subsequences of " + std::to_string(b) + " bits");
+    std::int32_t status[4] = {-1, -1, -1, -1};
+    YCbCrPlanes layout;
+    const std::vector<std::int16_t> got = device_blocks(decoder, jpeg, b, status, &layout);
+    if (may_leave && status[0] == 1 && status[1] == 2) continue;
+    EXPECT_EQ(status[0], 0) << "reason " << status[1] << ", passes " << status[2];
+    EXPECT_EQ(layout.dct.blocks_across, expected.dct.blocks_across);
+    EXPECT_EQ(layout.dct.blocks_down, expected.dct.blocks_down);
+    EXPECT_EQ(layout.dct.offset, expected.dct.offset);
+    EXPECT_EQ(layout.dct.quant, expected.dct.quant);
+    ASSERT_EQ(got.size(), expected.dct.coef.size());
+    std::size_t differ = 0, first = got.size();
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (got[i] != expected.dct.coef[i]) {
+        if (!differ) first = i;
+        ++differ;
+      }
+    EXPECT_EQ(differ, 0u) << "first at coefficient " << first << " (block " << first / 64 << ")";
+  }
+}
+
+// `rgba`'s first `channels` channels (3: RGB; 1: its red as grey).
+Image first_channels(const Image& rgba, int channels) {
+  Image out;
+  out.width = rgba.width;
+  out.height = rgba.height;
+  out.channels = channels;
+  out.pixels.resize(static_cast<std::size_t>(rgba.width) * rgba.height * channels);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(rgba.width) * rgba.height; ++i)
+    for (int c = 0; c < channels; ++c) out.pixels[i * channels + c] = rgba.pixels[i * 4 + c];
+  return out;
+}
+
+const int kSizes[][2] = {{1, 1},   {8, 8},    {9, 17},   {17, 9},
+                         {333, 3}, {101, 77}, {130, 66}, {640, 480}};
+
+}  // namespace
+
+TEST(JpegEntropy, TurboJpegFilesDecodeToLibjpegsBlocks) {
+  EntropyDecoder decoder(runtime());
+  for (const auto& size : kSizes)
+    for (const auto& [subsampling, name] : kDecodeCases)
+      for (int quality : {50, 95, 100}) {
+        const int w = size[0], h = size[1];
+        SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " " + name + " quality " +
+                     std::to_string(quality));
+        // Noise at quality 100 codes every coefficient, with next to no end-of-block code for a
+        // decoder started at a wrong coefficient to fall into step on.
+        expect_libjpeg_blocks(decoder, tj_jpeg(test_picture(w, h, w * 3 + h), subsampling, quality),
+                              {32, 1024}, quality == 100);
+      }
+}
+
+TEST(JpegEntropy, RestartIntervalsAndOptimisedTablesDecodeToLibjpegsBlocks) {
+  EntropyDecoder decoder(runtime());
+  for (const auto& size : kSizes)
+    for (int channels : {3, 1})
+      for (int restart : {0, 1, 3, 17})
+        for (bool optimize : {false, true})
+          for (const auto& [h, v] : {std::pair{2, 2}, {2, 1}, {1, 1}, {1, 2}}) {
+            if (channels == 1 && (h != 2 || v != 2)) continue;
+            const int w = size[0], ht = size[1];
+            SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(ht) + " channels " +
+                         std::to_string(channels) + " restart " + std::to_string(restart) +
+                         (optimize ? " optimised" : "") + " h" + std::to_string(h) + "v" +
+                         std::to_string(v));
+            const Image image = first_channels(test_picture(w, ht, w + ht + restart), channels);
+            LibjpegCoding coding;
+            coding.quality = 92;
+            coding.restart_interval = restart;
+            coding.optimize = optimize;
+            coding.h = h;
+            coding.v = v;
+            expect_libjpeg_blocks(decoder, libjpeg_jpeg(image, coding));
+          }
+}
+
+// A photo's worth of data in 32-bit subsequences: thousands of guesses, each of which must come
+// into step with the decoding before it.
+TEST(JpegEntropy, ShortSubsequencesComeIntoStep) {
+  EntropyDecoder decoder(runtime());
+  const std::vector<std::uint8_t> jpeg = tj_jpeg(test_picture(1280, 720, 5), TJSAMP_420, 95);
+  expect_libjpeg_blocks(decoder, jpeg, {32, 96, 4096, 1 << 20});
+}
+
+// Damaged data: the device either gives libjpeg's blocks (libjpeg decodes it without a warning)
+// or says it cannot (status 1); it never gives other blocks as if they were right.
+TEST(JpegEntropy, DamagedDataIsLeftToLibjpeg) {
+  EntropyDecoder decoder(runtime());
+  const std::vector<std::uint8_t> good = tj_jpeg(test_picture(200, 120, 11), TJSAMP_420, 90);
+  std::mt19937 random(3);
+  int refused = 0, same = 0;
+  for (int i = 0; i < 60; ++i) {
+    std::vector<std::uint8_t> bad = good;
+    const std::size_t scan_start = bad.size() / 3;  // past the headers of so small a file
+    std::uniform_int_distribution<std::size_t> at(scan_start, bad.size() - 3);
+    for (int n = 0; n < 1 + i % 3; ++n) bad[at(random)] ^= static_cast<std::uint8_t>(1 << (i % 8));
+    if (i % 10 == 9) bad.resize(bad.size() - 40);  // cut short
+    YCbCrPlanes layout;
+    EntropyScan scan;
+    if (!parse_entropy_scan(bad.data(), bad.size(), &layout, &scan)) {
+      ++refused;
+      continue;
+    }
+    std::int32_t status[4] = {-1, -1, -1, -1};
+    const std::vector<std::int16_t> got = device_blocks(decoder, bad, 64, status, &layout);
+    YCbCrPlanes expected;
+    const bool clean = decode_jpeg_blocks(bad, &expected);
+    if (status[0] == 0) {
+      ASSERT_TRUE(clean) << "case " << i << ": the device took data libjpeg warns about";
+      EXPECT_TRUE(got == expected.dct.coef) << "case " << i;
+      ++same;
+    } else {
+      EXPECT_EQ(status[0], 1) << "case " << i;
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 0);
+}
