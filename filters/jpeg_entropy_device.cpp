@@ -122,42 +122,64 @@ std::vector<std::uint8_t> EntropyDecoder::pack(const EntropyScan& scan, const YC
   return out;
 }
 
-cl::Event EntropyDecoder::decode(const std::uint8_t* packed, std::size_t bytes,
-                                 const YCbCrPlanes& layout, const cl::Buffer& coef,
-                                 std::int32_t* status) {
-  std::int32_t header[kHeaderInts];
-  std::memcpy(header, packed, sizeof header);
-  const std::size_t subs = static_cast<std::size_t>(header[kSubsequences]),
-                    segments = static_cast<std::size_t>(header[kSegments]),
-                    blocks = static_cast<std::size_t>(header[kTotalMcus]) * header[kBpm];
-  // start and exit states (2 ints each), counts, prefix sums; segment ends; DC differences
-  const std::size_t scratch = (6 * subs + segments) * 4 + blocks * 2 + 16;
+std::size_t EntropyDecoder::coefficients(const YCbCrPlanes& layout) {
+  std::size_t total = 0;
+  for (int c = 0; c < layout.components; ++c)
+    total += static_cast<std::size_t>(layout.dct.blocks_across[c]) * layout.dct.blocks_down[c] * 64;
+  return total;
+}
+
+cl::Event EntropyDecoder::decode(const std::vector<Item>& items, const cl::Buffer& coef,
+                                 std::int32_t* statuses) {
+  // Per image: its input's byte offset, its coefficients' offset (shorts), its scratch's
+  // offset (ints): start and exit states (2 ints each), counts and prefix sums a subsequence;
+  // a segment's last bit; a DC difference a block (shorts).
+  where_of_.assign(4 * items.size(), 0);
+  std::size_t in_bytes = 0, scratch_ints = 0, coef_end = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    std::int32_t header[kHeaderInts];
+    std::memcpy(header, items[i].packed, sizeof header);
+    const std::size_t subs = static_cast<std::size_t>(header[kSubsequences]),
+                      segments = static_cast<std::size_t>(header[kSegments]),
+                      blocks = static_cast<std::size_t>(header[kTotalMcus]) * header[kBpm];
+    where_of_[4 * i] = in_bytes;
+    where_of_[4 * i + 1] = items[i].coef_offset;
+    where_of_[4 * i + 2] = scratch_ints;
+    in_bytes += (items[i].bytes + 15) / 16 * 16;
+    scratch_ints += (6 * subs + segments + (blocks + 1) / 2 + 3) / 4 * 4;
+    coef_end = std::max(coef_end, items[i].coef_offset + coefficients(*items[i].layout));
+  }
+  staging_.resize(in_bytes);
+  for (std::size_t i = 0; i < items.size(); ++i)
+    std::memcpy(staging_.data() + where_of_[4 * i], items[i].packed, items[i].bytes);
   cl::Context& context = runtime_.context();
   cl::CommandQueue& queue = runtime_.queue();
-  if (bytes > input_bytes_) {
-    input_ = cl::Buffer(context, CL_MEM_READ_ONLY, bytes);
-    input_bytes_ = bytes;
-  }
-  if (scratch > scratch_bytes_) {
-    scratch_ = cl::Buffer(context, CL_MEM_READ_WRITE, scratch);
-    scratch_bytes_ = scratch;
-  }
-  if (!status_()) status_ = cl::Buffer(context, CL_MEM_READ_WRITE, 16);
-  queue.enqueueWriteBuffer(input_, CL_FALSE, 0, bytes, packed);
-  std::size_t coefficients = 0;
-  for (int c = 0; c < layout.components; ++c)
-    coefficients +=
-        static_cast<std::size_t>(layout.dct.blocks_across[c]) * layout.dct.blocks_down[c] * 64;
-  queue.enqueueFillBuffer(coef, static_cast<cl_short>(0), 0, coefficients * 2);
-  queue.enqueueFillBuffer(status_, static_cast<cl_int>(1), 0, 16);  // an error unless it ends
+  const auto ensure = [&context](cl::Buffer* b, std::size_t* have, std::size_t need,
+                                 cl_mem_flags flags) {
+    if (need > *have) {
+      *b = cl::Buffer(context, flags, need);
+      *have = need;
+    }
+  };
+  ensure(&input_, &input_bytes_, std::max<std::size_t>(in_bytes, 16), CL_MEM_READ_ONLY);
+  ensure(&where_, &where_bytes_, where_of_.size() * sizeof(cl_ulong), CL_MEM_READ_ONLY);
+  ensure(&scratch_, &scratch_bytes_, std::max<std::size_t>(scratch_ints, 4) * 4, CL_MEM_READ_WRITE);
+  ensure(&status_, &status_bytes_, items.size() * 16, CL_MEM_READ_WRITE);
+  // Blocking: the staging memory is reused by the next call.
+  queue.enqueueWriteBuffer(input_, CL_TRUE, 0, in_bytes, staging_.data());
+  queue.enqueueWriteBuffer(where_, CL_TRUE, 0, where_of_.size() * sizeof(cl_ulong),
+                           where_of_.data());
+  queue.enqueueFillBuffer(coef, static_cast<cl_short>(0), 0, coef_end * 2);
+  queue.enqueueFillBuffer(status_, static_cast<cl_int>(1), 0, items.size() * 16);  // until done
   kernel_.setArg(0, input_);
-  kernel_.setArg(1, coef);
-  kernel_.setArg(2, scratch_);
-  kernel_.setArg(3, status_);
+  kernel_.setArg(1, where_);
+  kernel_.setArg(2, coef);
+  kernel_.setArg(3, scratch_);
+  kernel_.setArg(4, status_);
   cl::Event event;
-  queue.enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(wg_), cl::NDRange(wg_), nullptr,
-                             &event);
-  queue.enqueueReadBuffer(status_, CL_FALSE, 0, 16, status);
+  queue.enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(wg_ * items.size()),
+                             cl::NDRange(wg_), nullptr, &event);
+  queue.enqueueReadBuffer(status_, CL_FALSE, 0, items.size() * 16, statuses);
   return event;
 }
 

@@ -29,18 +29,32 @@ class EntropyDecoder {
   static std::vector<std::uint8_t> pack(const EntropyScan& scan, const YCbCrPlanes& layout,
                                         int subsequence_bits = 0);
 
-  /// Enqueues the decoding of `packed` (pack's, `bytes` bytes, which must stay unchanged until
-  /// the queue has read it) into `coef` (layout.dct's coefficient count of shorts, zeroed
-  /// here first), and the read of its status into *status (4 ints: [0] 0 when the blocks are
-  /// libjpeg's, 1 when the data is something libjpeg would warn about or did not come into
-  /// step within the kernel's passes, and the caller must decode the file with libjpeg; [1]
-  /// why: 2 not in step after the kernel's passes (data with next to no end-of-block codes, as
-  /// noise at quality 100), 3 a run's start out of step or at a bad code, 4 a bad code or data
-  /// past its segment, 5 a segment's blocks ending early or whole bytes before its end; [2] the
-  /// passes the synchronisation took). *status must stay until the queue has written it.
-  /// Returns the kernel's event. Throws cl::Error.
-  cl::Event decode(const std::uint8_t* packed, std::size_t bytes, const YCbCrPlanes& layout,
-                   const cl::Buffer& coef, std::int32_t* status);
+  /// One image of a batch: its packed input (pack's; `bytes` bytes, unchanged until the queue
+  /// has read it), its layout (parse_entropy_scan's) and where its coefficients go: from short
+  /// `coef_offset` of the batch's coefficient buffer (the layout's coefficient count of shorts,
+  /// zeroed by decode first).
+  struct Item {
+    const std::uint8_t* packed = nullptr;
+    std::size_t bytes = 0;
+    const YCbCrPlanes* layout = nullptr;
+    std::size_t coef_offset = 0;
+  };
+
+  /// Enqueues the decoding of `items` in one launch (a work-group an image, so that a batch
+  /// fills the device where one image fills one compute unit) into `coef`, and the read of
+  /// their statuses into `statuses` (4 ints an item: [0] 0 when the blocks are libjpeg's, 1 when
+  /// the data is something libjpeg would warn about or did not come into step within the kernel's
+  /// passes, and the caller must decode that file with libjpeg; [1] why: 2 not in step after the
+  /// kernel's passes (data with next to no end-of-block codes, as noise at quality 100), 3 a run's
+  /// start out of step or at a bad code, 4 a bad code or data past its segment, 5 a segment's
+  /// blocks ending early or whole bytes before its end; [2] the passes the synchronisation took).
+  /// The inputs go up before this returns (the items' memory is free again then); `statuses` must
+  /// stay until the queue has written them. Returns the kernel's event. Throws cl::Error,
+  /// std::bad_alloc.
+  cl::Event decode(const std::vector<Item>& items, const cl::Buffer& coef, std::int32_t* statuses);
+
+  /// The coefficient count (shorts) of `layout` (parse_entropy_scan's, whose dct holds none).
+  static std::size_t coefficients(const YCbCrPlanes& layout);
 
   /// Work-items of the work-group (WG).
   int work_group() const { return wg_; }
@@ -49,8 +63,10 @@ class EntropyDecoder {
   Runtime& runtime_;
   cl::Kernel kernel_;
   int wg_ = 256;
-  cl::Buffer input_, scratch_, status_;
-  std::size_t input_bytes_ = 0, scratch_bytes_ = 0;
+  cl::Buffer input_, where_, scratch_, status_;
+  std::size_t input_bytes_ = 0, where_bytes_ = 0, scratch_bytes_ = 0, status_bytes_ = 0;
+  std::vector<std::uint8_t> staging_;  // the batch's inputs, back to back
+  std::vector<cl_ulong> where_of_;
 };
 
 }  // namespace blurtool

@@ -5,6 +5,7 @@
 #include <csetjmp>
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <new>
 #include <utility>
 
@@ -90,32 +91,36 @@ bool derive_table(const JHUFF_TBL& table, bool dc, std::int32_t* out) {
 // else (libjpeg would warn, or decode more than this scan).
 bool unstuff(const std::uint8_t* p, std::size_t n, std::size_t segments, EntropyScan* scan) {
   std::vector<std::uint8_t>& out = scan->data;
-  out.clear();
-  out.reserve(n + 8);
+  out.resize(n);  // at most n bytes come out
+  std::size_t o = 0;
   scan->segment_end.clear();
   std::size_t i = 0;
   while (i < n) {
-    const std::uint8_t b = p[i++];
-    if (b != 0xFF) {
-      out.push_back(b);
-      continue;
-    }
+    // Copied up to the next 0xFF in one go: most of the data is plain bytes.
+    const void* ff = std::memchr(p + i, 0xFF, n - i);
+    const std::size_t run = ff ? static_cast<const std::uint8_t*>(ff) - (p + i) : n - i;
+    std::memcpy(out.data() + o, p + i, run);
+    o += run;
+    i += run;
+    if (!ff) break;
+    ++i;
     while (i < n && p[i] == 0xFF) ++i;  // fill bytes
-    if (i >= n) return false;
+    if (i >= n) break;
     const std::uint8_t m = p[i++];
     if (m == 0) {
-      out.push_back(0xFF);
+      out[o++] = 0xFF;
       continue;
     }
     const std::size_t segment = scan->segment_end.size();
     if (m >= 0xD0 && m <= 0xD7) {
       if (segment + 1 >= segments || m != 0xD0 + segment % 8) return false;
-      scan->segment_end.push_back(static_cast<std::uint32_t>(out.size()));
+      scan->segment_end.push_back(static_cast<std::uint32_t>(o));
       continue;
     }
     if (m != 0xD9 || segment + 1 != segments) return false;  // EOI after the last segment
-    scan->segment_end.push_back(static_cast<std::uint32_t>(out.size()));
-    return out.size() < (1u << 29);  // bit positions in 32 bits
+    scan->segment_end.push_back(static_cast<std::uint32_t>(o));
+    out.resize(o);
+    return o < (1u << 29);  // bit positions in 32 bits
   }
   return false;  // no EOI
 }

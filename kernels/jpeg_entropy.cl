@@ -30,6 +30,7 @@
 #define LOOK_BITS 9
 #define SLOT_INTS ((1 << LOOK_BITS) + 18 + 18 + 256)
 #define SLOTS 8
+#define SLOW_INTS (18 + 18 + 256)  // a table's maxcode, valoffset and huffval
 #define MAX_BLOCKS 10
 #define MAX_ITERATIONS 16
 #define MIN_RUN_BITS 2048
@@ -101,17 +102,16 @@ inline int extend(uint r, int s) { return r < (1u << (s - 1)) ? (int)r - (1 << s
 
 // Decodes one Huffman code of table `slot`: its symbol, or -1 for a code longer than 16 bits
 // (libjpeg warns "Corrupt JPEG data: bad Huffman code"). Needs 16 valid bits in r.
-inline int decode_symbol(Reader* r, local const ushort* look, global const int* tables, int slot) {
+inline int decode_symbol(Reader* r, local const ushort* look, local const int* slow, int slot) {
   const uint e = look[slot << LOOK_BITS | (uint)(r->buf >> (64 - LOOK_BITS))];
   if (e) {
     r->buf <<= (e >> 8);
     r->nbits -= (int)(e >> 8);
     return (int)(e & 255u);
   }
-  global const int* t = tables + slot * SLOT_INTS;
-  global const int* maxcode = t + (1 << LOOK_BITS);
-  global const int* valoffset = maxcode + 18;
-  global const int* huffval = valoffset + 18;
+  local const int* maxcode = slow + slot * SLOW_INTS;
+  local const int* valoffset = maxcode + 18;
+  local const int* huffval = valoffset + 18;
   int l = LOOK_BITS + 1;
   int code = (int)(r->buf >> (64 - l));
   while (code > maxcode[l]) {
@@ -129,11 +129,11 @@ inline int decode_symbol(Reader* r, local const ushort* look, global const int* 
 // `block` (the scan's block index of the block in progress at the start) onwards, up to
 // `block_end` (then it stops, *end_bit the position after the last one), and returns
 // ERROR_STATE in *error where a needed symbol is bad or runs past `data_end`.
-inline uint2 decode_run(global const int* meta, local const ushort* look, global const uchar* data,
+inline uint2 decode_run(local const int* meta, local const ushort* look, local const int* slow,
+                        global const uchar* data,
                         uint2 state, uint end, uint* blocks, global short* coef,
                         global short* dc_diff, uint block, uint block_end, uint data_end,
                         int* error, uint* end_bit) {
-  global const int* tables = meta + H_INTS;
   const uint bytes = (uint)meta[H_DATA_BYTES];
   const int bpm = meta[H_BPM], mcus_across = meta[H_MCUS_ACROSS];
   Reader r;
@@ -154,7 +154,7 @@ inline uint2 decode_run(global const int* meta, local const ushort* look, global
     if (coef && block >= block_end) break;
     if (r.nbits < 32) fill(&r, data, bytes);
     if (k == 0) {
-      const int s = decode_symbol(&r, look, tables, meta[H_DC + b]);
+      const int s = decode_symbol(&r, look, slow, meta[H_DC + b]);
       if (s < 0) {
         if (coef) *error = 1;
         return (uint2)(ERROR_STATE, ERROR_STATE);
@@ -178,7 +178,7 @@ inline uint2 decode_run(global const int* meta, local const ushort* look, global
       }
       k = 1;
     } else {
-      const int rs = decode_symbol(&r, look, tables, meta[H_AC + b]);
+      const int rs = decode_symbol(&r, look, slow, meta[H_AC + b]);
       if (rs < 0) {
         if (coef) *error = 1;
         return (uint2)(ERROR_STATE, ERROR_STATE);
@@ -216,13 +216,19 @@ inline uint2 decode_run(global const int* meta, local const ushort* look, global
 // the caller sizes it by entropy_scratch_ints): per subsequence its start state, its exit
 // state, its completed blocks and their exclusive prefix sum; per segment the bit after its
 // last block; per block of the scan its DC difference.
-kernel void entropy_decode(global const uchar* buffer, global short* coef, global int* scratch,
-                           global int* status) {
-  global const int* meta = (global const int*)buffer;
-  global const uchar* data = buffer + meta[H_DATA_OFFSET];
-  const int nseg = meta[H_NSEG], nsub = meta[H_NSUB], bpm = meta[H_BPM];
-  const uint total_mcus = (uint)meta[H_TOTAL_MCUS], restart = (uint)meta[H_RESTART];
-  global const uint2* segs = (global const uint2*)(meta + H_INTS + SLOTS * SLOT_INTS);
+kernel void entropy_decode(global const uchar* input, global const ulong* where,
+                           global short* coef_all, global int* scratch_all, global int* status_all) {
+  // Image get_group_id(0) of a batch: its packed input, coefficients and scratch from where.
+  const size_t image = get_group_id(0);
+  global const uchar* buffer = input + where[4 * image];
+  global short* coef = coef_all + where[4 * image + 1];
+  global int* scratch = scratch_all + where[4 * image + 2];
+  global int* status = status_all + 4 * image;
+  global const int* header = (global const int*)buffer;
+  global const uchar* data = buffer + header[H_DATA_OFFSET];
+  const int nseg = header[H_NSEG], nsub = header[H_NSUB], bpm = header[H_BPM];
+  const uint total_mcus = (uint)header[H_TOTAL_MCUS], restart = (uint)header[H_RESTART];
+  global const uint2* segs = (global const uint2*)(header + H_INTS + SLOTS * SLOT_INTS);
   global const uint4* subs = (global const uint4*)(segs + ((nseg + 1) & ~1));  // 16-byte aligned
   global uint2* start = (global uint2*)scratch;
   global uint2* leave = start + nsub;
@@ -231,14 +237,20 @@ kernel void entropy_decode(global const uchar* buffer, global short* coef, globa
   global uint* seg_last = prefix + nsub;
   global short* dc_diff = (global short*)(seg_last + nseg);
 
+  // The header and the tables in local memory: the decoder reads them at every symbol.
+  local int meta[H_INTS];
   local ushort look[SLOTS << LOOK_BITS];
+  local int slow[SLOTS * SLOW_INTS];
   local uint sums[WG];
   local uint tail[WG][3];
   local uchar reset[WG];
   local int changed, error;
   const int lid = get_local_id(0);
+  for (int i = lid; i < H_INTS; i += WG) meta[i] = header[i];
   for (int i = lid; i < (SLOTS << LOOK_BITS); i += WG)
-    look[i] = (ushort)meta[H_INTS + (i >> LOOK_BITS) * SLOT_INTS + (i & ((1 << LOOK_BITS) - 1))];
+    look[i] = (ushort)header[H_INTS + (i >> LOOK_BITS) * SLOT_INTS + (i & ((1 << LOOK_BITS) - 1))];
+  for (int i = lid; i < SLOTS * SLOW_INTS; i += WG)
+    slow[i] = header[H_INTS + (i / SLOW_INTS) * SLOT_INTS + (1 << LOOK_BITS) + i % SLOW_INTS];
   if (lid == 0) {
     error = 0;
     changed = 0;
@@ -264,7 +276,7 @@ kernel void entropy_decode(global const uchar* buffer, global short* coef, globa
     uint blocks = 0;
     leave[t] = s0.x == ERROR_STATE
                   ? s0
-                  : decode_run(meta, look, data, s0, sub.y, &blocks, 0, 0, 0, 0, 0, &unused_error,
+                  : decode_run(meta, look, slow, data, s0, sub.y, &blocks, 0, 0, 0, 0, 0, &unused_error,
                                &unused_bit);
     count[t] = s0.x == ERROR_STATE ? 0 : blocks;
   }
@@ -299,7 +311,7 @@ kernel void entropy_decode(global const uchar* buffer, global short* coef, globa
           uint blocks = 0;
           const uint2 e = s0.x == ERROR_STATE
                               ? s0
-                              : decode_run(meta, look, data, s0, subs[t].y, &blocks, 0, 0, 0, 0,
+                              : decode_run(meta, look, slow, data, s0, subs[t].y, &blocks, 0, 0, 0, 0,
                                            0, &unused_error, &unused_bit);
           leave[t] = e;
           count[t] = s0.x == ERROR_STATE ? 0 : blocks;
@@ -357,7 +369,7 @@ kernel void entropy_decode(global const uchar* buffer, global short* coef, globa
       break;
     }
     uint blocks = 0, end_bit = ERROR_STATE;
-    decode_run(meta, look, data, s0, sub.y, &blocks, coef, dc_diff, seg_first + in_seg,
+    decode_run(meta, look, slow, data, s0, sub.y, &blocks, coef, dc_diff, seg_first + in_seg,
                seg_first + seg_blocks, segs[seg].x * 8u, &bad, &end_bit);
     if (bad) status[1] = 4;
     if (end_bit != ERROR_STATE) seg_last[seg] = end_bit;

@@ -29,12 +29,9 @@ std::vector<std::int16_t> device_blocks(EntropyDecoder& decoder,
   }
   const std::vector<std::uint8_t> packed = EntropyDecoder::pack(scan, *layout, subsequence_bits);
   Runtime& rt = runtime();
-  std::size_t total = 0;
-  for (int c = 0; c < layout->components; ++c)
-    total +=
-        static_cast<std::size_t>(layout->dct.blocks_across[c]) * layout->dct.blocks_down[c] * 64;
+  const std::size_t total = EntropyDecoder::coefficients(*layout);
   cl::Buffer coef(rt.context(), CL_MEM_READ_WRITE, std::max<std::size_t>(total, 1) * 2);
-  decoder.decode(packed.data(), packed.size(), *layout, coef, status);
+  decoder.decode({{packed.data(), packed.size(), layout, 0}}, coef, status);
   std::vector<std::int16_t> got(total);
   rt.queue().enqueueReadBuffer(coef, CL_TRUE, 0, total * 2, got.data());
   return got;
@@ -166,4 +163,43 @@ TEST(JpegEntropy, DamagedDataIsLeftToLibjpeg) {
     }
   }
   EXPECT_GT(refused, 0);
+}
+
+// A batch in one launch (a work-group an image, each at its own offset in one coefficient
+// buffer) gives each image's blocks as it gives them alone.
+TEST(JpegEntropy, ABatchDecodesEachImageAsAlone) {
+  EntropyDecoder decoder(runtime());
+  Runtime& rt = runtime();
+  std::vector<std::vector<std::uint8_t>> files, packed;
+  std::vector<YCbCrPlanes> layouts, expected;
+  for (int i = 0; i < 7; ++i) {
+    const int w = 40 + 37 * i, h = 30 + 23 * i;
+    files.push_back(tj_jpeg(test_picture(w, h, i), kDecodeCases[i % 5].first, 70 + 4 * i));
+    YCbCrPlanes layout, blocks;
+    EntropyScan scan;
+    ASSERT_TRUE(parse_entropy_scan(files.back().data(), files.back().size(), &layout, &scan));
+    ASSERT_TRUE(decode_jpeg_blocks(files.back(), &blocks));
+    packed.push_back(EntropyDecoder::pack(scan, layout, 64 + 32 * i));
+    layouts.push_back(layout);
+    expected.push_back(std::move(blocks));
+  }
+  std::vector<EntropyDecoder::Item> items;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    items.push_back({packed[i].data(), packed[i].size(), &layouts[i], at});
+    at += EntropyDecoder::coefficients(layouts[i]) + 64 * i;  // gaps between the images
+  }
+  cl::Buffer coef(rt.context(), CL_MEM_READ_WRITE, at * 2);
+  std::vector<std::int32_t> status(4 * items.size(), -1);
+  decoder.decode(items, coef, status.data());
+  std::vector<std::int16_t> got(at);
+  rt.queue().enqueueReadBuffer(coef, CL_TRUE, 0, at * 2, got.data());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    SCOPED_TRACE("image " + std::to_string(i));
+    EXPECT_EQ(status[4 * i], 0);
+    const std::vector<std::int16_t> mine(
+        got.begin() + items[i].coef_offset,
+        got.begin() + items[i].coef_offset + expected[i].dct.coef.size());
+    EXPECT_TRUE(mine == expected[i].dct.coef);
+  }
 }
