@@ -293,7 +293,12 @@ BasicFilterRun<T> run_filter_at(Runtime& runtime, Filter& filter, const BasicIma
       // the inverse DCT turns into them, and become RGBA there.
       const size_t n = planes_in->sample_count();
       ensure_buffer(runtime, filter.io_planes_in, filter.io_planes_in_bytes, n, CL_MEM_READ_WRITE);
-      if (planes_in->as_blocks()) {
+      if (planes.input_blocks) {  // decoded there already (EntropyDecoder)
+        keep(up, filter.io_ycbcr->blocks_to_planes(*planes.input_blocks, *planes_in,
+                                                   filter.io_planes_in, planes.input_blocks_base));
+      } else if (planes_in->dct.is_entropy()) {
+        throw Error("run_filter: entropy-coded blocks need the device's entropy decoding first");
+      } else if (planes_in->as_blocks()) {
         const DctBlocks& dct = planes_in->dct;
         const size_t coef_bytes = dct.block_count() * 64 * sizeof(std::int16_t);
         ensure_buffer(runtime, filter.io_blocks_in, filter.io_blocks_in_bytes, coef_bytes,

@@ -225,6 +225,10 @@ struct PlaneTransfer {
   /// A decoded JPEG's planes (decoder_layout), or its DCT blocks (decode_jpeg_blocks), uploaded
   /// and turned into the filter's RGBA input; run_filter's `rgba` is then not read.
   const YCbCrPlanes* input = nullptr;
+  /// The input's DCT blocks already on the device (its dct entropy-coded, decoded there by
+  /// EntropyDecoder): read from element input_blocks_base of this buffer, nothing uploaded.
+  const cl::Buffer* input_blocks = nullptr;
+  std::size_t input_blocks_base = 0;
   /// Planes in encoder_layout for the image's size, or encoder_block_layout: the result turned
   /// into them on the device and downloaded into their samples, or their DCT blocks; the run's
   /// RGBA output is then left empty.

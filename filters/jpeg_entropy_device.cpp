@@ -2,6 +2,7 @@
 #include "filters/jpeg_entropy_device.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -61,7 +62,7 @@ EntropyDecoder::EntropyDecoder(Runtime& runtime) : runtime_(runtime) {
   wg_ = wg;
 }
 
-std::vector<std::uint8_t> EntropyDecoder::pack(const EntropyScan& scan, const YCbCrPlanes& layout,
+PixelVector<std::uint8_t> EntropyDecoder::pack(const EntropyScan& scan, const YCbCrPlanes& layout,
                                                int subsequence_bits) {
   if (subsequence_bits <= 0)
     subsequence_bits = 32 * env_power_of_two("BLURTOOL_ENTROPY_SUB_WORDS", 32, 1 << 16);
@@ -108,7 +109,7 @@ std::vector<std::uint8_t> EntropyDecoder::pack(const EntropyScan& scan, const YC
   const std::size_t ints = kHeaderInts + scan.tables.size() + segs.size() + subs.size();
   const std::size_t data_offset = (ints * 4 + 15) / 16 * 16;
   header[kDataOffset] = static_cast<std::int32_t>(data_offset);
-  std::vector<std::uint8_t> out(data_offset + (scan.data.size() + 8 + 15) / 16 * 16, 0);
+  PixelVector<std::uint8_t> out(data_offset + (scan.data.size() + 8 + 15) / 16 * 16, 0);
   std::uint8_t* at = out.data();
   const auto put = [&at](const void* from, std::size_t n) {
     std::memcpy(at, from, n);
@@ -135,7 +136,7 @@ cl::Event EntropyDecoder::decode(const std::vector<Item>& items, const cl::Buffe
   // offset (ints): start and exit states (2 ints each), counts and prefix sums a subsequence;
   // a segment's last bit; a DC difference a block (shorts).
   where_of_.assign(4 * items.size(), 0);
-  std::size_t in_bytes = 0, scratch_ints = 0, coef_end = 0;
+  std::size_t in_bytes = 0, scratch_ints = 0, coef_begin = SIZE_MAX, coef_end = 0;
   for (std::size_t i = 0; i < items.size(); ++i) {
     std::int32_t header[kHeaderInts];
     std::memcpy(header, items[i].packed, sizeof header);
@@ -147,6 +148,7 @@ cl::Event EntropyDecoder::decode(const std::vector<Item>& items, const cl::Buffe
     where_of_[4 * i + 2] = scratch_ints;
     in_bytes += (items[i].bytes + 15) / 16 * 16;
     scratch_ints += (6 * subs + segments + (blocks + 1) / 2 + 3) / 4 * 4;
+    coef_begin = std::min(coef_begin, items[i].coef_offset);
     coef_end = std::max(coef_end, items[i].coef_offset + coefficients(*items[i].layout));
   }
   staging_.resize(in_bytes);
@@ -169,7 +171,9 @@ cl::Event EntropyDecoder::decode(const std::vector<Item>& items, const cl::Buffe
   queue.enqueueWriteBuffer(input_, CL_TRUE, 0, in_bytes, staging_.data());
   queue.enqueueWriteBuffer(where_, CL_TRUE, 0, where_of_.size() * sizeof(cl_ulong),
                            where_of_.data());
-  queue.enqueueFillBuffer(coef, static_cast<cl_short>(0), 0, coef_end * 2);
+  if (coef_end > coef_begin)  // the images' coefficients, from the first to the last
+    queue.enqueueFillBuffer(coef, static_cast<cl_short>(0), coef_begin * 2,
+                            (coef_end - coef_begin) * 2);
   queue.enqueueFillBuffer(status_, static_cast<cl_int>(1), 0, items.size() * 16);  // until done
   kernel_.setArg(0, input_);
   kernel_.setArg(1, where_);

@@ -10,6 +10,7 @@
 
 #include "image/jpeg_entropy.h"
 #include "runtime/cl_runtime.h"
+#include "util/host_memory.h"
 
 namespace blurtool {
 
@@ -26,13 +27,13 @@ class EntropyDecoder {
   /// `subsequence_bits` bits, then the data; the layout kernels/jpeg_entropy.cl gives), for
   /// the image `layout` (parse_entropy_scan's). subsequence_bits: a multiple of 32, at least 32;
   /// 0 takes the default (1024, or BLURTOOL_ENTROPY_SUB_BITS). Throws std::bad_alloc.
-  static std::vector<std::uint8_t> pack(const EntropyScan& scan, const YCbCrPlanes& layout,
+  static PixelVector<std::uint8_t> pack(const EntropyScan& scan, const YCbCrPlanes& layout,
                                         int subsequence_bits = 0);
 
   /// One image of a batch: its packed input (pack's; `bytes` bytes, unchanged until the queue
   /// has read it), its layout (parse_entropy_scan's) and where its coefficients go: from short
   /// `coef_offset` of the batch's coefficient buffer (the layout's coefficient count of shorts,
-  /// zeroed by decode first).
+  /// zeroed by decode first: it zeroes from the lowest item offset to the highest item end).
   struct Item {
     const std::uint8_t* packed = nullptr;
     std::size_t bytes = 0;

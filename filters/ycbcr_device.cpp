@@ -81,7 +81,8 @@ struct ComponentArgs {
 
 std::vector<cl::Event> YCbCrConverter::blocks_to_planes(const cl::Buffer& coef,
                                                         const YCbCrPlanes& p,
-                                                        const cl::Buffer& planes) {
+                                                        const cl::Buffer& planes,
+                                                        std::size_t coef_base) {
   const DctBlocks& dct = p.dct;
   if (!quant_set_ || quant_of_ != dct.quant) {
     if (!quant_()) quant_ = cl::Buffer(runtime_.context(), CL_MEM_READ_ONLY, sizeof dct.quant);
@@ -89,7 +90,8 @@ std::vector<cl::Event> YCbCrConverter::blocks_to_planes(const cl::Buffer& coef,
     quant_of_ = dct.quant;
     quant_set_ = true;
   }
-  const ComponentArgs c(p);
+  ComponentArgs c(p);
+  for (int i = 0; i < p.components; ++i) c.coef_offs.s[i] += static_cast<cl_long>(coef_base);
   int arg = 0;
   dct_to_plane_.setArg(arg++, coef);
   dct_to_plane_.setArg(arg++, c.coef_offs);

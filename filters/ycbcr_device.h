@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/cl_runtime.h"
 #include "image/jpeg_planes.h"
+#include "runtime/cl_runtime.h"
 
 namespace blurtool {
 
@@ -37,12 +37,13 @@ class YCbCrConverter {
                                    const cl::Buffer& planes);
 
   /// Enqueues the dequantisation and inverse DCT of `layout`'s blocks (decode_jpeg_blocks: its
-  /// dct's coefficients in `coef`, from element 0) into its planes (decoder_layout offsets) in
+  /// dct's coefficients in `coef`, from element `coef_base`) into its planes (decoder_layout
+  /// offsets) in
   /// `planes`: what tjDecompressToYUVPlanes gives. The quantisation tables go up from
   /// layout.dct.quant when they differ from the last call's. One event (every component in one
   /// launch).
   std::vector<cl::Event> blocks_to_planes(const cl::Buffer& coef, const YCbCrPlanes& layout,
-                                          const cl::Buffer& planes);
+                                          const cl::Buffer& planes, std::size_t coef_base = 0);
 
   /// Enqueues the forward DCT and quantisation of `layout`'s planes (encoder_block_layout's
   /// sizes and tables; samples in `planes` at layout.offset) into its coefficients in `coef`:

@@ -29,6 +29,7 @@
 
 #include "image/codec_common.h"
 #include "image/jpeg_codec.h"
+#include "image/jpeg_entropy.h"
 #include "image/jpeg_planes.h"
 #include "image/png_codec.h"
 #include "image/stb_codec.h"
@@ -357,12 +358,16 @@ DecodedImage load_image_wide(const std::string& path, std::vector<std::string>* 
 
 bool decode_image_planes(const std::vector<std::uint8_t>& bytes, const std::string& name,
                          std::vector<std::string>* warnings, std::uint64_t max_pixels, bool orient,
-                         bool blocks, bool sparse, YCbCrPlanes* planes) {
+                         bool blocks, bool sparse, YCbCrPlanes* planes, EntropyScan* entropy) {
   if (!starts_with(bytes, kJpegSignature)) return false;
   const CheckedFile file = check_file(bytes, name, max_pixels);
   // The orientation from the segments check_file walked, not from parsing the file again.
   if ((orient && orientation_in(bytes, file.segments) > 1) || !jpeg_planes_supported(bytes, false))
     return false;
+  if (blocks && entropy && parse_entropy_scan(bytes.data(), bytes.size(), planes, entropy)) {
+    warn_if_misnamed(name, file, warnings);
+    return true;
+  }
   std::string damage;
   if (!blocks || !decode_jpeg_blocks(bytes, planes, sparse)) {
     try {

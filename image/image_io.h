@@ -167,17 +167,22 @@ DecodedImage decode_image_wide(const std::vector<std::uint8_t>& bytes, const std
 
 struct YCbCrPlanes;    // image/jpeg_planes.h
 struct ImageMetadata;  // image/metadata.h
+struct EntropyScan;    // image/jpeg_entropy.h
 
 /// Reads JPEG `bytes` as decode_image_wide does (the same checks, limits, errors and warnings)
 /// but only as far as its colour planes (decode_jpeg_planes), or with `blocks` as far as its
 /// DCT blocks (held sparse with `sparse`) where decode_jpeg_blocks takes the file, into *planes:
 /// true where the file is a JPEG that jpeg_planes_supported takes, upright as stored (or `orient`
 /// false), and that libjpeg decodes so; false otherwise, with nothing appended to `warnings`, for
-/// decode_image_wide to decode or refuse. Throws blurtool::Error naming `name`, as
-/// decode_image_wide does, for a JPEG it refuses before decoding (size, limits, truncation).
+/// decode_image_wide to decode or refuse. With `entropy` (and `blocks`), a file that
+/// parse_entropy_scan takes is not decoded at all: *planes gets its layout (no coefficients),
+/// *entropy its scan, for the device's entropy decoding (filters/jpeg_entropy_device.h).
+/// Throws blurtool::Error naming `name`, as decode_image_wide does, for a JPEG it refuses
+/// before decoding (size, limits, truncation).
 bool decode_image_planes(const std::vector<std::uint8_t>& bytes, const std::string& name,
                          std::vector<std::string>* warnings, std::uint64_t max_pixels, bool orient,
-                         bool blocks, bool sparse, YCbCrPlanes* planes);
+                         bool blocks, bool sparse, YCbCrPlanes* planes,
+                         EntropyScan* entropy = nullptr);
 
 /// The EXIF orientation of a JPEG file's bytes, 1 to 8 (TIFF tag 0x0112 in IFD0 of the first
 /// APP1 "Exif" segment, read by libexif): 1 upright, 2 mirrored left-right, 3 turned 180

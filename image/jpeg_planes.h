@@ -71,16 +71,28 @@ struct DctBlocks {
   bool fast_dct = false;  ///< encoding: the fast integer forward DCT (TurboJPEG below 96)
   PixelVector<std::int16_t> coef;
   SparseBlocks sparse;  ///< the coefficients held sparse (then `coef` is empty)
+  /// The coefficients still entropy-coded: the scan as EntropyDecoder::pack lays it out
+  /// (image/jpeg_entropy.h), which the device decodes (then `coef` and `sparse` are empty).
+  PixelVector<std::uint8_t> entropy;
 
-  bool empty() const { return coef.empty() && sparse.empty(); }
+  bool empty() const { return coef.empty() && sparse.empty() && entropy.empty(); }
   bool is_sparse() const { return !sparse.empty(); }
+  bool is_entropy() const { return !entropy.empty(); }
   /// The blocks of the components' layout (coef.size() / 64 where whole).
-  std::size_t block_count() const { return is_sparse() ? sparse.blocks() : coef.size() / 64; }
+  std::size_t block_count() const {
+    if (is_sparse()) return sparse.blocks();
+    if (is_entropy()) {
+      std::size_t n = 0;
+      for (int i = 0; i < 3; ++i) n += static_cast<std::size_t>(blocks_across[i]) * blocks_down[i];
+      return n;
+    }
+    return coef.size() / 64;
+  }
   /// Bytes the coefficients take in the form they are held.
   std::size_t bytes() const {
     return coef.size() * sizeof(std::int16_t) + sparse.mask.size() * sizeof(std::uint64_t) +
            sparse.values.size() * sizeof(std::int16_t) +
-           sparse.group_start.size() * sizeof(std::uint32_t);
+           sparse.group_start.size() * sizeof(std::uint32_t) + entropy.size();
   }
 };
 

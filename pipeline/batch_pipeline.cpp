@@ -37,6 +37,7 @@
 #include <thread>
 
 #include "filters/filter.h"
+#include "filters/jpeg_entropy_device.h"
 #include "filters/ycbcr_device.h"
 #include "pipeline/batch_report.h"
 #include "pipeline/file_list.h"
@@ -429,6 +430,8 @@ struct StageTimes {
   size_t planes_in = 0, planes_out = 0;  // images decoded to, results made as, colour planes
   size_t blocks_in = 0, blocks_out = 0;  // ... of them as DCT blocks
   size_t sparse_in = 0, sparse_out = 0;  // ... of those sparse
+  size_t entropy_in = 0;                 // ... of those entropy-coded (decoded on a device)
+  size_t entropy_on_host = 0;            // ... of which the device left to libjpeg
   // Seconds the threads waited, summed over threads: workers while the devices opened, at the
   // cap of images in flight with images left to decode, with none left; device lanes for
   // decoded images.
@@ -608,10 +611,11 @@ class Pipeline {
 
  private:
   struct Decoded {
-    size_t item;
-    Source source;     // the input decoded by the decoding thread (RGBA, colour planes, or for
-                       // the host lane grey or RGB as stored)
-    double bytes = 0;  // of the input file
+    size_t item = 0;
+    Source source;          // the input decoded by the decoding thread (RGBA, colour planes, or for
+                            // the host lane grey or RGB as stored)
+    double bytes = 0;       // of the input file
+    double held_bytes = 0;  // counted in held_bytes_ for it (set when a device lane takes it)
   };
   struct Finished {
     size_t item;
@@ -791,7 +795,11 @@ class Pipeline {
       std::unique_lock<std::mutex> lock(mutex_);
       size_t lanes = 0;
       for (const DeviceInfo& d : devices_) lanes += lanes_of(d);
-      cap_ = in_flight_cap(workers_ + 2 * lanes);
+      // Entropy-coded JPEGs go to a lane in batches (decode_entropy): room for half of one a
+      // lane beyond the workers' images.
+      cap_ = in_flight_cap(workers_ + (jpeg_dct_mode() == JpegDct::entropy
+                                           ? lanes * (kEntropyBatch / 2)
+                                           : 2 * lanes));
       lanes_ = lanes;
       // JPEGs decoded from now on leave their colour stages to the devices, if all take them.
       all = std::all_of(devices_.begin(), devices_.end(),
@@ -1037,8 +1045,8 @@ class Pipeline {
           if (large) return;
           // Decoded into pinned memory once the pool is installed (encoding's own buffers not).
           const UsePixelPool pinned;
-          d.source =
-              decode_source(in, o_, &warnings, planes, jpeg_dct_mode() == JpegDct::sparse, host);
+          d.source = decode_source(in, o_, &warnings, planes, jpeg_dct_mode() == JpegDct::sparse,
+                                   host, jpeg_dct_mode() == JpegDct::entropy);
           for (const std::string& w : warnings) warn(w);  // each names the file
           if (host_ == HostLane::only && !runs_on_host(d.source))
             throw Error(std::string(d.source.wide()
@@ -1065,6 +1073,7 @@ class Pipeline {
           if (d.source.has_planes()) ++times_.planes_in;
           if (d.source.planes.as_blocks()) ++times_.blocks_in;
           if (d.source.planes.dct.is_sparse()) ++times_.sparse_in;
+          if (d.source.planes.dct.is_entropy()) ++times_.entropy_in;
           decoded_bytes_ += d.source.bytes();
           decoded_.push_back(std::move(d));
         } else {
@@ -1193,22 +1202,39 @@ class Pipeline {
     const UsePixelPool pinned;  // the results in pinned memory
     // Keeps the previous image's filter, reused while size, depth and working space stay.
     DeviceStage stage(rt, o_);
+    EntropyLane entropy;
     for (;;) {
       std::unique_lock<std::mutex> lock(mutex_);
-      timed_wait(
-          lock, [&] { return !decoded_.empty() || !large_.empty() || no_more_input(); },
-          times_.wait_lanes_s);
-      if (decoded_.empty() && large_.empty()) return;
-      if (decoded_.empty()) {
-        run_large(lock, rt);
-        continue;
+      Decoded d;
+      if (!entropy.ready.empty()) {  // the rest of an entropy batch, decoded on this device
+        d = std::move(entropy.ready.front());
+        entropy.ready.pop_front();
+        lock.unlock();
+      } else {
+        timed_wait(
+            lock, [&] { return !decoded_.empty() || !large_.empty() || no_more_input(); },
+            times_.wait_lanes_s);
+        if (decoded_.empty() && large_.empty()) return;
+        if (decoded_.empty()) {
+          run_large(lock, rt);
+          continue;
+        }
+        d = take_decoded();
+        if (d.source.planes.dct.is_entropy()) {
+          // Entropy-coded JPEGs go to the device in batches, one work-group an image: one
+          // image alone would take one compute unit for milliseconds.
+          std::vector<Decoded> batch;
+          batch.push_back(std::move(d));
+          while (batch.size() < kEntropyBatch && !decoded_.empty() &&
+                 decoded_.front().source.planes.dct.is_entropy())
+            batch.push_back(take_decoded());
+          lock.unlock();
+          decode_entropy(rt, entropy, std::move(batch));
+          continue;
+        }
+        lock.unlock();
       }
-      Decoded d = std::move(decoded_.front());
-      decoded_.pop_front();
-      decoded_bytes_ -= d.source.bytes();
-      ++on_device_;
-      lock.unlock();
-      Finished f{d.item, {}, d.bytes, 2 * d.source.bytes()};
+      Finished f{d.item, {}, d.bytes, d.held_bytes};
       FilterRun timings;
       const StageClock clock;
       const bool ok = guarded(d.item, [&] {
@@ -1257,6 +1283,88 @@ class Pipeline {
         held_bytes_ -= f.held_bytes;
       }
       cv_.notify_all();
+    }
+  }
+
+  // With the lock held: the next decoded image, taken for a device lane.
+  Decoded take_decoded() {
+    Decoded d = std::move(decoded_.front());
+    decoded_.pop_front();
+    decoded_bytes_ -= d.source.bytes();
+    d.held_bytes = 2 * d.source.bytes();  // as counted in held_bytes_ when it was decoded
+    ++on_device_;
+    return d;
+  }
+
+  // A device lane's entropy decoding (EntropyDecoder): the decoder, made at its first batch,
+  // the coefficients of the batch's images in one buffer, and the images decoded there whose
+  // filtering is still to come.
+  struct EntropyLane {
+    std::unique_ptr<EntropyDecoder> decoder;
+    cl::Buffer coef;
+    std::size_t coef_shorts = 0;
+    std::deque<Decoded> ready;
+  };
+  static constexpr std::size_t kEntropyBatch = 64;
+
+  // Decodes the entropy-coded blocks of `batch` (taken from decoded_) on `rt` in one launch,
+  // then queues the images in lane.ready: each with its blocks on the device, or, where the
+  // device leaves a file to libjpeg (data libjpeg would warn about, or one that did not come
+  // into step) or the image needs tiles, decoded again on the host as without entropy
+  // decoding. An image that fails there is settled as failed.
+  void decode_entropy(Runtime& rt, EntropyLane& lane, std::vector<Decoded> batch) {
+    std::vector<std::int32_t> status(4 * batch.size(), 1);
+    try {
+      if (!lane.decoder) lane.decoder = std::make_unique<EntropyDecoder>(rt);
+      std::vector<EntropyDecoder::Item> items;
+      std::size_t shorts = 0;
+      for (const Decoded& d : batch) {
+        const DctBlocks& dct = d.source.planes.dct;
+        items.push_back({dct.entropy.data(), dct.entropy.size(), &d.source.planes, shorts});
+        shorts += EntropyDecoder::coefficients(d.source.planes);
+      }
+      if (shorts > lane.coef_shorts) {
+        lane.coef = cl::Buffer(rt.context(), CL_MEM_READ_WRITE, shorts * 2);
+        lane.coef_shorts = shorts;
+      }
+      lane.decoder->decode(items, lane.coef, status.data());
+      rt.queue().finish();
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        Source& s = batch[i].source;
+        const TileSize tiles = operation_tiles(rt, o_, s.width(), s.height(), false, "");
+        if (status[4 * i] != 0 || tiles.width < s.width() || tiles.height < s.height()) continue;
+        s.device_blocks = &lane.coef;
+        s.device_blocks_base = items[i].coef_offset;
+      }
+    } catch (...) {  // the device's failure, if any, shows again on its next run
+      std::fill(status.begin(), status.end(), 1);
+    }
+    for (Decoded& d : batch) {
+      if (!d.source.device_blocks) {
+        const bool ok = guarded(d.item, [&] {
+          std::vector<std::string> warnings;
+          const UsePixelPool pinned;
+          // The metadata (and its warnings) came with the first decoding.
+          JobOptions again = o_;
+          again.keep_metadata = KeepMetadata::none;
+          ImageMetadata kept = std::move(d.source.metadata);
+          d.source = decode_source(read_input(items_[d.item].input, o_), again, &warnings, true,
+                                   jpeg_dct_mode() == JpegDct::sparse, false, false);
+          d.source.metadata = std::move(kept);
+          for (const std::string& w : warnings) warn(w);
+        });
+        if (!ok) {
+          std::unique_lock<std::mutex> lock(mutex_);
+          --on_device_;
+          --held_;
+          held_bytes_ -= d.held_bytes;
+          cv_.notify_all();
+          continue;
+        }
+        std::unique_lock<std::mutex> lock(mutex_);
+        ++times_.entropy_on_host;
+      }
+      lane.ready.push_back(std::move(d));
     }
   }
 
@@ -1467,10 +1575,10 @@ void print_stage_times(const Pipeline& pipeline) {
       t.wait_opening_s, t.wait_cap_s, t.wait_tail_s, t.wait_lanes_s);
   std::printf(
       "JPEG colour stages on the device (%s): %zu images decoded to colour planes "
-      "(%zu as DCT blocks, %zu sparse), %zu results returned as colour planes (%zu as DCT blocks, "
-      "%zu sparse)\n",
-      parameter("jpeg_codec").c_str(), t.planes_in, t.blocks_in, t.sparse_in, t.planes_out,
-      t.blocks_out, t.sparse_out);
+      "(%zu as DCT blocks, %zu sparse, %zu entropy-coded of which %zu left to libjpeg by the "
+      "device), %zu results returned as colour planes (%zu as DCT blocks, %zu sparse)\n",
+      parameter("jpeg_codec").c_str(), t.planes_in, t.blocks_in, t.sparse_in, t.entropy_in,
+      t.entropy_on_host, t.planes_out, t.blocks_out, t.sparse_out);
   std::map<const void*, std::vector<StageTimes::Span>> by_device;
   for (const StageTimes::Span& s : t.spans) by_device[s.device].push_back(s);
   const double timed = static_cast<double>(std::max<size_t>(1, t.timed_round_trips));

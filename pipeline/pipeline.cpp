@@ -15,6 +15,7 @@
 
 #include "filters/box/box_host.h"
 #include "filters/gauss/gauss_host.h"
+#include "filters/jpeg_entropy_device.h"
 #include "filters/ycbcr_device.h"
 #include "pipeline/strip_pipeline.h"
 #include "util/trace.h"
@@ -276,6 +277,8 @@ SourceRun render_source(Runtime& runtime, const JobOptions& o, Filter& filter, c
   if (!source.wide()) {
     PlaneTransfer planes;
     if (source.has_planes()) planes.input = &source.planes;
+    planes.input_blocks = source.device_blocks;
+    planes.input_blocks_base = source.device_blocks_base;
     if (kind == OutputKind::jpeg && o.operation != JobOptions::Operation::bright &&
         jpeg_colour_on_device(o, runtime.device()) && jpeg_planes_encoder_is_turbojpegs() &&
         planes_addressable(source.width(), source.height())) {
@@ -452,12 +455,14 @@ namespace {
 // (decode_image_planes); an empty Source where the planes cannot be had, for the whole decoder
 // to decode (or refuse) instead.
 Source decode_planes(const InputBytes& in, const JobOptions& o, std::vector<std::string>* warnings,
-                     bool sparse) {
+                     bool sparse, bool entropy) {
   Source s;
+  EntropyScan scan;
   if (o.operation == JobOptions::Operation::bright || !o.max_tile.is_default() ||
       !decode_image_planes(in.bytes, in.name, warnings, o.max_pixels, o.orient,
-                           jpeg_dct_on_device(), sparse, &s.planes))
+                           jpeg_dct_on_device(), sparse, &s.planes, entropy ? &scan : nullptr))
     return Source{};
+  if (!scan.segment_end.empty()) s.planes.dct.entropy = EntropyDecoder::pack(scan, s.planes);
   s.channels = s.planes.components;
   s.space = working_space(o, s.channels, false, false);
   return s;
@@ -482,9 +487,9 @@ ImageMetadata output_metadata(const InputBytes& in, const JobOptions& o,
 }
 
 Source decode_source(const InputBytes& in, const JobOptions& o, std::vector<std::string>* warnings,
-                     bool planes, bool sparse, bool native) {
+                     bool planes, bool sparse, bool native, bool entropy) {
   Source s;
-  if (planes) s = decode_planes(in, o, warnings, sparse);
+  if (planes) s = decode_planes(in, o, warnings, sparse, entropy);
   native = native && !planes;
   if (!s.has_planes())
     s = make_source(decode_image_wide(in.bytes, in.name, warnings, o.max_pixels, o.orient, !native),
@@ -513,6 +518,8 @@ SourceRun DeviceStage::run_unguarded(const Source& source, OutputKind kind,
       runtime_, o_, width, height, source.filter_depth() == PixelDepth::u16, request.timed_by);
   if (tiles.width < width || tiles.height < height) {
     SourceRun r;
+    if (source.planes.dct.is_entropy())  // the batch decodes such an image again (see there)
+      throw Error("an entropy-coded JPEG in tiles: its blocks are only decoded on the device");
     if (source.has_planes()) {  // tiles read RGBA: the planes become RGBA on the host
       Source rgba;
       rgba.rgba = ycbcr_to_rgba(source.planes.as_blocks() ? blocks_to_planes(source.planes)

@@ -171,15 +171,20 @@ inline bool jpeg_colour_on_device(const JobOptions& o, const DeviceInfo& device)
 /// Where JPEG's DCT stages run when its colour stages go to the device (the IDCT of decoding,
 /// the forward DCT and quantisation of encoding): on the device (the host then only
 /// entropy-codes), the coefficients moved whole, unless the environment sets
-/// BLURTOOL_JPEG_DCT=host (with libjpeg-turbo: to measure the colour stages alone) or =sparse
+/// BLURTOOL_JPEG_DCT=host (with libjpeg-turbo: to measure the colour stages alone), =sparse
 /// (moved as SparseBlocks, a third of the bytes: slower on the H100 machine, kernels/NOTES.md
-/// "Sparse DCT blocks"; for measurements and tests).
-enum class JpegDct { host, whole, sparse };
+/// "Sparse DCT blocks"; for measurements and tests) or =entropy (a batch's JPEGs
+/// entropy-decoded on the device too, in batches: docs/notes/whole-job.md, "JPEG entropy
+/// decoding on the device").
+enum class JpegDct { host, whole, sparse, entropy };
 inline JpegDct jpeg_dct_mode() {
   static const JpegDct mode = [] {
     const char* e = std::getenv("BLURTOOL_JPEG_DCT");
     const std::string s = e ? e : "";
-    return s == "host" ? JpegDct::host : s == "sparse" ? JpegDct::sparse : JpegDct::whole;
+    return s == "host"      ? JpegDct::host
+           : s == "sparse"  ? JpegDct::sparse
+           : s == "entropy" ? JpegDct::entropy
+                            : JpegDct::whole;
   }();
   return mode;
 }
@@ -216,6 +221,10 @@ struct Source {
   WorkingSpace space;  ///< the blur's working space (the stored form for --bright)
   /// What the output carries of the input's metadata (metadata_for_output of the file's)
   ImageMetadata metadata;
+  /// Where planes.dct.entropy was decoded on the device (EntropyDecoder): that buffer, from
+  /// element device_blocks_base; run_filter reads the blocks there instead of uploading.
+  const cl::Buffer* device_blocks = nullptr;
+  std::size_t device_blocks_base = 0;
   bool wide() const { return rgba16.channels != 0; }
   bool has_planes() const { return !planes.empty(); }
   /// The pixels' size in host memory, bytes.
@@ -255,12 +264,15 @@ InputBytes read_input(const std::string& input, const JobOptions& o);
 /// and prepared by make_source. With `planes`, a JPEG the device can take as colour planes
 /// (jpeg_planes_supported; a blur, in one piece: no --max-tile) is decoded only to them
 /// (Source::planes), or to its DCT blocks (jpeg_dct_on_device), held sparse with `sparse`
-/// (SparseBlocks). With `native` (not `planes`), an 8-bit grey or RGB image keeps its channels
+/// (SparseBlocks), or with `entropy` (and blocks on the device) not decoded at all where
+/// parse_entropy_scan takes it: planes.dct.entropy holds its scan packed for EntropyDecoder.
+/// With `native` (not `planes`), an 8-bit grey or RGB image keeps its channels
 /// (make_source): for the host's filters only. Warnings (each naming the input) are
 /// appended to `warnings`. Throws blurtool::Error naming the input for a file that is no image
 /// it can decode.
 Source decode_source(const InputBytes& in, const JobOptions& o, std::vector<std::string>* warnings,
-                     bool planes = false, bool sparse = false, bool native = false);
+                     bool planes = false, bool sparse = false, bool native = false,
+                     bool entropy = false);
 
 /// What an output of `in` carries of its metadata (image/metadata.h): read from its bytes and
 /// prepared by metadata_for_output as o.keep_metadata says, the EXIF orientation set to 1 where

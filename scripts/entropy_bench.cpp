@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
     std::map<int, int> passes;
     int exact = 0, left = 0, refused = 0, wrong = 0;
     std::size_t bytes_in = 0, packed_bytes = 0;
-    std::vector<std::vector<std::uint8_t>> packed_all;
+    std::vector<PixelVector<std::uint8_t>> packed_all;
     std::vector<YCbCrPlanes> layouts;
     std::size_t max_coef = 0;
     for (const std::string& path : files) {
@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
       }
       YCbCrPlanes layout;
       EntropyScan scan;
-      std::vector<std::uint8_t> packed;
+      PixelVector<std::uint8_t> packed;
       bool parsed = false;
       for (int r = 0; r < runs; ++r) {
         const double t0 = now_ms();

@@ -17,6 +17,7 @@
 #include "image/image_io.h"
 #include "runtime/cl_runtime.h"
 #include "tests/support/cli_fixture.h"
+#include "tests/support/libjpeg_support.h"
 #include "tests/support/test_support.h"
 
 namespace blurtool {
@@ -43,6 +44,34 @@ TEST_F(Cli, JpegOutputHonoursQuality) {
   EXPECT_LT(fs::file_size(q10), fs::file_size(q80));  // --quality reaches the encoder
 }
 
+namespace {
+
+// A 101x77 crop of the dune photo (RGB), and its green channel as grey: odd sides, both.
+std::pair<Image, Image> odd_crops() {
+  const Image dune = load_image(kDune);
+  Image crop{101, 77, 3, {}};
+  for (int y = 0; y < 77; ++y)
+    for (int x = 0; x < 101; ++x)
+      for (int c = 0; c < 3; ++c)
+        crop.pixels.push_back(dune.pixels[dune.index(x + 300, y + 200, c)]);
+  Image grey{101, 77, 1, {}};
+  for (int i = 0; i < 101 * 77; ++i) grey.pixels.push_back(crop.pixels[3 * i + 1]);
+  return {crop, grey};
+}
+
+// Every file of folder `a` has the same bytes in folder `b`; returns how many.
+int expect_same_files(const fs::path& a, const fs::path& b) {
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(a)) {
+    ++files;
+    EXPECT_EQ(read_file(entry.path()), read_file(b / entry.path().filename()))
+        << entry.path().filename();
+  }
+  return files;
+}
+
+}  // namespace
+
 // --subsampling reaches the JPEG (TurboJPEG's header reader says which), --png-level the PNG:
 // the same pixels at every level, 0 stored (larger than the samples), 9 smaller than 1.
 // --jpeg-codec device: a JPEG decoded only to its DCT blocks, transformed and converted to
@@ -57,15 +86,9 @@ TEST_F(Cli, JpegCodecOnTheDeviceWritesTheHostsBytes) {
   fs::copy_file(kDune, in / "dune.jpg");      // 4:2:2
   fs::copy_file(kHubble, in / "hubble.jpg");  // 4:4:4
   fs::copy_file(kCoffee, in / "coffee.png");
-  const Image odd = load_image(kDune);
-  Image crop{101, 77, 3, {}};
-  for (int y = 0; y < 77; ++y)
-    for (int x = 0; x < 101; ++x)
-      for (int c = 0; c < 3; ++c) crop.pixels.push_back(odd.pixels[odd.index(x + 300, y + 200, c)]);
+  const auto [crop, grey] = odd_crops();
   const auto b420 = encode_image(crop, ImageFormat::jpeg, 90);  // 4:2:0, odd sides
   write_file(in / "odd420.jpg", std::string(b420.begin(), b420.end()));
-  Image grey{101, 77, 1, {}};
-  for (int i = 0; i < 101 * 77; ++i) grey.pixels.push_back(crop.pixels[3 * i + 1]);
   write_file(in / "grey.jpg", [&] {
     const auto b = encode_image(grey, ImageFormat::jpeg, 90);
     return std::string(b.begin(), b.end());
@@ -93,7 +116,9 @@ TEST_F(Cli, JpegCodecOnTheDeviceWritesTheHostsBytes) {
         const std::string out_count = on && std::string(format) == "jpg" ? "5" : "0";
         const std::string said = "device (--jpeg-codec): " + in_count +
                                  " images decoded to colour planes (" + in_count +
-                                 " as DCT blocks, " + (forced ? in_count : "0") + " sparse), " +
+                                 " as DCT blocks, " + (forced ? in_count : "0") +
+                                 " sparse, 0 entropy-coded of which 0 left to libjpeg by the "
+                                 "device), " +
                                  out_count + " results returned as colour planes (" + out_count +
                                  " as DCT blocks, " + (forced ? out_count : "0") + " sparse)";
         EXPECT_NE(r.out.find(said), std::string::npos) << said << "\n" << r.out;
@@ -130,6 +155,45 @@ TEST_F(Cli, JpegCodecOnTheDeviceWritesTheHostsBytes) {
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--jpeg-codec"), std::string::npos) << bad.err;
   EXPECT_FALSE(fs::exists(out_ / "x.jpg"));
+}
+
+// BLURTOOL_JPEG_DCT=entropy: a batch's JPEGs entropy-decoded on the device in batches
+// (kernels/jpeg_entropy.cl) write the bytes of the blocks decoded by libjpeg, for every
+// subsampling, greyscale, odd sides and restart markers; a file whose data libjpeg warns about
+// (bytes left over before EOI) is left to libjpeg by the device and decoded on the host, with
+// libjpeg's warning, and the same bytes again. --bench counts both.
+TEST_F(Cli, EntropyDecodingOnTheDeviceWritesTheBlocksBytes) {
+  const fs::path in = out_ / "in";
+  fs::create_directories(in);
+  fs::copy_file(kDune, in / "dune.jpg");      // 4:2:2
+  fs::copy_file(kHubble, in / "hubble.jpg");  // 4:4:4
+  const auto [crop, grey] = odd_crops();
+  const auto b420 = encode_image(crop, ImageFormat::jpeg, 90);  // 4:2:0, odd sides
+  write_file(in / "odd420.jpg", std::string(b420.begin(), b420.end()));
+  const auto bgrey = encode_image(grey, ImageFormat::jpeg, 90);
+  write_file(in / "grey.jpg", std::string(bgrey.begin(), bgrey.end()));
+  LibjpegCoding restarts;
+  restarts.restart_interval = 2;
+  const auto brst = libjpeg_jpeg(crop, restarts);
+  write_file(in / "restarts.jpg", std::string(brst.begin(), brst.end()));
+  // Extraneous bytes before EOI: libjpeg warns and decodes every block.
+  std::string left_over(b420.begin(), b420.end() - 2);
+  left_over += std::string(16, '\x11') + "\xFF\xD9";
+  write_file(in / "left_over.jpg", left_over);
+  const fs::path whole = out_ / "whole", entropy = out_ / "entropy";
+  for (const auto& [mode, folder] : {std::pair{"whole", whole}, std::pair{"entropy", entropy}}) {
+    ScopedEnv env;
+    env.set("BLURTOOL_JPEG_DCT", mode);
+    const Result r = run({"--box", "5", "--jpeg-codec", "device", "--device", "0", "--bench",
+                          in.string(), "-o", folder.string()});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("left_over.jpg"), std::string::npos) << r.err;  // libjpeg's warning
+    const std::string said = std::string(mode) == "entropy"
+                                 ? "6 entropy-coded of which 1 left to libjpeg by the device"
+                                 : "0 entropy-coded of which 0 left to libjpeg by the device";
+    EXPECT_NE(r.out.find(said), std::string::npos) << said << "\n" << r.out;
+  }
+  EXPECT_EQ(expect_same_files(whole, entropy), 6);
 }
 
 // --jpeg-codec auto in a batch: decoding to colour planes starts before the devices are known

@@ -27,7 +27,7 @@ std::vector<std::int16_t> device_blocks(EntropyDecoder& decoder,
     ADD_FAILURE() << "parse_entropy_scan refused the file";
     return {};
   }
-  const std::vector<std::uint8_t> packed = EntropyDecoder::pack(scan, *layout, subsequence_bits);
+  const auto packed = EntropyDecoder::pack(scan, *layout, subsequence_bits);
   Runtime& rt = runtime();
   const std::size_t total = EntropyDecoder::coefficients(*layout);
   cl::Buffer coef(rt.context(), CL_MEM_READ_WRITE, std::max<std::size_t>(total, 1) * 2);
@@ -170,7 +170,8 @@ TEST(JpegEntropy, DamagedDataIsLeftToLibjpeg) {
 TEST(JpegEntropy, ABatchDecodesEachImageAsAlone) {
   EntropyDecoder decoder(runtime());
   Runtime& rt = runtime();
-  std::vector<std::vector<std::uint8_t>> files, packed;
+  std::vector<std::vector<std::uint8_t>> files;
+  std::vector<PixelVector<std::uint8_t>> packed;
   std::vector<YCbCrPlanes> layouts, expected;
   for (int i = 0; i < 7; ++i) {
     const int w = 40 + 37 * i, h = 30 + 23 * i;
