@@ -66,7 +66,6 @@ class EntropyDecoder {
   int wg_ = 256;
   cl::Buffer input_, where_, scratch_, status_;
   std::size_t input_bytes_ = 0, where_bytes_ = 0, scratch_bytes_ = 0, status_bytes_ = 0;
-  std::vector<std::uint8_t> staging_;  // the batch's inputs, back to back
   std::vector<cl_ulong> where_of_;
 };
 

@@ -798,7 +798,7 @@ class Pipeline {
       // Entropy-coded JPEGs go to a lane in batches (decode_entropy): room for half of one a
       // lane beyond the workers' images.
       cap_ = in_flight_cap(workers_ + (jpeg_dct_mode() == JpegDct::entropy
-                                           ? lanes * (kEntropyBatch / 2)
+                                           ? lanes * (entropy_batch() / 2)
                                            : 2 * lanes));
       lanes_ = lanes;
       // JPEGs decoded from now on leave their colour stages to the devices, if all take them.
@@ -1203,6 +1203,13 @@ class Pipeline {
     // Keeps the previous image's filter, reused while size, depth and working space stay.
     DeviceStage stage(rt, o_);
     EntropyLane entropy;
+    if (jpeg_dct_mode() == JpegDct::entropy && planes_) {
+      // Built before the first batch arrives, not in its way; a failure shows there again.
+      try {
+        entropy.decoder = std::make_unique<EntropyDecoder>(rt);
+      } catch (...) {
+      }
+    }
     for (;;) {
       std::unique_lock<std::mutex> lock(mutex_);
       Decoded d;
@@ -1225,7 +1232,7 @@ class Pipeline {
           // image alone would take one compute unit for milliseconds.
           std::vector<Decoded> batch;
           batch.push_back(std::move(d));
-          while (batch.size() < kEntropyBatch && !decoded_.empty() &&
+          while (batch.size() < entropy_batch() && !decoded_.empty() &&
                  decoded_.front().source.planes.dct.is_entropy())
             batch.push_back(take_decoded());
           lock.unlock();
@@ -1305,7 +1312,16 @@ class Pipeline {
     std::size_t coef_shorts = 0;
     std::deque<Decoded> ready;
   };
-  static constexpr std::size_t kEntropyBatch = 64;
+  // Images a lane's entropy batch takes at most: 64, or BLURTOOL_ENTROPY_BATCH (1-1024, for
+  // measurements).
+  static std::size_t entropy_batch() {
+    static const std::size_t n = [] {
+      const char* e = std::getenv("BLURTOOL_ENTROPY_BATCH");
+      const long v = e ? std::strtol(e, nullptr, 10) : 0;
+      return v >= 1 && v <= 1024 ? static_cast<std::size_t>(v) : std::size_t{64};
+    }();
+    return n;
+  }
 
   // Decodes the entropy-coded blocks of `batch` (taken from decoded_) on `rt` in one launch,
   // then queues the images in lane.ready: each with its blocks on the device, or, where the
