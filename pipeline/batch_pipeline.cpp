@@ -510,6 +510,7 @@ class Pipeline {
     if (o.jpeg_codec == JobOptions::JpegCodec::automatic) {
       memo_ = device_memo(o);
       planes_ = memo_ == 1;
+      entropy_ = planes_ && jpeg_entropy_on_device(true);  // the memo says "gpu"
     }
     failed_ = plan.failed.size();
     skipped_ = plan.skipped.size();
@@ -797,14 +798,17 @@ class Pipeline {
       for (const DeviceInfo& d : devices_) lanes += lanes_of(d);
       // Entropy-coded JPEGs go to a lane in batches (decode_entropy): room for half of one a
       // lane beyond the workers' images.
-      cap_ = in_flight_cap(workers_ + (jpeg_dct_mode() == JpegDct::entropy
-                                           ? lanes * (entropy_batch() / 2)
-                                           : 2 * lanes));
+      const bool gpus = std::all_of(devices_.begin(), devices_.end(), [](const DeviceInfo& d) {
+        return (d.type & CL_DEVICE_TYPE_GPU) != 0;
+      });
+      const bool entropy = jpeg_entropy_on_device(gpus);
+      cap_ = in_flight_cap(workers_ + (entropy ? lanes * (entropy_batch() / 2) : 2 * lanes));
       lanes_ = lanes;
       // JPEGs decoded from now on leave their colour stages to the devices, if all take them.
       all = std::all_of(devices_.begin(), devices_.end(),
                         [&](const DeviceInfo& d) { return jpeg_colour_on_device(o_, d); });
       planes_ = all;
+      entropy_ = all && entropy;
       remember = o_.jpeg_codec == JobOptions::JpegCodec::automatic && memo_ != (all ? 1 : 0);
       times_.known_s = seconds();
       opening_ += devices_.size() - 1;  // batch_devices never returns an empty list
@@ -1046,7 +1050,7 @@ class Pipeline {
           // Decoded into pinned memory once the pool is installed (encoding's own buffers not).
           const UsePixelPool pinned;
           d.source = decode_source(in, o_, &warnings, planes, jpeg_dct_mode() == JpegDct::sparse,
-                                   host, jpeg_dct_mode() == JpegDct::entropy);
+                                   host, entropy_);
           for (const std::string& w : warnings) warn(w);  // each names the file
           if (host_ == HostLane::only && !runs_on_host(d.source))
             throw Error(std::string(d.source.wide()
@@ -1203,7 +1207,7 @@ class Pipeline {
     // Keeps the previous image's filter, reused while size, depth and working space stay.
     DeviceStage stage(rt, o_);
     EntropyLane entropy;
-    if (jpeg_dct_mode() == JpegDct::entropy && planes_) {
+    if (entropy_) {
       // Built before the first batch arrives, not in its way; a failure shows there again.
       try {
         entropy.decoder = std::make_unique<EntropyDecoder>(rt);
@@ -1496,6 +1500,11 @@ class Pipeline {
   // colour stages on all of them (device_memo), else once the devices are known and every one
   // does (jpeg_colour_on_device).
   std::atomic<bool> planes_{o_.jpeg_codec == JobOptions::JpegCodec::device};
+  // Whether workers leave JPEGs entropy-coded for the devices (decode_source's `entropy`):
+  // jpeg_entropy_on_device, once the devices (or the memo) say whether they are GPUs; from the
+  // start where both the colour stages and the entropy decoding are forced onto devices.
+  std::atomic<bool> entropy_{o_.jpeg_codec == JobOptions::JpegCodec::device &&
+                             jpeg_dct_mode() == JpegDct::entropy};
   int memo_ = -1;  // device_memo for --jpeg-codec auto: 1 gpu, 0 other, -1 none
   size_t workers_ = 1, cap_ = 1;
   size_t lanes_ = 0;  // device threads, once the devices are known

@@ -173,23 +173,32 @@ inline bool jpeg_colour_on_device(const JobOptions& o, const DeviceInfo& device)
 /// entropy-codes), the coefficients moved whole, unless the environment sets
 /// BLURTOOL_JPEG_DCT=host (with libjpeg-turbo: to measure the colour stages alone), =sparse
 /// (moved as SparseBlocks, a third of the bytes: slower on the H100 machine, kernels/NOTES.md
-/// "Sparse DCT blocks"; for measurements and tests) or =entropy (a batch's JPEGs
-/// entropy-decoded on the device too, in batches: docs/notes/whole-job.md, "JPEG entropy
-/// decoding on the device").
-enum class JpegDct { host, whole, sparse, entropy };
+/// "Sparse DCT blocks"; for measurements and tests), =whole (never entropy-decoded on the
+/// device) or =entropy (a batch's JPEGs entropy-decoded on any device, in batches). Unset
+/// (automatic): a batch's JPEGs are entropy-decoded on the device where every device is a GPU
+/// (measured faster there, slower on PoCL's CPU device: docs/notes/whole-job.md, "JPEG entropy
+/// decoding on the device"), their blocks moved whole otherwise.
+enum class JpegDct { host, whole, sparse, entropy, automatic };
 inline JpegDct jpeg_dct_mode() {
   static const JpegDct mode = [] {
     const char* e = std::getenv("BLURTOOL_JPEG_DCT");
     const std::string s = e ? e : "";
     return s == "host"      ? JpegDct::host
+           : s == "whole"   ? JpegDct::whole
            : s == "sparse"  ? JpegDct::sparse
            : s == "entropy" ? JpegDct::entropy
-                            : JpegDct::whole;
+                            : JpegDct::automatic;
   }();
   return mode;
 }
 inline bool jpeg_dct_on_device() {
   return jpeg_dct_mode() != JpegDct::host;
+}
+/// Whether a batch whose devices are all GPUs (`gpus`) entropy-decodes its JPEGs on them
+/// (jpeg_dct_mode).
+inline bool jpeg_entropy_on_device(bool gpus) {
+  const JpegDct mode = jpeg_dct_mode();
+  return mode == JpegDct::entropy || (mode == JpegDct::automatic && gpus);
 }
 
 /// The names of --jpeg-codec.

@@ -62,12 +62,13 @@ TEST(KernelSelection, EachKernelAloneKeepsItsLinesAndDropsTheOthers) {
     const std::string whole = program_source(family, {});
     const std::vector<std::string> whole_lines = lines_of(whole);
     const auto defined = kernel_definitions(whole);
-    ASSERT_GE(defined.size(), 2u) << family;
+    ASSERT_GE(defined.size(), 1u) << family;
+    const bool alone = defined.size() == 1;  // a family of one kernel: nothing to drop
     for (const auto& [name, line] : defined) {
       const std::string text = program_source(family, {name});
       const std::vector<std::string> lines = lines_of(text);
       ASSERT_EQ(lines.size(), whole_lines.size()) << family << " " << name;
-      EXPECT_LT(text.size(), whole.size()) << family << " " << name;
+      if (!alone) EXPECT_LT(text.size(), whole.size()) << family << " " << name;
       const std::vector<std::pair<std::string, size_t>> only = {{name, line}};
       EXPECT_EQ(kernel_definitions(text), only) << family << " " << name;
       for (size_t i = 0; i < lines.size(); ++i) {
@@ -75,6 +76,7 @@ TEST(KernelSelection, EachKernelAloneKeepsItsLinesAndDropsTheOthers) {
             << family << " " << name << " line " << i + 1 << ": " << lines[i];
       }
     }
+    if (alone) continue;
     // Two at once: both stay; the order and repeats of the names do not matter.
     const std::string pair = program_source(family, {defined[1].first, defined[0].first});
     EXPECT_EQ(kernel_definitions(pair).size(), 2u) << family;
