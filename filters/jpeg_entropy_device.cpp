@@ -69,15 +69,16 @@ PixelVector<std::uint8_t> EntropyDecoder::pack(const EntropyScan& scan, const YC
   const std::uint32_t step = static_cast<std::uint32_t>(subsequence_bits);
   const std::size_t segments = scan.segment_end.size();
   std::vector<std::uint32_t> segs(2 * ((segments + 1) / 2 * 2)), subs;  // 16-byte aligned after
-  std::uint32_t begin = 0;
+  std::uint64_t begin = 0;  // bit positions: the scan is under 2^28 bytes (parse_entropy_scan)
   for (std::size_t s = 0; s < segments; ++s) {
-    const std::uint32_t end = scan.segment_end[s] * 8u;
+    const std::uint64_t end = std::uint64_t{scan.segment_end[s]} * 8u;
     segs[2 * s] = scan.segment_end[s];
     segs[2 * s + 1] = static_cast<std::uint32_t>(subs.size() / 4);
-    std::uint32_t at = begin;
+    std::uint64_t at = begin;
     do {
-      subs.insert(subs.end(), {at, std::min(end, at + step), static_cast<std::uint32_t>(s),
-                               at == begin ? 1u : 0u});
+      subs.insert(subs.end(), {static_cast<std::uint32_t>(at),
+                               static_cast<std::uint32_t>(std::min(end, at + step)),
+                               static_cast<std::uint32_t>(s), at == begin ? 1u : 0u});
       at += step;
     } while (at < end);
     begin = end;

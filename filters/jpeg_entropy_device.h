@@ -26,7 +26,8 @@ class EntropyDecoder {
   /// The one buffer the kernel reads for `scan` (header, tables, segments, subsequences of
   /// `subsequence_bits` bits, then the data; the layout kernels/jpeg_entropy.cl gives), for
   /// the image `layout` (parse_entropy_scan's). subsequence_bits: a multiple of 32, at least 32;
-  /// 0 takes the default (1024, or BLURTOOL_ENTROPY_SUB_BITS). Throws std::bad_alloc.
+  /// 0 takes the default (1024, or 32 x BLURTOOL_ENTROPY_SUB_WORDS, a power of two). Throws
+  /// std::bad_alloc.
   static PixelVector<std::uint8_t> pack(const EntropyScan& scan, const YCbCrPlanes& layout,
                                         int subsequence_bits = 0);
 
@@ -49,9 +50,9 @@ class EntropyDecoder {
   /// kernel's passes (data with next to no end-of-block codes, as noise at quality 100), 3 a run's
   /// start out of step or at a bad code, 4 a bad code or data past its segment, 5 a segment's
   /// blocks ending early or whole bytes before its end; [2] the passes the synchronisation took).
-  /// The inputs go up before this returns (the items' memory is free again then); `statuses` must
-  /// stay until the queue has written them. Returns the kernel's event. Throws cl::Error,
-  /// std::bad_alloc.
+  /// The inputs go up from the items' memory without a copy and without blocking (pinned memory
+  /// uploads fastest): it, and `statuses`, must stay until the queue has finished. Returns the
+  /// kernel's event. Throws cl::Error, std::bad_alloc.
   cl::Event decode(const std::vector<Item>& items, const cl::Buffer& coef, std::int32_t* statuses);
 
   /// The coefficient count (shorts) of `layout` (parse_entropy_scan's, whose dct holds none).

@@ -104,10 +104,15 @@ bool unstuff(const std::uint8_t* p, std::size_t n, std::size_t segments, Entropy
     i += run;
     if (!ff) break;
     ++i;
+    const std::size_t fill = i;
     while (i < n && p[i] == 0xFF) ++i;  // fill bytes
     if (i >= n) break;
     const std::uint8_t m = p[i++];
     if (m == 0) {
+      // FF FF .. 00: libjpeg-turbo's fast Huffman decoder (decode_mcu_fast) takes the fill
+      // bytes for a marker and leaves stray coefficients behind, without a warning; such a
+      // file is left to libjpeg, whose blocks it then is.
+      if (i - fill > 1) return false;
       out[o++] = 0xFF;
       continue;
     }
@@ -120,7 +125,9 @@ bool unstuff(const std::uint8_t* p, std::size_t n, std::size_t segments, Entropy
     if (m != 0xD9 || segment + 1 != segments) return false;  // EOI after the last segment
     scan->segment_end.push_back(static_cast<std::uint32_t>(o));
     out.resize(o);
-    return o < (1u << 29);  // bit positions in 32 bits
+    // Bit positions, with the decoder's lookahead and a subsequence's step past the end, in 32
+    // bits.
+    return o < (std::size_t{1} << 28);
   }
   return false;  // no EOI
 }

@@ -50,7 +50,8 @@ struct EntropyScan {
 /// coefficients), *scan the data and tables above. False, for a file the device decoder does
 /// not take, which decode_jpeg_blocks or the whole decoder then decode: what decode_jpeg_blocks
 /// refuses, and progressive, more than one scan, a missing or invalid Huffman table, restart
-/// markers out of order, anything but EOI after the scan, or data that ends early. Exact only
+/// markers out of order, anything but EOI after the scan, data that ends early, fill bytes
+/// before a stuffed zero (FF FF 00), or a scan of 2^28 bytes or more. Exact only
 /// for data libjpeg decodes without a warning; the kernel finds the rest (its status) and the
 /// caller then decodes with libjpeg. Never throws but std::bad_alloc.
 bool parse_entropy_scan(const std::uint8_t* bytes, std::size_t size, YCbCrPlanes* planes,

@@ -212,8 +212,8 @@ inline uint2 decode_run(local const int* meta, local const ushort* look, local c
   return (uint2)(bit_position(&r), (uint)(b << 8 | k));
 }
 
-// The scratch of one image (scratch_ints ints of `scratch` from get_group_id(0) * scratch_ints;
-// the caller sizes it by entropy_scratch_ints): per subsequence its start state, its exit
+// The scratch of one image (from int where[4 * image + 2] of `scratch_all`, sized by
+// EntropyDecoder::decode): per subsequence its start state, its exit
 // state, its completed blocks and their exclusive prefix sum; per segment the bit after its
 // last block; per block of the scan its DC difference.
 kernel void entropy_decode(global const uchar* input, global const ulong* where,

@@ -977,7 +977,7 @@ class Pipeline {
           const Decoded& d = decoded_.front();
           item = d.item;
           decoded_bytes_ -= d.source.bytes();
-          held_bytes_ -= 2 * d.source.bytes();
+          held_bytes_ -= held_of(d.source);
           --held_;
           decoded_.pop_front();
         } else {
@@ -1072,7 +1072,7 @@ class Pipeline {
           --held_;
           large_.push_back(i);
         } else if (ok) {
-          held_bytes_ += 2 * d.source.bytes();  // the source, and the result to come
+          held_bytes_ += held_of(d.source);  // the source, and the result to come
           decoded(d, lap);
           if (d.source.has_planes()) ++times_.planes_in;
           if (d.source.planes.as_blocks()) ++times_.blocks_in;
@@ -1297,17 +1297,25 @@ class Pipeline {
     }
   }
 
+  // The bytes an image holds from its decoding to its write: the source and the result to come;
+  // an entropy-coded source as the DCT blocks it becomes (on the device, or on the host where
+  // the device leaves it to libjpeg), not as its scan.
+  static double held_of(const Source& s) {
+    if (!s.planes.dct.is_entropy()) return 2 * s.bytes();
+    return 2.0 * 2 * EntropyDecoder::coefficients(s.planes) + s.bytes();
+  }
+
   // With the lock held: the next decoded image, taken for a device lane.
   Decoded take_decoded() {
     Decoded d = std::move(decoded_.front());
     decoded_.pop_front();
     decoded_bytes_ -= d.source.bytes();
-    d.held_bytes = 2 * d.source.bytes();  // as counted in held_bytes_ when it was decoded
+    d.held_bytes = held_of(d.source);  // as counted in held_bytes_ when it was decoded
     ++on_device_;
     return d;
   }
 
-  // A device lane's entropy decoding (EntropyDecoder): the decoder, made at its first batch,
+  // A device lane's entropy decoding (EntropyDecoder): the decoder, made when the lane starts,
   // the coefficients of the batch's images in one buffer, and the images decoded there whose
   // filtering is still to come.
   struct EntropyLane {
@@ -1351,13 +1359,19 @@ class Pipeline {
       rt.queue().finish();
       for (std::size_t i = 0; i < batch.size(); ++i) {
         Source& s = batch[i].source;
-        const TileSize tiles = operation_tiles(rt, o_, s.width(), s.height(), false, "");
+        const TileSize tiles =
+            operation_tiles(rt, o_, s.width(), s.height(), s.filter_depth() == PixelDepth::u16, "");
         if (status[4 * i] != 0 || tiles.width < s.width() || tiles.height < s.height()) continue;
         s.device_blocks = &lane.coef;
         s.device_blocks_base = items[i].coef_offset;
       }
     } catch (...) {  // the device's failure, if any, shows again on its next run
       std::fill(status.begin(), status.end(), 1);
+      // No upload may outlive the scans the fallback below replaces.
+      try {
+        rt.queue().finish();
+      } catch (...) {
+      }
     }
     for (Decoded& d : batch) {
       if (!d.source.device_blocks) {

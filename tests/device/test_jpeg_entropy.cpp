@@ -204,3 +204,25 @@ TEST(JpegEntropy, ABatchDecodesEachImageAsAlone) {
     EXPECT_TRUE(mine == expected[i].dct.coef);
   }
 }
+
+// Fill bytes before a stuffed zero (FF FF 00): libjpeg-turbo's fast Huffman decoder takes them
+// for a marker and leaves stray coefficients without a warning, so the device must not decode
+// such a file (parse_entropy_scan refuses it; the pipeline then decodes it with libjpeg).
+TEST(JpegEntropy, FillBytesBeforeAStuffedZeroAreLeftToLibjpeg) {
+  const std::vector<std::uint8_t> good = tj_jpeg(test_picture(200, 120, 4), TJSAMP_420, 95);
+  YCbCrPlanes layout;
+  EntropyScan scan;
+  ASSERT_TRUE(parse_entropy_scan(good.data(), good.size(), &layout, &scan));
+  std::size_t at = good.size();
+  for (std::size_t i = good.size() / 2; i + 1 < good.size(); ++i)
+    if (good[i] == 0xFF && good[i + 1] == 0x00) {
+      at = i;
+      break;
+    }
+  ASSERT_LT(at, good.size()) << "no stuffed byte in the scan's second half";
+  std::vector<std::uint8_t> filled = good;
+  filled.insert(filled.begin() + static_cast<std::ptrdiff_t>(at), 0xFF);
+  EXPECT_FALSE(parse_entropy_scan(filled.data(), filled.size(), &layout, &scan));
+  YCbCrPlanes blocks;
+  EXPECT_TRUE(decode_jpeg_blocks(filled, &blocks));  // libjpeg decodes it, without a warning
+}
