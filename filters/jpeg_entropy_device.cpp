@@ -125,10 +125,7 @@ PixelVector<std::uint8_t> EntropyDecoder::pack(const EntropyScan& scan, const YC
 }
 
 std::size_t EntropyDecoder::coefficients(const YCbCrPlanes& layout) {
-  std::size_t total = 0;
-  for (int c = 0; c < layout.components; ++c)
-    total += static_cast<std::size_t>(layout.dct.blocks_across[c]) * layout.dct.blocks_down[c] * 64;
-  return total;
+  return layout.dct.layout_blocks() * 64;
 }
 
 cl::Event EntropyDecoder::decode(const std::vector<Item>& items, const cl::Buffer& coef,

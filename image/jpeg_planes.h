@@ -81,12 +81,14 @@ struct DctBlocks {
   /// The blocks of the components' layout (coef.size() / 64 where whole).
   std::size_t block_count() const {
     if (is_sparse()) return sparse.blocks();
-    if (is_entropy()) {
-      std::size_t n = 0;
-      for (int i = 0; i < 3; ++i) n += static_cast<std::size_t>(blocks_across[i]) * blocks_down[i];
-      return n;
-    }
+    if (is_entropy()) return layout_blocks();
     return coef.size() / 64;
+  }
+  /// The blocks blocks_across and blocks_down give, in whatever form (if any) they are held.
+  std::size_t layout_blocks() const {
+    std::size_t n = 0;
+    for (int i = 0; i < 3; ++i) n += static_cast<std::size_t>(blocks_across[i]) * blocks_down[i];
+    return n;
   }
   /// Bytes the coefficients take in the form they are held.
   std::size_t bytes() const {

@@ -124,6 +124,17 @@ inline int decode_symbol(Reader* r, local const ushort* look, local const int* s
   return huffval[(code + valoffset[l]) & 255];
 }
 
+// The first coefficient of block b of MCU `mcu` in the coefficients, or -1 for a dummy block of
+// a partial MCU (decoded for its DC difference, not stored).
+inline long block_base(local const int* meta, uint mcu, int b) {
+  const int c = meta[H_COMP + b];
+  const uint across = (uint)meta[H_MCUS_ACROSS];
+  const int bx = (int)(mcu % across) * meta[H_H + c] + meta[H_DX + b];
+  const int by = (int)(mcu / across) * meta[H_V + c] + meta[H_DY + b];
+  if (bx >= meta[H_ACROSS + c] || by >= meta[H_DOWN + c]) return -1;
+  return ((long)meta[H_BLOCK_OFF + c] + (long)by * meta[H_ACROSS + c] + bx) * 64;
+}
+
 // Decodes from state (bit, bk) while the bit position is below `end`: the state it leaves at,
 // and in *blocks the blocks it completed. With `coef`, also writes what it decodes: block
 // `block` (the scan's block index of the block in progress at the start) onwards, up to
@@ -135,21 +146,14 @@ inline uint2 decode_run(local const int* meta, local const ushort* look, local c
                         global short* dc_diff, uint block, uint block_end, uint data_end,
                         int* error, uint* end_bit) {
   const uint bytes = (uint)meta[H_DATA_BYTES];
-  const int bpm = meta[H_BPM], mcus_across = meta[H_MCUS_ACROSS];
+  const int bpm = meta[H_BPM];
   Reader r;
   start_at(&r, data, bytes, state.x);
   int b = (int)(state.y >> 8), k = (int)(state.y & 255u);
   uint done = 0;
-  long base = -1;  // the block's first coefficient, -1 where the block is not stored
-  if (coef && k > 0) {
-    // the block in progress started in the previous subsequence
-    const uint mcu = block / (uint)bpm;
-    const int c = meta[H_COMP + b];
-    const int bx = (int)(mcu % (uint)mcus_across) * meta[H_H + c] + meta[H_DX + b];
-    const int by = (int)(mcu / (uint)mcus_across) * meta[H_V + c] + meta[H_DY + b];
-    if (bx < meta[H_ACROSS + c] && by < meta[H_DOWN + c])
-      base = ((long)meta[H_BLOCK_OFF + c] + (long)by * meta[H_ACROSS + c] + bx) * 64;
-  }
+  // the block's first coefficient, -1 where the block is not stored; a block in progress at
+  // the start began in the previous subsequence
+  long base = coef && k > 0 ? block_base(meta, block / (uint)bpm, b) : -1;
   while (bit_position(&r) < end) {
     if (coef && block >= block_end) break;
     if (r.nbits < 32) fill(&r, data, bytes);
@@ -168,13 +172,7 @@ inline uint2 decode_run(local const int* meta, local const ushort* look, local c
       }
       if (coef) {
         dc_diff[block] = (short)diff;
-        const uint mcu = block / (uint)bpm;
-        const int c = meta[H_COMP + b];
-        const int bx = (int)(mcu % (uint)mcus_across) * meta[H_H + c] + meta[H_DX + b];
-        const int by = (int)(mcu / (uint)mcus_across) * meta[H_V + c] + meta[H_DY + b];
-        base = bx < meta[H_ACROSS + c] && by < meta[H_DOWN + c]
-                   ? ((long)meta[H_BLOCK_OFF + c] + (long)by * meta[H_ACROSS + c] + bx) * 64
-                   : -1;
+        base = block_base(meta, block / (uint)bpm, b);
       }
       k = 1;
     } else {
@@ -427,17 +425,13 @@ kernel void entropy_decode(global const uchar* input, global const ulong* where,
   acc[0] = tail[lid][0];
   acc[1] = tail[lid][1];
   acc[2] = tail[lid][2];
-  const int mcus_across = meta[H_MCUS_ACROSS];
   for (uint m = m0; m < m1; ++m) {
     if (m % restart == 0) acc[0] = acc[1] = acc[2] = 0u;
     for (int b = 0; b < bpm; ++b) {
       const int c = meta[H_COMP + b];
       acc[c] += (uint)(int)dc_diff[m * bpm + b];
-      const int bx = (int)(m % (uint)mcus_across) * meta[H_H + c] + meta[H_DX + b];
-      const int by = (int)(m / (uint)mcus_across) * meta[H_V + c] + meta[H_DY + b];
-      if (bx < meta[H_ACROSS + c] && by < meta[H_DOWN + c])
-        coef[((long)meta[H_BLOCK_OFF + c] + (long)by * meta[H_ACROSS + c] + bx) * 64] =
-            (short)acc[c];
+      const long base = block_base(meta, m, b);
+      if (base >= 0) coef[base] = (short)acc[c];
     }
   }
   if (lid == 0) {

@@ -1327,11 +1327,8 @@ class Pipeline {
   // Images a lane's entropy batch takes at most: 64, or BLURTOOL_ENTROPY_BATCH (1-1024, for
   // measurements).
   static std::size_t entropy_batch() {
-    static const std::size_t n = [] {
-      const char* e = std::getenv("BLURTOOL_ENTROPY_BATCH");
-      const long v = e ? std::strtol(e, nullptr, 10) : 0;
-      return v >= 1 && v <= 1024 ? static_cast<std::size_t>(v) : std::size_t{64};
-    }();
+    static const std::size_t n =
+        static_cast<std::size_t>(env_count("BLURTOOL_ENTROPY_BATCH", 1, 1024, 64));
     return n;
   }
 
