@@ -33,8 +33,9 @@ struct YCbCrPlanes;  // image/jpeg_planes.h
 /// The layout decode_jpeg_blocks decodes the blocks of the file whose header `in` has read
 /// (jpeg_read_header) into: *planes gets decoder_sizes and its dct's block counts and offsets
 /// (no coefficients, no tables); returns the coefficient count, or 0 (*planes untouched) for a
-/// file the blocks do not take: progressive or arithmetic coding, other than 8-bit, or
-/// components other than grey or YCbCr with chroma at 1x1 and luma at up to 2x2. Throws
+/// file the blocks do not take: other than 8-bit, or components other than grey or YCbCr with
+/// chroma at 1x1 and luma at up to 2x2. Any coding process: baseline, extended or progressive,
+/// Huffman or arithmetic. Throws
 /// blurtool::Error as decoder_sizes does.
 std::size_t block_layout(const jpeg_decompress_struct& in, YCbCrPlanes* planes);
 

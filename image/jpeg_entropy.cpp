@@ -148,10 +148,10 @@ bool parse_entropy_scan(const std::uint8_t* bytes, std::size_t size, YCbCrPlanes
   jpeg_decompress_struct& in = r.info;
   jpeg_mem_src(&in, bytes, static_cast<unsigned long>(size));
   jpeg_read_header(&in, TRUE);
-  // What decode_jpeg_blocks takes (block_layout), in one sequential scan of every component
-  // with no warning from libjpeg so far.
-  bool ok = in.comps_in_scan == in.num_components && in.Ss == 0 && in.Se == 63 && in.Ah == 0 &&
-            in.Al == 0 && in.err->num_warnings == 0;
+  // What decode_jpeg_blocks takes (block_layout), Huffman-coded in one sequential scan of every
+  // component, with no warning from libjpeg so far.
+  bool ok = !in.progressive_mode && !in.arith_code && in.comps_in_scan == in.num_components &&
+            in.Ss == 0 && in.Se == 63 && in.Ah == 0 && in.Al == 0 && in.err->num_warnings == 0;
   YCbCrPlanes layout;
   EntropyScan s;
   try {

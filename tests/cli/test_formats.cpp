@@ -78,8 +78,8 @@ int expect_same_files(const fs::path& a, const fs::path& b) {
 // RGBA by the device, and the result converted to planes and DCT blocks there for the
 // encoder's entropy coding; the same bytes as
 // libjpeg-turbo's own stages (host), single and batch, JPEG and PNG outputs, greyscale and
-// colour, every --subsampling; --bench says where the conversions ran. An unknown value is a
-// usage error naming the option.
+// colour, baseline, progressive and arithmetic coding, every --subsampling; --bench says where the
+// conversions ran. An unknown value is a usage error naming the option.
 TEST_F(Cli, JpegCodecOnTheDeviceWritesTheHostsBytes) {
   const fs::path in = out_ / "in";
   fs::create_directories(in);
@@ -93,6 +93,22 @@ TEST_F(Cli, JpegCodecOnTheDeviceWritesTheHostsBytes) {
     const auto b = encode_image(grey, ImageFormat::jpeg, 90);
     return std::string(b.begin(), b.end());
   }());
+  // Progressive and arithmetic coding (DCT blocks too), and a progressive file whose scans stop
+  // at the DC coefficients, which libjpeg smooths (colour planes only).
+  LibjpegCoding progressive, arithmetic, dc_only;
+  progressive.progressive = true;
+  arithmetic.arithmetic = arithmetic.progressive = true;
+  arithmetic.h = 1;  // 4:4:0
+  jpeg_scan_info dc{};
+  dc.comps_in_scan = 3;
+  for (int i = 0; i < 3; ++i) dc.component_index[i] = i;
+  dc_only.script = {dc};
+  for (const auto& [name, coding] :
+       {std::pair{"progressive.jpg", progressive}, std::pair{"arithmetic.jpg", arithmetic},
+        std::pair{"dc_only.jpg", dc_only}}) {
+    const auto b = libjpeg_jpeg(crop, coding);
+    write_file(in / name, std::string(b.begin(), b.end()));
+  }
   for (const char* sub : {"420", "444"}) {
     for (const char* format : {"jpg", "png"}) {
       SCOPED_TRACE(std::string(sub) + " " + format);
@@ -109,14 +125,14 @@ TEST_F(Cli, JpegCodecOnTheDeviceWritesTheHostsBytes) {
             run({"--box", "5", "--jpeg-codec", forced ? "device" : codec, "--subsampling", sub,
                  "--format", format, "--bench", "-q", in.string(), "-o", folder.string()});
         ASSERT_EQ(r.status, 0) << r.err;
-        // The four JPEGs decoded to planes, every JPEG output (the PNG's too) made from them.
+        // The seven JPEGs decoded to planes, every JPEG output (the PNG's too) made from them;
+        // all but dc_only.jpg as DCT blocks.
         const bool on = std::string(codec) != "host";
-        // All of them as DCT blocks (baseline files; the blocks' own tests take the others).
-        const std::string in_count = on ? "4" : "0";
-        const std::string out_count = on && std::string(format) == "jpg" ? "5" : "0";
+        const std::string in_count = on ? "7" : "0", block_count = on ? "6" : "0";
+        const std::string out_count = on && std::string(format) == "jpg" ? "8" : "0";
         const std::string said = "device (--jpeg-codec): " + in_count +
-                                 " images decoded to colour planes (" + in_count +
-                                 " as DCT blocks, " + (forced ? in_count : "0") +
+                                 " images decoded to colour planes (" + block_count +
+                                 " as DCT blocks, " + (forced ? block_count : "0") +
                                  " sparse, 0 entropy-coded of which 0 left to libjpeg by the "
                                  "device), " +
                                  out_count + " results returned as colour planes (" + out_count +
@@ -131,7 +147,7 @@ TEST_F(Cli, JpegCodecOnTheDeviceWritesTheHostsBytes) {
         EXPECT_EQ(read_file(entry.path()), read_file(sparse / entry.path().filename()))
             << entry.path().filename();
       }
-      EXPECT_EQ(files, 5);
+      EXPECT_EQ(files, 8);
       // Single mode, with the device's conversions said by --bench.
       const std::string one_host = (out_ / ("one_host." + std::string(format))).string();
       const std::string one_device = (out_ / ("one_device." + std::string(format))).string();

@@ -66,18 +66,6 @@ void expect_libjpeg_blocks(EntropyDecoder& decoder, const std::vector<std::uint8
   }
 }
 
-// `rgba`'s first `channels` channels (3: RGB; 1: its red as grey).
-Image first_channels(const Image& rgba, int channels) {
-  Image out;
-  out.width = rgba.width;
-  out.height = rgba.height;
-  out.channels = channels;
-  out.pixels.resize(static_cast<std::size_t>(rgba.width) * rgba.height * channels);
-  for (std::size_t i = 0; i < static_cast<std::size_t>(rgba.width) * rgba.height; ++i)
-    for (int c = 0; c < channels; ++c) out.pixels[i * channels + c] = rgba.pixels[i * 4 + c];
-  return out;
-}
-
 const int kSizes[][2] = {{1, 1},   {8, 8},    {9, 17},   {17, 9},
                          {333, 3}, {101, 77}, {130, 66}, {640, 480}};
 

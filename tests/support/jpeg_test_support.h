@@ -28,6 +28,18 @@ inline Image test_picture(int w, int h, unsigned seed) {
   return noise;
 }
 
+/// `rgba`'s first `channels` channels (3: RGB; 1: its red as grey).
+inline Image first_channels(const Image& rgba, int channels) {
+  Image out;
+  out.width = rgba.width;
+  out.height = rgba.height;
+  out.channels = channels;
+  out.pixels.resize(static_cast<std::size_t>(rgba.width) * rgba.height * channels);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(rgba.width) * rgba.height; ++i)
+    for (int c = 0; c < channels; ++c) out.pixels[i * channels + c] = rgba.pixels[i * 4 + c];
+  return out;
+}
+
 /// The chroma subsamplings a decoding test covers: TurboJPEG's, with a name for traces.
 inline constexpr std::pair<int, const char*> kDecodeCases[] = {{TJSAMP_444, "444"},
                                                                {TJSAMP_422, "422"},

@@ -18,6 +18,7 @@
 #include "filters/ycbcr_device.h"
 #include "image/jpeg_planes.h"
 #include "tests/support/jpeg_test_support.h"
+#include "tests/support/libjpeg_support.h"
 
 using namespace blurtool;
 
@@ -175,15 +176,67 @@ TEST(JpegBlocks, EncoderRefusesBlocksOfAnotherQualityOrLayout) {
       Error);
 }
 
-// Progressive and arithmetic-coded files are left to the planes path, as are damaged ones.
-TEST(JpegBlocks, OnlySequentialHuffmanFilesAreTakenAndDamageIsReported) {
+// Progressive and arithmetic-coded files: their blocks, once every scan is read, are the ones
+// TurboJPEG inverse-transforms (no block smoothing for a complete progressive file).
+TEST(JpegBlocks, ProgressiveAndArithmeticFilesGiveTurboJpegsPlanes) {
+  struct Coding {
+    int flags;
+    bool arithmetic;
+    const char* name;
+  };
+  const Coding codings[] = {{TJFLAG_PROGRESSIVE, false, "progressive"},
+                            {0, true, "arithmetic"},
+                            {TJFLAG_PROGRESSIVE, true, "progressive arithmetic"}};
+  for (const auto& size : kSizes)
+    for (const auto& [subsampling, name] : kDecodeCases)
+      for (const Coding& coding : codings) {
+        const int w = size[0], h = size[1];
+        SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " " + name + " " + coding.name);
+        if (coding.arithmetic) setenv("TJ_ARITHMETIC", "1", 1);  // read by a fresh handle
+        const std::vector<std::uint8_t> jpeg =
+            tj_jpeg(test_picture(w, h, w * 3 + h), subsampling, 85, coding.flags);
+        unsetenv("TJ_ARITHMETIC");
+        YCbCrPlanes blocks;
+        ASSERT_TRUE(decode_jpeg_blocks(jpeg, &blocks));
+        const YCbCrPlanes expected = decode_jpeg_planes(jpeg, "test.jpg");
+        ASSERT_TRUE(same_sizes(blocks, expected));
+        EXPECT_TRUE(blocks_to_planes(blocks).samples == expected.samples);
+      }
+}
+
+namespace {
+
+// `rgba` as a progressive JPEG of 4:2:0 whose scans stop short: the DC coefficients to their
+// last bit and, where `ac_scans`, the first five AC coefficients to all but their last bit
+// (Al 1) and the rest to theirs. libjpeg decodes such a file with block smoothing.
+std::vector<std::uint8_t> short_progressive_file(const Image& rgba, bool ac_scans) {
+  LibjpegCoding coding;
+  jpeg_scan_info dc{};
+  dc.comps_in_scan = 3;
+  for (int i = 0; i < 3; ++i) dc.component_index[i] = i;
+  coding.script.push_back(dc);
+  if (ac_scans)
+    for (int i = 0; i < 3; ++i) {
+      coding.script.push_back({1, {i}, 1, 5, 0, 1});
+      coding.script.push_back({1, {i}, 6, 63, 0, 0});
+    }
+  return libjpeg_jpeg(first_channels(rgba, 3), coding);
+}
+
+}  // namespace
+
+// A progressive file whose scans leave coefficients short of their last bit is smoothed by
+// libjpeg, so it is left to the planes path, as damaged data is.
+TEST(JpegBlocks, ShortProgressiveFilesAndDamageAreLeftToTurboJpeg) {
   const Image rgba = test_picture(40, 24, 3);
   YCbCrPlanes blocks;
-  EXPECT_FALSE(decode_jpeg_blocks(tj_jpeg(rgba, TJSAMP_420, 90, TJFLAG_PROGRESSIVE), &blocks));
-  setenv("TJ_ARITHMETIC", "1", 1);  // read by tjCompress2 of a fresh handle
-  const std::vector<std::uint8_t> arithmetic = tj_jpeg(rgba, TJSAMP_420, 90);
-  unsetenv("TJ_ARITHMETIC");
-  EXPECT_FALSE(decode_jpeg_blocks(arithmetic, &blocks));
+  for (bool ac_scans : {false, true}) {
+    SCOPED_TRACE(ac_scans ? "AC short of its last bit" : "DC only");
+    const std::vector<std::uint8_t> jpeg = short_progressive_file(rgba, ac_scans);
+    EXPECT_EQ(decode_jpeg_planes(jpeg, "short.jpg").components, 3);
+    EXPECT_FALSE(decode_jpeg_blocks(jpeg, &blocks));
+    EXPECT_TRUE(blocks.empty());
+  }
   EXPECT_FALSE(decode_jpeg_blocks(std::vector<std::uint8_t>{0xFF, 0xD8, 0xFF}, &blocks));
   EXPECT_TRUE(blocks.empty());
   // Damaged data (here cut short) goes to TurboJPEG's planes, which report the damage.
@@ -195,8 +248,6 @@ TEST(JpegBlocks, OnlySequentialHuffmanFilesAreTakenAndDamageIsReported) {
   EXPECT_EQ(decode_jpeg_planes(cut, "cut.jpg", &damage).components, 3);
   EXPECT_FALSE(damage.empty());
 }
-
-namespace {}  // namespace
 
 // The sparse form holds every coefficient: masks, values and group starts as SparseBlocks says,
 // and back to the same whole blocks; a file decoded sparse gives the blocks decoded whole.
