@@ -129,7 +129,7 @@ std::size_t EntropyDecoder::coefficients(const YCbCrPlanes& layout) {
 }
 
 cl::Event EntropyDecoder::decode(const std::vector<Item>& items, const cl::Buffer& coef,
-                                 std::int32_t* statuses) {
+                                 std::int32_t* statuses, std::vector<cl::Event>* uploads) {
   // Per image: its input's byte offset, its coefficients' offset (shorts), its scratch's
   // offset (ints): start and exit states (2 ints each), counts and prefix sums a subsequence;
   // a segment's last bit; a DC difference a block (shorts).
@@ -163,8 +163,12 @@ cl::Event EntropyDecoder::decode(const std::vector<Item>& items, const cl::Buffe
   ensure(&scratch_, &scratch_bytes_, std::max<std::size_t>(scratch_ints, 4) * 4, CL_MEM_READ_WRITE);
   ensure(&status_, &status_bytes_, items.size() * 16, CL_MEM_READ_WRITE);
   // Each input straight from the caller's memory (pinned, in a batch), without a copy here.
-  for (std::size_t i = 0; i < items.size(); ++i)
-    queue.enqueueWriteBuffer(input_, CL_FALSE, where_of_[4 * i], items[i].bytes, items[i].packed);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    cl::Event up;
+    queue.enqueueWriteBuffer(input_, CL_FALSE, where_of_[4 * i], items[i].bytes, items[i].packed,
+                             nullptr, uploads ? &up : nullptr);
+    if (uploads) uploads->push_back(up);
+  }
   // Blocking: where_of_ is reused by the next call.
   queue.enqueueWriteBuffer(where_, CL_TRUE, 0, where_of_.size() * sizeof(cl_ulong),
                            where_of_.data());

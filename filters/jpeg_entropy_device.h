@@ -52,8 +52,10 @@ class EntropyDecoder {
   /// blocks ending early or whole bytes before its end; [2] the passes the synchronisation took).
   /// The inputs go up from the items' memory without a copy and without blocking (pinned memory
   /// uploads fastest): it, and `statuses`, must stay until the queue has finished. Returns the
-  /// kernel's event. Throws cl::Error, std::bad_alloc.
-  cl::Event decode(const std::vector<Item>& items, const cl::Buffer& coef, std::int32_t* statuses);
+  /// kernel's event; `uploads`, where given, gets the events of the inputs' uploads (for their
+  /// time). Throws cl::Error, std::bad_alloc.
+  cl::Event decode(const std::vector<Item>& items, const cl::Buffer& coef, std::int32_t* statuses,
+                   std::vector<cl::Event>* uploads = nullptr);
 
   /// The coefficient count (shorts) of `layout` (parse_entropy_scan's, whose dct holds none).
   static std::size_t coefficients(const YCbCrPlanes& layout);

@@ -432,6 +432,10 @@ struct StageTimes {
   size_t sparse_in = 0, sparse_out = 0;  // ... of those sparse
   size_t entropy_in = 0;                 // ... of those entropy-coded (decoded on a device)
   size_t entropy_on_host = 0;            // ... of which the device left to libjpeg
+  // The device's entropy decoding (EntropyDecoder), --bench only: launches, the images they
+  // decoded, and the kernels' and the scans' uploads' device times summed.
+  size_t entropy_launches = 0, entropy_images = 0;
+  double entropy_kernel_ms = 0, entropy_upload_ms = 0;
   // Seconds the threads waited, summed over threads: workers while the devices opened, at the
   // cap of images in flight with images left to decode, with none left; device lanes for
   // decoded images.
@@ -1352,8 +1356,18 @@ class Pipeline {
         lane.coef = cl::Buffer(rt.context(), CL_MEM_READ_WRITE, shorts * 2);
         lane.coef_shorts = shorts;
       }
-      lane.decoder->decode(items, lane.coef, status.data());
+      std::vector<cl::Event> uploads;
+      const cl::Event kernel = lane.decoder->decode(items, lane.coef, status.data(),
+                                                    o_.stage_times ? &uploads : nullptr);
       rt.queue().finish();
+      if (o_.stage_times) {
+        const double kernel_ms = event_ms(kernel), upload_ms = summed_event_ms(uploads);
+        std::unique_lock<std::mutex> lock(mutex_);
+        ++times_.entropy_launches;
+        times_.entropy_images += batch.size();
+        times_.entropy_kernel_ms += kernel_ms;
+        times_.entropy_upload_ms += upload_ms;
+      }
       for (std::size_t i = 0; i < batch.size(); ++i) {
         Source& s = batch[i].source;
         const TileSize tiles =
@@ -1615,6 +1629,17 @@ void print_stage_times(const Pipeline& pipeline) {
       "device), %zu results returned as colour planes (%zu as DCT blocks, %zu sparse)\n",
       parameter("jpeg_codec").c_str(), t.planes_in, t.blocks_in, t.sparse_in, t.entropy_in,
       t.entropy_on_host, t.planes_out, t.blocks_out, t.sparse_out);
+  // The stage split of the device's work, per image: the conversion kernels' time is the
+  // upload's and the download's less their copies'.
+  const double entropy_n = static_cast<double>(std::max<size_t>(1, t.entropy_images));
+  std::printf(
+      "device stages an image: entropy decoding %.3f ms (%zu images, %zu %s; their scans' upload "
+      "%.3f ms), transforms %.3f ms (in: dequantisation, IDCT, upsampling, colour; out: colour, "
+      "downsampling, forward DCT, quantisation), copies %.3f ms, filter %.3f ms\n",
+      t.entropy_kernel_ms / entropy_n, t.entropy_images, t.entropy_launches,
+      t.entropy_launches == 1 ? "launch" : "launches", t.entropy_upload_ms / entropy_n,
+      (t.upload_ms - t.upload_copy_ms + t.download_ms - t.download_copy_ms) / n,
+      (t.upload_copy_ms + t.download_copy_ms) / n, t.kernel_ms / n);
   std::map<const void*, std::vector<StageTimes::Span>> by_device;
   for (const StageTimes::Span& s : t.spans) by_device[s.device].push_back(s);
   const double timed = static_cast<double>(std::max<size_t>(1, t.timed_round_trips));

@@ -177,7 +177,8 @@ TEST_F(Cli, JpegCodecOnTheDeviceWritesTheHostsBytes) {
 // (kernels/jpeg_entropy.cl) write the bytes of the blocks decoded by libjpeg, for every
 // subsampling, greyscale, odd sides and restart markers; a file whose data libjpeg warns about
 // (bytes left over before EOI) is left to libjpeg by the device and decoded on the host, with
-// libjpeg's warning, and the same bytes again. --bench counts both.
+// libjpeg's warning, and the same bytes again. --bench counts both, and its stage split the
+// images the kernel decoded.
 TEST_F(Cli, EntropyDecodingOnTheDeviceWritesTheBlocksBytes) {
   const fs::path in = out_ / "in";
   fs::create_directories(in);
@@ -208,6 +209,15 @@ TEST_F(Cli, EntropyDecodingOnTheDeviceWritesTheBlocksBytes) {
                                  ? "6 entropy-coded of which 1 left to libjpeg by the device"
                                  : "0 entropy-coded of which 0 left to libjpeg by the device";
     EXPECT_NE(r.out.find(said), std::string::npos) << said << "\n" << r.out;
+    // The stage split counts the images the kernel decoded, all six (one then refused).
+    const std::string split =
+        std::string(mode) == "entropy"
+            ? "device stages an image: entropy decoding "
+            : "device stages an image: entropy decoding 0.000 ms (0 images, 0 launches;";
+    const std::size_t at = r.out.find(split);
+    ASSERT_NE(at, std::string::npos) << r.out;
+    if (std::string(mode) == "entropy")
+      EXPECT_NE(r.out.find(" ms (6 images, ", at), std::string::npos) << r.out;
   }
   EXPECT_EQ(expect_same_files(whole, entropy), 6);
 }
