@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -435,7 +436,15 @@ struct StageTimes {
   // The device's entropy decoding (EntropyDecoder), --bench only: launches, the images they
   // decoded, and the kernels' and the scans' uploads' device times summed.
   size_t entropy_launches = 0, entropy_images = 0;
+  size_t entropy_timed_images = 0;  // of those, in launches the driver gave a kernel time for
   double entropy_kernel_ms = 0, entropy_upload_ms = 0;
+  // The images the kernel left to libjpeg, by its reason (EntropyDecoder::decode's status[1]:
+  // 2 not in step, 3 a run out of step or at a bad code, 4 a bad code or data past its
+  // segment, 5 a segment's blocks ending early; 0 any other).
+  std::array<size_t, 6> entropy_refused{};
+  // Launches that failed (their images decoded by libjpeg), and the first one's reason.
+  size_t entropy_failed_launches = 0, entropy_failed_images = 0;
+  std::string entropy_failure;
   // Seconds the threads waited, summed over threads: workers while the devices opened, at the
   // cap of images in flight with images left to decode, with none left; device lanes for
   // decoded images.
@@ -873,6 +882,9 @@ class Pipeline {
       make_filter(*rt, o_, 64, 64);
       // The colour kernels built once here, so that every lane's sibling has them.
       if (jpeg_colour_on_device(o_, device)) YCbCrConverter colour(*rt);
+      // And the entropy decoder's, so that the lanes share one build rather than each
+      // making its own at its first batch.
+      if (entropy_) EntropyDecoder entropy(*rt);
       for (int i = 1; i < lanes_of(device); ++i) lanes.push_back(rt->sibling());
       // The images decoded from now on, and the results, in pinned memory of the first GPU
       // opened: its transfers then need no staging copies (the process keeps the pool).
@@ -1360,13 +1372,21 @@ class Pipeline {
       const cl::Event kernel = lane.decoder->decode(items, lane.coef, status.data(),
                                                     o_.stage_times ? &uploads : nullptr);
       rt.queue().finish();
-      if (o_.stage_times) {
-        const double kernel_ms = event_ms(kernel), upload_ms = summed_event_ms(uploads);
+      if (o_.stage_times) {  // 0 where the driver gives no counters: a timing never fails
+        const double kernel_ms = summed_event_ms({kernel}), upload_ms = summed_event_ms(uploads);
         std::unique_lock<std::mutex> lock(mutex_);
         ++times_.entropy_launches;
         times_.entropy_images += batch.size();
-        times_.entropy_kernel_ms += kernel_ms;
+        if (kernel_ms > 0) {
+          times_.entropy_timed_images += batch.size();
+          times_.entropy_kernel_ms += kernel_ms;
+        }
         times_.entropy_upload_ms += upload_ms;
+        for (std::size_t i = 0; i < batch.size(); ++i)
+          if (status[4 * i] != 0) {
+            const std::int32_t why = status[4 * i + 1];
+            ++times_.entropy_refused[why >= 2 && why <= 5 ? why : 0];
+          }
       }
       for (std::size_t i = 0; i < batch.size(); ++i) {
         Source& s = batch[i].source;
@@ -1378,6 +1398,13 @@ class Pipeline {
       }
     } catch (...) {  // the device's failure, if any, shows again on its next run
       std::fill(status.begin(), status.end(), 1);
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ++times_.entropy_failed_launches;
+        times_.entropy_failed_images += batch.size();
+        if (times_.entropy_failure.empty())
+          times_.entropy_failure = what_of(std::current_exception());
+      }
       // No upload may outlive the scans the fallback below replaces.
       try {
         rt.queue().finish();
@@ -1634,10 +1661,17 @@ void print_stage_times(const Pipeline& pipeline) {
   const double entropy_n = static_cast<double>(std::max<size_t>(1, t.entropy_images));
   std::printf(
       "device stages an image: entropy decoding %.3f ms (%zu images, %zu %s; their scans' upload "
-      "%.3f ms), transforms %.3f ms (in: dequantisation, IDCT, upsampling, colour; out: colour, "
+      "%.3f ms; left to libjpeg: %zu not in step, %zu a run out of step, %zu a bad code, %zu a "
+      "segment short, %zu other; %zu failed %s of %zu images%s%s), transforms %.3f ms (in: "
+      "dequantisation, IDCT, upsampling, "
+      "colour; out: colour, "
       "downsampling, forward DCT, quantisation), copies %.3f ms, filter %.3f ms\n",
-      t.entropy_kernel_ms / entropy_n, t.entropy_images, t.entropy_launches,
-      t.entropy_launches == 1 ? "launch" : "launches", t.entropy_upload_ms / entropy_n,
+      t.entropy_kernel_ms / std::max<double>(1, t.entropy_timed_images), t.entropy_images,
+      t.entropy_launches, t.entropy_launches == 1 ? "launch" : "launches",
+      t.entropy_upload_ms / entropy_n, t.entropy_refused[2], t.entropy_refused[3],
+      t.entropy_refused[4], t.entropy_refused[5], t.entropy_refused[0], t.entropy_failed_launches,
+      t.entropy_failed_launches == 1 ? "launch" : "launches", t.entropy_failed_images,
+      t.entropy_failure.empty() ? "" : ": ", t.entropy_failure.c_str(),
       (t.upload_ms - t.upload_copy_ms + t.download_ms - t.download_copy_ms) / n,
       (t.upload_copy_ms + t.download_copy_ms) / n, t.kernel_ms / n);
   std::map<const void*, std::vector<StageTimes::Span>> by_device;

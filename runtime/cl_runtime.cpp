@@ -830,6 +830,7 @@ std::vector<cl::Kernel> Runtime::kernels(const std::string& family,
 double event_ms(const cl::Event& event) {
   cl_ulong start = event.getProfilingInfo<CL_PROFILING_COMMAND_START>();
   cl_ulong end = event.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+  if (start == 0 || end < start) return 0;
   return static_cast<double>(end - start) * 1e-6;
 }
 
@@ -853,6 +854,7 @@ void event_span_ns(const std::vector<cl::Event>& events, std::uint64_t* start,
       if (!e()) continue;
       const std::uint64_t s = e.getProfilingInfo<CL_PROFILING_COMMAND_START>();
       const std::uint64_t t = e.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+      if (s == 0 || t < s) continue;  // no span (as event_ms)
       first = found ? std::min(first, s) : s;
       last = found ? std::max(last, t) : t;
       found = true;

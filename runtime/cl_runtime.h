@@ -189,7 +189,8 @@ class Runtime {
 };
 
 /// Kernel execution time of a finished event, in milliseconds, from its profiling counters
-/// (CL_PROFILING_COMMAND_START to _END).
+/// (CL_PROFILING_COMMAND_START to _END); 0 where the counters are no span (a start of 0 or an
+/// end before the start, which NVIDIA's driver gives at times for a small copy).
 double event_ms(const cl::Event& event);
 
 /// The summed event_ms of finished events, 0 for any whose counters the driver does not give
