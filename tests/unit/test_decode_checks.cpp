@@ -148,11 +148,17 @@ TEST(DecodeChecks, ArithmeticJpegsDecodeAsLibjpegTurboDecodesThem) {
       EXPECT_EQ(error_of([&] { decode_image(jpeg, "arith.jpg", nullptr, 45 * 29 - 1); }),
                 "arith.jpg: image is 45x29 = 1305 pixels, more than the limit of 1304 pixels "
                 "(max_pixels)");
-      // The colour planes' path (the device's) takes them too, as TurboJPEG decodes them.
+      // The device's paths take them too, as TurboJPEG decodes them: as DCT blocks (libjpeg
+      // entropy-decodes them) and as colour planes.
       YCbCrPlanes planes;
       ASSERT_TRUE(decode_image_planes(jpeg, "arith.jpg", nullptr, kDefaultMaxPixels, true, true,
                                       false, &planes));
-      EXPECT_EQ(planes.samples, decode_jpeg_planes(jpeg, "arith.jpg").samples);
+      ASSERT_TRUE(planes.as_blocks());
+      const auto expected_planes = decode_jpeg_planes(jpeg, "arith.jpg").samples;
+      EXPECT_EQ(blocks_to_planes(planes).samples, expected_planes);
+      ASSERT_TRUE(decode_image_planes(jpeg, "arith.jpg", nullptr, kDefaultMaxPixels, true, false,
+                                      false, &planes));
+      EXPECT_EQ(planes.samples, expected_planes);
     }
   }
 }
