@@ -358,7 +358,8 @@ DecodedImage load_image_wide(const std::string& path, std::vector<std::string>* 
 
 bool decode_image_planes(const std::vector<std::uint8_t>& bytes, const std::string& name,
                          std::vector<std::string>* warnings, std::uint64_t max_pixels, bool orient,
-                         bool blocks, bool sparse, YCbCrPlanes* planes, EntropyScan* entropy) {
+                         bool blocks, bool sparse, YCbCrPlanes* planes, EntropyScan* entropy,
+                         bool progressive_blocks) {
   if (!starts_with(bytes, kJpegSignature)) return false;
   const CheckedFile file = check_file(bytes, name, max_pixels);
   // The orientation from the segments check_file walked, not from parsing the file again.
@@ -369,7 +370,7 @@ bool decode_image_planes(const std::vector<std::uint8_t>& bytes, const std::stri
     return true;
   }
   std::string damage;
-  if (!blocks || !decode_jpeg_blocks(bytes, planes, sparse)) {
+  if (!blocks || !decode_jpeg_blocks(bytes, planes, sparse, progressive_blocks)) {
     try {
       *planes = decode_jpeg_planes(bytes, name, &damage);
     } catch (const Error&) {

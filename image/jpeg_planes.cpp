@@ -522,7 +522,7 @@ namespace {
 // Reads the DCT blocks of JPEG data into *planes: true done, false a file the blocks do not
 // take or libjpeg refuses (see decode_jpeg_blocks).
 bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, bool sparse,
-                 YCbCrPlanes* planes) {
+                 bool progressive, YCbCrPlanes* planes) {
   d->info.err = jpeg_std_error(&d->errors);
   d->errors.error_exit = jump_on_decompression_error;
   d->errors.output_message = keep_quiet;
@@ -540,7 +540,7 @@ bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, b
   // The layout is known from the header (jdinput.c's initial_setup ran at the first SOS), so
   // the blocks are decoded straight into their place (BlockArrays, which zeroes them first as
   // libjpeg's Huffman decoder needs): no image-sized allocation of libjpeg's own, no copy.
-  const std::size_t total = block_layout(in, planes);
+  const std::size_t total = in.progressive_mode && !progressive ? 0 : block_layout(in, planes);
   if (!total) {
     jpeg_destroy_decompress(&in);
     return false;
@@ -840,10 +840,11 @@ void make_dense(DctBlocks* dct) {
   dct->sparse = SparseBlocks();
 }
 
-bool decode_jpeg_blocks(const std::vector<std::uint8_t>& bytes, YCbCrPlanes* planes, bool sparse) {
+bool decode_jpeg_blocks(const std::vector<std::uint8_t>& bytes, YCbCrPlanes* planes, bool sparse,
+                        bool progressive) {
   auto d = std::make_unique<Decompression>();
   YCbCrPlanes read;
-  if (!read_blocks(bytes.data(), bytes.size(), d.get(), sparse, &read)) return false;
+  if (!read_blocks(bytes.data(), bytes.size(), d.get(), sparse, progressive, &read)) return false;
   *planes = std::move(read);
   return true;
 }

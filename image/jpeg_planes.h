@@ -197,9 +197,11 @@ std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
 /// included (the whole decoder then says why).
 /// Exact, then, for every file an encoder made from 8-bit samples; a crafted file with
 /// coefficients out of that range decodes as libjpeg-turbo's C IDCT decodes it. `sparse`: the
-/// blocks held sparse (SparseBlocks), as they go to a device. Never throws but std::bad_alloc.
+/// blocks held sparse (SparseBlocks), as they go to a device. `progressive`: whether progressive
+/// files are taken (false: left to the planes path, where a batch's --jpeg-codec auto keeps
+/// them). Never throws but std::bad_alloc.
 bool decode_jpeg_blocks(const std::vector<std::uint8_t>& bytes, YCbCrPlanes* planes,
-                        bool sparse = false);
+                        bool sparse = false, bool progressive = true);
 
 /// encoder_layout's sizes for a JPEG at `quality` (1..100) held as DCT blocks: dct sized for
 /// the image's blocks, quant holding the tables jpeg_set_quality gives (baseline), fast_dct for

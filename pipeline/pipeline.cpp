@@ -458,9 +458,15 @@ Source decode_planes(const InputBytes& in, const JobOptions& o, std::vector<std:
                      bool sparse, bool entropy) {
   Source s;
   EntropyScan scan;
+  // A progressive file is bound by libjpeg's entropy decoding on the host either way, and its
+  // DCT blocks (twice its planes' bytes) measured slower than its planes (docs/notes/
+  // whole-job.md, "Progressive JPEGs"): auto keeps it as planes; --jpeg-codec device sends its
+  // blocks.
+  const bool progressive_blocks = o.jpeg_codec == JobOptions::JpegCodec::device;
   if (o.operation == JobOptions::Operation::bright || !o.max_tile.is_default() ||
       !decode_image_planes(in.bytes, in.name, warnings, o.max_pixels, o.orient,
-                           jpeg_dct_on_device(), sparse, &s.planes, entropy ? &scan : nullptr))
+                           jpeg_dct_on_device(), sparse, &s.planes, entropy ? &scan : nullptr,
+                           progressive_blocks))
     return Source{};
   if (!scan.segment_end.empty()) s.planes.dct.entropy = EntropyDecoder::pack(scan, s.planes);
   s.channels = s.planes.components;

@@ -159,6 +159,12 @@ TEST(DecodeChecks, ArithmeticJpegsDecodeAsLibjpegTurboDecodesThem) {
       ASSERT_TRUE(decode_image_planes(jpeg, "arith.jpg", nullptr, kDefaultMaxPixels, true, false,
                                       false, &planes));
       EXPECT_EQ(planes.samples, expected_planes);
+      // Progressive files kept as planes where the caller asks (a batch's --jpeg-codec auto).
+      ASSERT_TRUE(decode_image_planes(jpeg, "arith.jpg", nullptr, kDefaultMaxPixels, true, true,
+                                      false, &planes, nullptr, false));
+      EXPECT_EQ(planes.as_blocks(), !progressive);
+      EXPECT_EQ(planes.as_blocks() ? blocks_to_planes(planes).samples : planes.samples,
+                expected_planes);
     }
   }
 }
