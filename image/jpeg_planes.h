@@ -191,10 +191,10 @@ std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
 /// *planes untouched, for a file the blocks do not take: other than 8-bit, components libjpeg
 /// codes otherwise than decoder_layout says, or a progressive file whose scans leave a
 /// coefficient short of its last bit (libjpeg then smooths the blocks; jdcoefct.c); also for
-/// damaged data (libjpeg warns: its coefficients may be of a
-/// range where libjpeg-turbo's SIMD IDCT, which saturates 16-bit lanes, and its C IDCT, which
-/// the device follows, differ) and data libjpeg refuses, more than kMaxJpegScans scans
-/// included (the whole decoder then says why).
+/// damaged data (libjpeg warns: its coefficients may be of a range where libjpeg-turbo's SIMD
+/// IDCT, which saturates 16-bit lanes, and its C IDCT, which the device follows, differ) and
+/// data libjpeg refuses, more than kMaxJpegScans scans included (the whole decoder then says
+/// why).
 /// Exact, then, for every file an encoder made from 8-bit samples; a crafted file with
 /// coefficients out of that range decodes as libjpeg-turbo's C IDCT decodes it. `sparse`: the
 /// blocks held sparse (SparseBlocks), as they go to a device. `progressive`: whether progressive

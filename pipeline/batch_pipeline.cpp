@@ -1663,9 +1663,8 @@ void print_stage_times(const Pipeline& pipeline) {
       "device stages an image: entropy decoding %.3f ms (%zu images, %zu %s; their scans' upload "
       "%.3f ms; left to libjpeg: %zu not in step, %zu a run out of step, %zu a bad code, %zu a "
       "segment short, %zu other; %zu failed %s of %zu images%s%s), transforms %.3f ms (in: "
-      "dequantisation, IDCT, upsampling, "
-      "colour; out: colour, "
-      "downsampling, forward DCT, quantisation), copies %.3f ms, filter %.3f ms\n",
+      "dequantisation, IDCT, upsampling, colour; out: colour, downsampling, forward DCT, "
+      "quantisation), copies %.3f ms, filter %.3f ms\n",
       t.entropy_kernel_ms / std::max<double>(1, t.entropy_timed_images), t.entropy_images,
       t.entropy_launches, t.entropy_launches == 1 ? "launch" : "launches",
       t.entropy_upload_ms / entropy_n, t.entropy_refused[2], t.entropy_refused[3],

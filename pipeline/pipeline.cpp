@@ -460,8 +460,8 @@ Source decode_planes(const InputBytes& in, const JobOptions& o, std::vector<std:
   EntropyScan scan;
   // A progressive file is bound by libjpeg's entropy decoding on the host either way, and its
   // DCT blocks (twice its planes' bytes) measured slower than its planes (docs/notes/
-  // whole-job.md, "Progressive JPEGs"): auto keeps it as planes; --jpeg-codec device sends its
-  // blocks.
+  // whole-job.md, "Progressive JPEGs as DCT blocks"): auto keeps it as planes; --jpeg-codec
+  // device sends its blocks.
   const bool progressive_blocks = o.jpeg_codec == JobOptions::JpegCodec::device;
   if (o.operation == JobOptions::Operation::bright || !o.max_tile.is_default() ||
       !decode_image_planes(in.bytes, in.name, warnings, o.max_pixels, o.orient,
