@@ -34,8 +34,8 @@ struct YCbCrPlanes;  // image/jpeg_planes.h
 /// (jpeg_read_header) into: *planes gets decoder_sizes and its dct's block counts and offsets
 /// (no coefficients, no tables); returns the coefficient count, or 0 (*planes untouched) for a
 /// file the blocks do not take: other than 8-bit, or components other than grey or YCbCr with
-/// chroma at 1x1 and luma at up to 2x2. Any coding process: baseline, extended or progressive,
-/// Huffman or arithmetic. Throws blurtool::Error as decoder_sizes does.
+/// chroma at 1x1 and luma at up to 2x2, or arithmetic coding. Huffman coding of any process:
+/// baseline, extended or progressive. Throws blurtool::Error as decoder_sizes does.
 std::size_t block_layout(const jpeg_decompress_struct& in, YCbCrPlanes* planes);
 
 /// Where one component's block rows are to live: `rows` rows of `stride` blocks from `base`.

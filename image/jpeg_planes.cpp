@@ -493,8 +493,11 @@ void limit_scans(j_common_ptr info) {
 
 std::size_t block_layout(const jpeg_decompress_struct& in, YCbCrPlanes* planes) {
   const bool grey = in.num_components == 1 && in.jpeg_color_space == JCS_GRAYSCALE;
+  // Arithmetic coding is left to the planes path: libjpeg's arithmetic decoder meets damaged
+  // data (a marker too soon) without a warning, and the coefficients it then makes are of a
+  // range where libjpeg-turbo's SIMD IDCT and its C IDCT (the device's) differ.
   bool ok = (grey || (in.num_components == 3 && in.jpeg_color_space == JCS_YCbCr)) &&
-            in.data_precision == 8;
+            !in.arith_code && in.data_precision == 8;
   const int hf = in.comp_info[0].h_samp_factor, vf = in.comp_info[0].v_samp_factor;
   if (ok && !grey) {
     ok = hf >= 1 && hf <= 2 && vf >= 1 && vf <= 2;
@@ -567,10 +570,11 @@ bool read_blocks(const std::uint8_t* data, std::size_t size, Decompression* d, b
   for (int i = 0; i < components; ++i)
     if (!in.comp_info[i].quant_table) ok = false;  // a component no scan codes
   // A progressive file whose scans leave some coefficient short of its last bit (coef_bits,
-  // the Al still to come, or -1 for none coded) is decoded by libjpeg with block smoothing
-  // (jdcoefct.c's smoothing_ok: an estimate of the missing low-frequency bits from the
-  // neighbouring blocks' DC), which is no inverse DCT of these blocks alone: such files take
-  // TurboJPEG's own planes. A complete file's scans bring every coefficient to Al 0.
+  // the Al still to come, or -1 for none coded) may be decoded by libjpeg with block smoothing
+  // (jdcoefct.c's smoothing_ok: where DC is known and one of the first AC coefficients is not,
+  // an estimate of the missing low frequencies from the neighbouring blocks), which is no
+  // inverse DCT of these blocks alone: every such file takes TurboJPEG's own planes. A complete
+  // file's scans bring every coefficient to Al 0.
   if (ok && in.progressive_mode)
     for (int i = 0; i < components && ok; ++i)
       for (int k = 0; k < DCTSIZE2 && ok; ++k) ok = in.coef_bits[i][k] == 0;

@@ -187,10 +187,11 @@ std::vector<std::uint8_t> encode_jpeg_planes(const YCbCrPlanes& planes,
 
 /// Decodes JPEG `bytes` (jpeg_planes_supported) only as far as its quantised DCT blocks
 /// (libjpeg's jpeg_read_coefficients), into *planes: decoder_layout's sizes without samples,
-/// and planes->dct; baseline, extended or progressive, Huffman or arithmetic coding. False,
-/// *planes untouched, for a file the blocks do not take: other than 8-bit, components libjpeg
-/// codes otherwise than decoder_layout says, or a progressive file whose scans leave a
-/// coefficient short of its last bit (libjpeg then smooths the blocks; jdcoefct.c); also for
+/// and planes->dct; baseline, extended or progressive Huffman coding. False, *planes
+/// untouched, for a file the blocks do not take: arithmetic coding (libjpeg decodes damaged
+/// arithmetic data without a warning), other than 8-bit, components libjpeg codes otherwise
+/// than decoder_layout says, or a progressive file whose scans leave a coefficient short of its
+/// last bit (libjpeg smooths some of those blocks; jdcoefct.c); also for
 /// damaged data (libjpeg warns: its coefficients may be of a range where libjpeg-turbo's SIMD
 /// IDCT, which saturates 16-bit lanes, and its C IDCT, which the device follows, differ) and
 /// data libjpeg refuses, more than kMaxJpegScans scans included (the whole decoder then says

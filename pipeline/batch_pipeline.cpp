@@ -884,7 +884,13 @@ class Pipeline {
       if (jpeg_colour_on_device(o_, device)) YCbCrConverter colour(*rt);
       // And the entropy decoder's, so that the lanes share one build rather than each
       // making its own at its first batch.
-      if (entropy_) EntropyDecoder entropy(*rt);
+      // A failed build is no failure of the device: its lanes leave the files to libjpeg.
+      if (entropy_) {
+        try {
+          EntropyDecoder entropy(*rt);
+        } catch (...) {
+        }
+      }
       for (int i = 1; i < lanes_of(device); ++i) lanes.push_back(rt->sibling());
       // The images decoded from now on, and the results, in pinned memory of the first GPU
       // opened: its transfers then need no staging copies (the process keeps the pool).
@@ -1402,8 +1408,10 @@ class Pipeline {
         std::unique_lock<std::mutex> lock(mutex_);
         ++times_.entropy_failed_launches;
         times_.entropy_failed_images += batch.size();
-        if (times_.entropy_failure.empty())
-          times_.entropy_failure = what_of(std::current_exception());
+        if (times_.entropy_failure.empty()) {  // its first line (a build log may follow)
+          const std::string what = what_of(std::current_exception());
+          times_.entropy_failure = what.substr(0, what.find('\n'));
+        }
       }
       // No upload may outlive the scans the fallback below replaces.
       try {

@@ -198,7 +198,8 @@ double event_ms(const cl::Event& event);
 double summed_event_ms(const std::vector<cl::Event>& events) noexcept;
 
 /// The device-clock span of finished events, nanoseconds: the earliest CL_PROFILING_COMMAND_START
-/// in *start and the latest _END in *end; both 0 where no event gives its counters.
+/// in *start and the latest _END in *end, over the events whose counters are a span (as
+/// event_ms); both 0 where none is.
 void event_span_ns(const std::vector<cl::Event>& events, std::uint64_t* start,
                    std::uint64_t* end) noexcept;
 

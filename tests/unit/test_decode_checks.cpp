@@ -148,23 +148,32 @@ TEST(DecodeChecks, ArithmeticJpegsDecodeAsLibjpegTurboDecodesThem) {
       EXPECT_EQ(error_of([&] { decode_image(jpeg, "arith.jpg", nullptr, 45 * 29 - 1); }),
                 "arith.jpg: image is 45x29 = 1305 pixels, more than the limit of 1304 pixels "
                 "(max_pixels)");
-      // The device's paths take them too, as TurboJPEG decodes them: as DCT blocks (libjpeg
-      // entropy-decodes them) and as colour planes.
+      // The colour planes' path (the device's) takes them too, as TurboJPEG decodes them, and
+      // never as DCT blocks (decode_jpeg_blocks leaves arithmetic coding to TurboJPEG).
       YCbCrPlanes planes;
       ASSERT_TRUE(decode_image_planes(jpeg, "arith.jpg", nullptr, kDefaultMaxPixels, true, true,
                                       false, &planes));
-      ASSERT_TRUE(planes.as_blocks());
-      const auto expected_planes = decode_jpeg_planes(jpeg, "arith.jpg").samples;
-      EXPECT_EQ(blocks_to_planes(planes).samples, expected_planes);
-      ASSERT_TRUE(decode_image_planes(jpeg, "arith.jpg", nullptr, kDefaultMaxPixels, true, false,
-                                      false, &planes));
-      EXPECT_EQ(planes.samples, expected_planes);
-      // Progressive files kept as planes where the caller asks (a batch's --jpeg-codec auto).
-      ASSERT_TRUE(decode_image_planes(jpeg, "arith.jpg", nullptr, kDefaultMaxPixels, true, true,
-                                      false, &planes, nullptr, false));
-      EXPECT_EQ(planes.as_blocks(), !progressive);
-      EXPECT_EQ(planes.as_blocks() ? blocks_to_planes(planes).samples : planes.samples,
-                expected_planes);
+      EXPECT_FALSE(planes.as_blocks());
+      EXPECT_EQ(planes.samples, decode_jpeg_planes(jpeg, "arith.jpg").samples);
+    }
+  }
+}
+
+// Progressive Huffman files go as DCT blocks unless the caller keeps them as planes (a batch's
+// --jpeg-codec auto: pipeline.cpp's decode_planes); sequential ones go as blocks either way.
+TEST(DecodeChecks, ProgressiveJpegsAreKeptAsPlanesWhereAsked) {
+  for (const bool progressive : {false, true}) {
+    SCOPED_TRACE(progressive ? "progressive" : "sequential");
+    LibjpegCoding coding;
+    coding.progressive = progressive;
+    const Bytes jpeg = libjpeg_jpeg(random_image(45, 29, 3, 11), coding);
+    const auto expected = decode_jpeg_planes(jpeg, "p.jpg").samples;
+    for (const bool progressive_blocks : {false, true}) {
+      YCbCrPlanes planes;
+      ASSERT_TRUE(decode_image_planes(jpeg, "p.jpg", nullptr, kDefaultMaxPixels, true, true, false,
+                                      &planes, nullptr, progressive_blocks));
+      EXPECT_EQ(planes.as_blocks(), !progressive || progressive_blocks);
+      EXPECT_EQ(planes.as_blocks() ? blocks_to_planes(planes).samples : planes.samples, expected);
     }
   }
 }

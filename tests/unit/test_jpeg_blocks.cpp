@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -176,32 +177,22 @@ TEST(JpegBlocks, EncoderRefusesBlocksOfAnotherQualityOrLayout) {
       Error);
 }
 
-// Progressive and arithmetic-coded files: their blocks, once every scan is read, are the ones
-// TurboJPEG inverse-transforms (no block smoothing for a complete progressive file).
-TEST(JpegBlocks, ProgressiveAndArithmeticFilesGiveTurboJpegsPlanes) {
-  struct Coding {
-    int flags;
-    bool arithmetic;
-    const char* name;
-  };
-  const Coding codings[] = {{TJFLAG_PROGRESSIVE, false, "progressive"},
-                            {0, true, "arithmetic"},
-                            {TJFLAG_PROGRESSIVE, true, "progressive arithmetic"}};
+// Progressive files: their blocks, once every scan is read, are the ones TurboJPEG
+// inverse-transforms (no block smoothing for a complete progressive file).
+TEST(JpegBlocks, ProgressiveFilesGiveTurboJpegsPlanes) {
   for (const auto& size : kSizes)
-    for (const auto& [subsampling, name] : kDecodeCases)
-      for (const Coding& coding : codings) {
-        const int w = size[0], h = size[1];
-        SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " " + name + " " + coding.name);
-        if (coding.arithmetic) setenv("TJ_ARITHMETIC", "1", 1);  // read by a fresh handle
-        const std::vector<std::uint8_t> jpeg =
-            tj_jpeg(test_picture(w, h, w * 3 + h), subsampling, 85, coding.flags);
-        unsetenv("TJ_ARITHMETIC");
-        YCbCrPlanes blocks;
-        ASSERT_TRUE(decode_jpeg_blocks(jpeg, &blocks));
-        const YCbCrPlanes expected = decode_jpeg_planes(jpeg, "test.jpg");
-        ASSERT_TRUE(same_sizes(blocks, expected));
-        EXPECT_TRUE(blocks_to_planes(blocks).samples == expected.samples);
-      }
+    for (const auto& [subsampling, name] : kDecodeCases) {
+      const int w = size[0], h = size[1];
+      SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " " + name);
+      const std::vector<std::uint8_t> jpeg =
+          tj_jpeg(test_picture(w, h, w * 3 + h), subsampling, 85, TJFLAG_PROGRESSIVE);
+      YCbCrPlanes blocks;
+      ASSERT_TRUE(decode_jpeg_blocks(jpeg, &blocks));
+      const YCbCrPlanes expected = decode_jpeg_planes(jpeg, "test.jpg");
+      ASSERT_TRUE(same_sizes(blocks, expected));
+      EXPECT_TRUE(blocks_to_planes(blocks).samples == expected.samples);
+      EXPECT_FALSE(decode_jpeg_blocks(jpeg, &blocks, false, false));  // progressive refused
+    }
 }
 
 namespace {
@@ -225,11 +216,27 @@ std::vector<std::uint8_t> short_progressive_file(const Image& rgba, bool ac_scan
 
 }  // namespace
 
-// A progressive file whose scans leave coefficients short of their last bit is smoothed by
-// libjpeg, so it is left to the planes path, as damaged data is.
-TEST(JpegBlocks, ShortProgressiveFilesAndDamageAreLeftToTurboJpeg) {
+// A progressive file whose scans leave coefficients short of their last bit (libjpeg smooths
+// such files), arithmetic coding (libjpeg's decoder takes damaged arithmetic data without a
+// warning) and damaged data are left to the planes path.
+TEST(JpegBlocks, ShortProgressiveArithmeticAndDamagedFilesAreLeftToTurboJpeg) {
   const Image rgba = test_picture(40, 24, 3);
   YCbCrPlanes blocks;
+  for (bool progressive : {false, true}) {
+    LibjpegCoding coding;
+    coding.arithmetic = true;
+    coding.progressive = progressive;
+    std::vector<std::uint8_t> jpeg = libjpeg_jpeg(first_channels(rgba, 3), coding);
+    const std::uint8_t sof[2] = {0xFF, static_cast<std::uint8_t>(progressive ? 0xCA : 0xC9)};
+    ASSERT_NE(std::search(jpeg.begin(), jpeg.end(), sof, sof + 2), jpeg.end());  // SOF9, SOF10
+    EXPECT_EQ(decode_jpeg_planes(jpeg, "arith.jpg").components, 3);
+    EXPECT_FALSE(decode_jpeg_blocks(jpeg, &blocks));
+    // Cut short and closed with EOI: libjpeg's arithmetic decoder reads on without a warning.
+    jpeg.resize(jpeg.size() / 2);
+    jpeg.insert(jpeg.end(), {0xFF, 0xD9});
+    EXPECT_FALSE(decode_jpeg_blocks(jpeg, &blocks));
+    EXPECT_TRUE(blocks.empty());
+  }
   for (bool ac_scans : {false, true}) {
     SCOPED_TRACE(ac_scans ? "AC short of its last bit" : "DC only");
     const std::vector<std::uint8_t> jpeg = short_progressive_file(rgba, ac_scans);
