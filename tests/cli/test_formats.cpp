@@ -99,10 +99,7 @@ TEST_F(Cli, JpegCodecOnTheDeviceWritesTheHostsBytes) {
   progressive.progressive = true;
   arithmetic.arithmetic = arithmetic.progressive = true;
   arithmetic.h = 1;  // 4:4:0
-  jpeg_scan_info dc{};
-  dc.comps_in_scan = 3;
-  for (int i = 0; i < 3; ++i) dc.component_index[i] = i;
-  dc_only.script = {dc};
+  dc_only.script = {dc_scan(3)};
   for (const auto& [name, coding] :
        {std::pair{"progressive.jpg", progressive}, std::pair{"arithmetic.jpg", arithmetic},
         std::pair{"dc_only.jpg", dc_only}}) {

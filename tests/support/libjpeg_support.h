@@ -94,6 +94,15 @@ inline std::vector<std::uint8_t> libjpeg_jpeg(const Image& image, const LibjpegC
   return bytes;
 }
 
+/// A progressive scan of the DC coefficients of components 0..components-1, interleaved, to
+/// their last bit (Ss = Se = 0, Ah = Al = 0): a LibjpegCoding script's first scan.
+inline jpeg_scan_info dc_scan(int components) {
+  jpeg_scan_info dc{};
+  dc.comps_in_scan = components;
+  for (int i = 0; i < components; ++i) dc.component_index[i] = i;
+  return dc;
+}
+
 /// A progressive greyscale JPEG of `image` (1 channel) of exactly `scans` scans (64 to 694): the
 /// DC scan, then each AC coefficient in a scan of its own, the first of them refined bit by bit
 /// (successive approximation, up to 10 bits each, libjpeg's limit) until `scans` are written.

@@ -202,10 +202,7 @@ namespace {
 // (Al 1) and the rest to theirs. libjpeg decodes such a file with block smoothing.
 std::vector<std::uint8_t> short_progressive_file(const Image& rgba, bool ac_scans) {
   LibjpegCoding coding;
-  jpeg_scan_info dc{};
-  dc.comps_in_scan = 3;
-  for (int i = 0; i < 3; ++i) dc.component_index[i] = i;
-  coding.script.push_back(dc);
+  coding.script.push_back(dc_scan(3));
   if (ac_scans)
     for (int i = 0; i < 3; ++i) {
       coding.script.push_back({1, {i}, 1, 5, 0, 1});
