@@ -35,6 +35,95 @@ enum Header {
   kHeaderInts = 80
 };
 
+// A progressive image's header (P_* in kernels/jpeg_entropy.cl) and a scan's ints (S_*).
+enum ProgressiveHeader {
+  kKind = 0,
+  kScans = 1,
+  kPMcusAcross = 2,
+  kPMcusDown = 3,
+  kPDataBytes = 4,
+  kPDataOffset = 5,
+  kPTables = 6,
+  kPScans = 7,
+  kPSegments = 8,
+  kPAcross = 9,
+  kPDown = 12,
+  kPBlockOffset = 15,
+  kPH = 18,
+  kPV = 21,
+  kPHeaderInts = 24
+};
+enum ScanInts {
+  kSComponents = 0,
+  kSComponent = 1,
+  kSDc = 4,
+  kSAc = 7,
+  kSSs = 8,
+  kSSe = 9,
+  kSAh = 10,
+  kSAl = 11,
+  kSRestart = 12,
+  kSFirstSegment = 13,
+  kSSegments = 14,
+  kScanInts = 16
+};
+
+// A progressive image's decoders in a pipelined work-group (DECODERS in the kernel).
+constexpr int kDecoders = 16;
+
+// Whether a packed input is a progressive image's (its first int -1, where a baseline header
+// has its blocks in an MCU).
+bool is_progressive(const std::uint8_t* packed) {
+  std::int32_t kind;
+  std::memcpy(&kind, packed, sizeof kind);
+  return kind < 0;
+}
+
+// A progressive file's scans packed as progressive_decode reads them (see pack).
+PixelVector<std::uint8_t> pack_progressive(const EntropyScan& scan, const YCbCrPlanes& layout) {
+  std::vector<std::int32_t> ints(kPHeaderInts, 0);
+  ints[kKind] = -1;
+  ints[kScans] = static_cast<std::int32_t>(scan.scans.size());
+  ints[kPMcusAcross] = scan.mcus_across;
+  ints[kPMcusDown] = scan.mcus_down;
+  ints[kPDataBytes] = static_cast<std::int32_t>(scan.data.size());
+  for (int c = 0; c < 3; ++c) {
+    ints[kPAcross + c] = layout.dct.blocks_across[c];
+    ints[kPDown + c] = layout.dct.blocks_down[c];
+    ints[kPBlockOffset + c] = static_cast<std::int32_t>(layout.dct.offset[c] / 64);
+    ints[kPH + c] = scan.mcu_across[c];
+    ints[kPV + c] = scan.mcu_down[c];
+  }
+  ints[kPTables] = static_cast<std::int32_t>(ints.size());
+  ints.insert(ints.end(), scan.tables.begin(), scan.tables.end());
+  ints[kPScans] = static_cast<std::int32_t>(ints.size());
+  for (const ProgressiveScan& sc : scan.scans) {
+    std::int32_t v[kScanInts] = {};
+    v[kSComponents] = sc.components;
+    for (int i = 0; i < 3; ++i) {
+      v[kSComponent + i] = sc.component[i];
+      v[kSDc + i] = sc.dc_table[i];
+    }
+    v[kSAc] = sc.ac_table;
+    v[kSSs] = sc.ss;
+    v[kSSe] = sc.se;
+    v[kSAh] = sc.ah;
+    v[kSAl] = sc.al;
+    v[kSRestart] = sc.restart_interval;
+    v[kSFirstSegment] = static_cast<std::int32_t>(sc.first_segment);
+    v[kSSegments] = static_cast<std::int32_t>(sc.segments);
+    ints.insert(ints.end(), v, v + kScanInts);
+  }
+  ints[kPSegments] = static_cast<std::int32_t>(ints.size());
+  for (const std::uint32_t end : scan.segment_end) ints.push_back(static_cast<std::int32_t>(end));
+  const std::size_t data_offset = (ints.size() * 4 + 15) / 16 * 16;
+  ints[kPDataOffset] = static_cast<std::int32_t>(data_offset);
+  PixelVector<std::uint8_t> out(data_offset + (scan.data.size() + 8 + 15) / 16 * 16, 0);
+  std::memcpy(out.data(), ints.data(), ints.size() * 4);
+  std::memcpy(out.data() + data_offset, scan.data.data(), scan.data.size());
+  return out;
+}
+
 // A positive power of two from the environment variable `name`, else `fallback`.
 int env_power_of_two(const char* name, int fallback, int at_most) {
   const char* text = std::getenv(name);
@@ -52,10 +141,29 @@ EntropyDecoder::EntropyDecoder(Runtime& runtime) : runtime_(runtime) {
   int wg = 256;
   while (wg > limit) wg /= 2;
   wg = env_power_of_two("BLURTOOL_ENTROPY_WG", wg, limit);
+  // A progressive image's decoders one a warp apart on a GPU (they diverge), where the scans
+  // of an image overlap, each waiting on the ones before it (work-items of a GPU's work-group
+  // run side by side); one after another on a CPU, where a work-group's work-items take turns
+  // (BLURTOOL_PROGRESSIVE_PIPELINE=0 asks for that on a GPU too, for measurements).
+  const bool gpu = runtime.device().type & CL_DEVICE_TYPE_GPU;
+  const char* pipeline_env = std::getenv("BLURTOOL_PROGRESSIVE_PIPELINE");
+  pipeline_ = gpu && !(pipeline_env && std::string(pipeline_env) == "0");
+  lane_ = gpu ? 32 : 1;
   for (;;) {
-    kernel_ = runtime.kernel("jpeg_entropy", "entropy_decode", "-DWG=" + std::to_string(wg));
-    const std::size_t allowed =
-        kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(runtime.device().device);
+    cl::Program& program = runtime.program(
+        "jpeg_entropy",
+        "-DWG=" + std::to_string(wg) + " -DLANE=" + std::to_string(lane_) +
+            " -DPIPELINE=" + (pipeline_ ? "1" : "0") + " -DDECODERS=" + std::to_string(kDecoders),
+        {"entropy_decode", "progressive_decode"});
+    kernel_ = cl::Kernel(program, "entropy_decode");
+    progressive_ = cl::Kernel(program, "progressive_decode");
+    const cl::Device& device = runtime.device().device;
+    const std::size_t allowed = kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device);
+    if (pipeline_ && progressive_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device) <
+                         static_cast<std::size_t>(kDecoders) * lane_) {
+      pipeline_ = false;  // too few work-items for a decoder a scan: the scans in turn
+      continue;
+    }
     if (static_cast<std::size_t>(wg) <= allowed || wg == 1) break;
     wg /= 2;  // the kernel's registers allow fewer work-items on this device
   }
@@ -64,6 +172,7 @@ EntropyDecoder::EntropyDecoder(Runtime& runtime) : runtime_(runtime) {
 
 PixelVector<std::uint8_t> EntropyDecoder::pack(const EntropyScan& scan, const YCbCrPlanes& layout,
                                                int subsequence_bits) {
+  if (scan.progressive()) return pack_progressive(scan, layout);
   if (subsequence_bits <= 0)
     subsequence_bits = 32 * env_power_of_two("BLURTOOL_ENTROPY_SUB_WORDS", 32, 1 << 16);
   const std::uint32_t step = static_cast<std::uint32_t>(subsequence_bits);
@@ -128,27 +237,33 @@ std::size_t EntropyDecoder::coefficients(const YCbCrPlanes& layout) {
   return layout.dct.layout_blocks() * 64;
 }
 
-cl::Event EntropyDecoder::decode(const std::vector<Item>& items, const cl::Buffer& coef,
-                                 std::int32_t* statuses, std::vector<cl::Event>* uploads) {
-  // Per image: its input's byte offset, its coefficients' offset (shorts), its scratch's
-  // offset (ints): start and exit states (2 ints each), counts and prefix sums a subsequence;
-  // a segment's last bit; a DC difference a block (shorts).
-  where_of_.assign(4 * items.size(), 0);
+std::vector<cl::Event> EntropyDecoder::decode(const std::vector<Item>& items,
+                                              const cl::Buffer& coef, std::int32_t* statuses,
+                                              std::vector<cl::Event>* uploads) {
+  // Per image of each kernel (baseline images for entropy_decode, progressive ones for
+  // progressive_decode): its input's byte offset, its coefficients' offset (shorts), its
+  // scratch's offset (ints: start and exit states, 2 ints each, counts and prefix sums a
+  // subsequence; a segment's last bit; a DC difference a block, in shorts), its status's index.
+  where_of_.clear();
+  std::vector<cl_ulong> progressive_where;
   std::size_t in_bytes = 0, scratch_ints = 0, coef_begin = SIZE_MAX, coef_end = 0;
   for (std::size_t i = 0; i < items.size(); ++i) {
-    std::int32_t header[kHeaderInts];
-    std::memcpy(header, items[i].packed, sizeof header);
-    const std::size_t subs = static_cast<std::size_t>(header[kSubsequences]),
-                      segments = static_cast<std::size_t>(header[kSegments]),
-                      blocks = static_cast<std::size_t>(header[kTotalMcus]) * header[kBpm];
-    where_of_[4 * i] = in_bytes;
-    where_of_[4 * i + 1] = items[i].coef_offset;
-    where_of_[4 * i + 2] = scratch_ints;
+    if (is_progressive(items[i].packed)) {
+      progressive_where.insert(progressive_where.end(), {in_bytes, items[i].coef_offset, 0, i});
+    } else {
+      std::int32_t header[kHeaderInts];
+      std::memcpy(header, items[i].packed, sizeof header);
+      const std::size_t subs = static_cast<std::size_t>(header[kSubsequences]),
+                        segments = static_cast<std::size_t>(header[kSegments]),
+                        blocks = static_cast<std::size_t>(header[kTotalMcus]) * header[kBpm];
+      where_of_.insert(where_of_.end(), {in_bytes, items[i].coef_offset, scratch_ints, i});
+      scratch_ints += (6 * subs + segments + (blocks + 1) / 2 + 3) / 4 * 4;
+    }
     in_bytes += (items[i].bytes + 15) / 16 * 16;
-    scratch_ints += (6 * subs + segments + (blocks + 1) / 2 + 3) / 4 * 4;
     coef_begin = std::min(coef_begin, items[i].coef_offset);
     coef_end = std::max(coef_end, items[i].coef_offset + coefficients(*items[i].layout));
   }
+  const std::size_t baseline = where_of_.size() / 4;
   cl::Context& context = runtime_.context();
   cl::CommandQueue& queue = runtime_.queue();
   const auto ensure = [&context](cl::Buffer* b, std::size_t* have, std::size_t need,
@@ -159,33 +274,56 @@ cl::Event EntropyDecoder::decode(const std::vector<Item>& items, const cl::Buffe
     }
   };
   ensure(&input_, &input_bytes_, std::max<std::size_t>(in_bytes, 16), CL_MEM_READ_ONLY);
-  ensure(&where_, &where_bytes_, where_of_.size() * sizeof(cl_ulong), CL_MEM_READ_ONLY);
+  ensure(&where_, &where_bytes_, std::max<std::size_t>(where_of_.size(), 4) * sizeof(cl_ulong),
+         CL_MEM_READ_ONLY);
+  ensure(&progressive_where_, &progressive_where_bytes_,
+         std::max<std::size_t>(progressive_where.size(), 4) * sizeof(cl_ulong), CL_MEM_READ_ONLY);
   ensure(&scratch_, &scratch_bytes_, std::max<std::size_t>(scratch_ints, 4) * 4, CL_MEM_READ_WRITE);
-  ensure(&status_, &status_bytes_, items.size() * 16, CL_MEM_READ_WRITE);
+  ensure(&status_, &status_bytes_, std::max<std::size_t>(items.size(), 1) * 16, CL_MEM_READ_WRITE);
   // Each input straight from the caller's memory (pinned, in a batch), without a copy here.
-  for (std::size_t i = 0; i < items.size(); ++i) {
+  for (std::size_t i = 0, at = 0; i < items.size(); ++i) {
     cl::Event up;
-    queue.enqueueWriteBuffer(input_, CL_FALSE, where_of_[4 * i], items[i].bytes, items[i].packed,
-                             nullptr, uploads ? &up : nullptr);
+    queue.enqueueWriteBuffer(input_, CL_FALSE, at, items[i].bytes, items[i].packed, nullptr,
+                             uploads ? &up : nullptr);
     if (uploads) uploads->push_back(up);
+    at += (items[i].bytes + 15) / 16 * 16;
   }
-  // Blocking: where_of_ is reused by the next call.
-  queue.enqueueWriteBuffer(where_, CL_TRUE, 0, where_of_.size() * sizeof(cl_ulong),
-                           where_of_.data());
+  std::vector<cl::Event> kernels;
+  if (items.empty()) return kernels;
+  // Blocking: where_of_ is reused by the next call, progressive_where is gone after it.
+  if (baseline > 0)
+    queue.enqueueWriteBuffer(where_, CL_TRUE, 0, where_of_.size() * sizeof(cl_ulong),
+                             where_of_.data());
+  if (!progressive_where.empty())
+    queue.enqueueWriteBuffer(progressive_where_, CL_TRUE, 0,
+                             progressive_where.size() * sizeof(cl_ulong), progressive_where.data());
   if (coef_end > coef_begin)  // the images' coefficients, from the first to the last
     queue.enqueueFillBuffer(coef, static_cast<cl_short>(0), coef_begin * 2,
                             (coef_end - coef_begin) * 2);
   queue.enqueueFillBuffer(status_, static_cast<cl_int>(1), 0, items.size() * 16);  // until done
-  kernel_.setArg(0, input_);
-  kernel_.setArg(1, where_);
-  kernel_.setArg(2, coef);
-  kernel_.setArg(3, scratch_);
-  kernel_.setArg(4, status_);
-  cl::Event event;
-  queue.enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(wg_ * items.size()),
-                             cl::NDRange(wg_), nullptr, &event);
+  if (baseline > 0) {
+    kernel_.setArg(0, input_);
+    kernel_.setArg(1, where_);
+    kernel_.setArg(2, coef);
+    kernel_.setArg(3, scratch_);
+    kernel_.setArg(4, status_);
+    kernels.emplace_back();
+    queue.enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(wg_ * baseline),
+                               cl::NDRange(wg_), nullptr, &kernels.back());
+  }
+  if (baseline < items.size()) {
+    const std::size_t n = items.size() - baseline,
+                      group = static_cast<std::size_t>(pipeline_ ? kDecoders : 3) * lane_;
+    progressive_.setArg(0, input_);
+    progressive_.setArg(1, progressive_where_);
+    progressive_.setArg(2, coef);
+    progressive_.setArg(3, status_);
+    kernels.emplace_back();
+    queue.enqueueNDRangeKernel(progressive_, cl::NullRange, cl::NDRange(group * n),
+                               cl::NDRange(group), nullptr, &kernels.back());
+  }
   queue.enqueueReadBuffer(status_, CL_FALSE, 0, items.size() * 16, statuses);
-  return event;
+  return kernels;
 }
 
 }  // namespace blurtool

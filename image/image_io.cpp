@@ -359,13 +359,15 @@ DecodedImage load_image_wide(const std::string& path, std::vector<std::string>* 
 bool decode_image_planes(const std::vector<std::uint8_t>& bytes, const std::string& name,
                          std::vector<std::string>* warnings, std::uint64_t max_pixels, bool orient,
                          bool blocks, bool sparse, YCbCrPlanes* planes, EntropyScan* entropy,
-                         bool progressive_blocks) {
+                         bool progressive_blocks, bool progressive_entropy) {
   if (!starts_with(bytes, kJpegSignature)) return false;
   const CheckedFile file = check_file(bytes, name, max_pixels);
   // The orientation from the segments check_file walked, not from parsing the file again.
   if ((orient && orientation_in(bytes, file.segments) > 1) || !jpeg_planes_supported(bytes, false))
     return false;
-  if (blocks && entropy && parse_entropy_scan(bytes.data(), bytes.size(), planes, entropy)) {
+  if (blocks && entropy &&
+      parse_entropy_scan(bytes.data(), bytes.size(), planes, entropy,
+                         progressive_blocks && progressive_entropy)) {
     warn_if_misnamed(name, file, warnings);
     return true;
   }

@@ -177,13 +177,16 @@ struct EntropyScan;    // image/jpeg_entropy.h
 /// decode_image_wide to decode or refuse. With `entropy` (and `blocks`), a file that
 /// parse_entropy_scan takes is not decoded at all: *planes gets its layout (no coefficients),
 /// *entropy its scan, for the device's entropy decoding (filters/jpeg_entropy_device.h).
-/// `progressive_blocks` false: a progressive file goes only as far as its colour planes.
+/// `progressive_blocks` false: a progressive file goes only as far as its colour planes;
+/// `progressive_entropy` (with `entropy` and `progressive_blocks`): a progressive file is left
+/// entropy-coded too, else its blocks are decoded here.
 /// Throws blurtool::Error naming `name`, as decode_image_wide does, for a JPEG it refuses
 /// before decoding (size, limits, truncation).
 bool decode_image_planes(const std::vector<std::uint8_t>& bytes, const std::string& name,
                          std::vector<std::string>* warnings, std::uint64_t max_pixels, bool orient,
                          bool blocks, bool sparse, YCbCrPlanes* planes,
-                         EntropyScan* entropy = nullptr, bool progressive_blocks = true);
+                         EntropyScan* entropy = nullptr, bool progressive_blocks = true,
+                         bool progressive_entropy = false);
 
 /// The EXIF orientation of a JPEG file's bytes, 1 to 8 (TIFF tag 0x0112 in IFD0 of the first
 /// APP1 "Exif" segment, read by libexif): 1 upright, 2 mirrored left-right, 3 turned 180

@@ -211,7 +211,8 @@ inline uint2 decode_run(local const int* meta, local const ushort* look, local c
 }
 
 // The scratch of one image (from int where[4 * image + 2] of `scratch_all`, sized by
-// EntropyDecoder::decode): per subsequence its start state, its exit
+// EntropyDecoder::decode; its status from int 4 x where[4 * image + 3]): per subsequence its
+// start state, its exit
 // state, its completed blocks and their exclusive prefix sum; per segment the bit after its
 // last block; per block of the scan its DC difference.
 kernel void entropy_decode(global const uchar* input, global const ulong* where,
@@ -221,7 +222,7 @@ kernel void entropy_decode(global const uchar* input, global const ulong* where,
   global const uchar* buffer = input + where[4 * image];
   global short* coef = coef_all + where[4 * image + 1];
   global int* scratch = scratch_all + where[4 * image + 2];
-  global int* status = status_all + 4 * image;
+  global int* status = status_all + 4 * where[4 * image + 3];
   global const int* header = (global const int*)buffer;
   global const uchar* data = buffer + header[H_DATA_OFFSET];
   const int nseg = header[H_NSEG], nsub = header[H_NSUB], bpm = header[H_BPM];
@@ -437,5 +438,354 @@ kernel void entropy_decode(global const uchar* input, global const ulong* where,
   if (lid == 0) {
     status[0] = 0;
     status[1] = 0;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Progressive files (ITU-T T.81, G.1.2): a file's scans decoded as libjpeg-turbo's jdphuff.c
+// decodes them (decode_mcu_DC_first, _AC_first, _DC_refine, _AC_refine), into the same blocks.
+// An AC refinement scan's codes are read against the coefficients the scans before it left (a
+// correction bit for each one already nonzero), so its decoding cannot start at a guessed
+// position the way a first scan's can: each scan is decoded sequentially by one work-item.
+// A work-group an image. Where work-items of a work-group may wait on one another (PIPELINE 1,
+// GPUs), every scan has a decoder of its own (DECODERS of them, LANE work-items apart, scans
+// dealt out in turn), and a scan runs as far behind the earlier scans it depends on (same
+// component, overlapping band) as their progress allows, a row of blocks at a time: the scans
+// of an image overlap. Elsewhere (PoCL's CPU devices run a work-group's work-items one after
+// another) work-item LANE x c decodes the one-component scans of component c, in the file's
+// order, and work-item 0 the interleaved DC scans, the work-group waiting before and after.
+
+#ifndef LANE
+#define LANE 32  // work-items from one decoder to the next (one a warp on NVIDIA)
+#endif
+#ifndef PIPELINE
+#define PIPELINE 0
+#endif
+#ifndef DECODERS
+#define DECODERS 16
+#endif
+#define MAX_SCANS 64  // kMaxProgressiveScans
+
+// A progressive image's buffer (EntropyDecoder::pack): the header's ints (P_*), then the
+// Huffman tables (SLOT_INTS each), the scans (S_INTS each) and the segments' end bytes, at the
+// int offsets the header gives; the unstuffed data of every scan, back to back, from byte
+// P_DATA_OFFSET.
+#define P_KIND 0  // -1 (a baseline header's H_BPM, at the same place, is 1 or more)
+#define P_NSCANS 1
+#define P_MCUS_ACROSS 2  // an interleaved scan's MCUs across
+#define P_MCUS_DOWN 3
+#define P_DATA_BYTES 4
+#define P_DATA_OFFSET 5
+#define P_TABLES 6
+#define P_SCANS 7
+#define P_SEGS 8
+#define P_ACROSS 9  // a component's blocks across (3)
+#define P_DOWN 12
+#define P_BLOCK_OFF 15
+#define P_H 18  // a component's blocks across an interleaved scan's MCU
+#define P_V 21
+#define P_INTS 24
+// A scan: its components (1-3) and their DC tables, its AC table, its band and bits, its
+// restart interval (0: none) and its segments.
+#define S_NS 0
+#define S_COMP 1
+#define S_DC 4
+#define S_AC 7
+#define S_SS 8
+#define S_SE 9
+#define S_AH 10
+#define S_AL 11
+#define S_RESTART 12
+#define S_SEG 13
+#define S_NSEG 14
+#define S_INTS 16
+
+// decode_symbol with a table in global memory (SLOT_INTS ints: the lookahead, then maxcode,
+// valoffset and huffval).
+inline int decode_symbol_global(Reader* r, global const int* table) {
+  const uint e = (uint)table[(uint)(r->buf >> (64 - LOOK_BITS))];
+  if (e) {
+    r->buf <<= (e >> 8);
+    r->nbits -= (int)(e >> 8);
+    return (int)(e & 255u);
+  }
+  global const int* maxcode = table + (1 << LOOK_BITS);
+  global const int* valoffset = maxcode + 18;
+  global const int* huffval = valoffset + 18;
+  int l = LOOK_BITS + 1;
+  int code = (int)(r->buf >> (64 - l));
+  while (code > maxcode[l]) {
+    ++l;
+    if (l > 16) return -1;
+    code = (int)(r->buf >> (64 - l));
+  }
+  r->buf <<= l;
+  r->nbits -= l;
+  return huffval[(code + valoffset[l]) & 255];
+}
+
+// The next n bits (0-16) as a number; the reader holds at least n (refill first).
+inline uint get_bits(Reader* r, int n) {
+  if (n == 0) return 0u;
+  const uint v = (uint)(r->buf >> (64 - n));
+  r->buf <<= n;
+  r->nbits -= n;
+  return v;
+}
+
+// One correction bit of an AC refinement scan applied to coefficient *t (jdphuff.c): where the
+// bit is 1 and the coefficient's bit al is not yet set, its magnitude grows by 1 << al.
+inline void refine(Reader* r, global const uchar* data, uint bytes, global short* t, int p1,
+                   int m1) {
+  if (r->nbits < 32) fill(r, data, bytes);
+  if (get_bits(r, 1) && ((int)*t & p1) == 0)
+    *t = (short)((int)*t >= 0 ? (int)*t + p1 : (int)*t + m1);
+}
+
+#if PIPELINE
+// Rows of component c's blocks that scan `i` has finished (done[3 * i + c]).
+typedef volatile local int Progress;
+
+// Waits until every scan before scan j that shares component c and part of its band has
+// finished `rows` rows of c's blocks; its coefficients are then final there for scan j.
+inline void wait_for_rows(global const int* scans, int j, int c, int rows, Progress* done) {
+  global const int* me = scans + j * S_INTS;
+  for (int i = 0; i < j; ++i) {
+    global const int* sc = scans + i * S_INTS;
+    if (sc[S_SE] < me[S_SS] || me[S_SE] < sc[S_SS]) continue;  // bands apart
+    bool shares = false;
+    for (int n = 0; n < sc[S_NS]; ++n) shares = shares || sc[S_COMP + n] == c;
+    if (!shares) continue;
+    while (atomic_add(&done[3 * i + c], 0) < rows) {
+    }
+  }
+  mem_fence(CLK_GLOBAL_MEM_FENCE);
+}
+
+// Says that scan j has finished `rows` rows of component c's blocks.
+inline void finished_rows(int j, int c, int rows, Progress* done) {
+  mem_fence(CLK_GLOBAL_MEM_FENCE);
+  atomic_xchg(&done[3 * j + c], rows);
+}
+#endif
+
+// Decodes scan `j` of the image `meta` into `coef`: 0, or the reason the caller must leave the
+// file to libjpeg: 4 a bad Huffman code, a refinement's new coefficient not of size 1 (both of
+// which libjpeg warns about), a coefficient placed past the scan's band (libjpeg writes it
+// outside the band; left to it, so that no scan writes another's coefficients) or data used
+// past its segment; 5 whole bytes of a segment left over.
+int decode_progressive_scan(global const int* meta, int j, global const uchar* data,
+                            global short* coef
+#if PIPELINE
+                            ,
+                            Progress* done
+#endif
+) {
+  const uint bytes = (uint)meta[P_DATA_BYTES];
+  global const int* tables = meta + meta[P_TABLES];
+  global const uint* seg_end = (global const uint*)(meta + meta[P_SEGS]);
+  global const int* scans = meta + meta[P_SCANS];
+  global const int* sc = scans + j * S_INTS;
+  const int ns = sc[S_NS], ss = sc[S_SS], se = sc[S_SE], ah = sc[S_AH], al = sc[S_AL];
+  const int c0 = sc[S_COMP];
+  const uint across = (uint)meta[P_MCUS_ACROSS];
+  // Units: an interleaved scan's MCUs, a one-component scan's blocks, `row` of them a row.
+  const uint row = ns > 1 ? across : (uint)meta[P_ACROSS + c0];
+  const uint units = ns > 1 ? across * (uint)meta[P_MCUS_DOWN]
+                            : row * (uint)meta[P_DOWN + c0];
+  const uint restart = sc[S_RESTART] > 0 ? (uint)sc[S_RESTART] : units;
+  const int p1 = 1 << al, m1 = (int)(0xffffffffu << al);
+  global const int* ac = tables + (sc[S_AC] >= 0 ? sc[S_AC] : 0) * SLOT_INTS;
+  int seg = sc[S_SEG];
+  uint end_bit = seg_end[seg] * 8u;
+  Reader r;
+  start_at(&r, data, bytes, seg > 0 ? seg_end[seg - 1] * 8u : 0u);
+  uint eobrun = 0;
+  uint pred[3] = {0u, 0u, 0u};  // a DC first scan's last DC value, per component of the scan
+  for (uint u = 0; u < units; ++u) {
+#if PIPELINE
+    if (u % row == 0) {  // a new row of units: the rows of blocks it needs final
+      const uint r0 = u / row;
+      for (int i = 0; i < ns; ++i) {
+        const int c = sc[S_COMP + i], v = ns > 1 ? meta[P_V + c] : 1;
+        wait_for_rows(scans, j, c, min((int)(r0 + 1) * v, meta[P_DOWN + c]), done);
+      }
+    }
+#endif
+    if (u > 0 && u % restart == 0) {  // the next restart segment: decoding starts afresh
+      if (end_bit - bit_position(&r) >= 8u) return 5;
+      ++seg;
+      const uint begin = end_bit;
+      end_bit = seg_end[seg] * 8u;
+      start_at(&r, data, bytes, begin);
+      eobrun = 0;
+      pred[0] = pred[1] = pred[2] = 0u;
+    }
+    if (ss == 0) {  // a DC scan: every block of the MCU
+      for (int i = 0; i < ns; ++i) {
+        const int c = sc[S_COMP + i];
+        const int h = ns > 1 ? meta[P_H + c] : 1, v = ns > 1 ? meta[P_V + c] : 1;
+        const uint across_c = (uint)meta[P_ACROSS + c];
+        for (int y = 0; y < v; ++y)
+          for (int x = 0; x < h; ++x) {
+            uint bx, by;
+            if (ns > 1) {
+              bx = (u % across) * (uint)h + (uint)x;
+              by = (u / across) * (uint)v + (uint)y;
+            } else {
+              bx = u % across_c;
+              by = u / across_c;
+            }
+            // a partial MCU's dummy block is decoded, not stored
+            const long base = bx < across_c && by < (uint)meta[P_DOWN + c]
+                                  ? ((long)meta[P_BLOCK_OFF + c] + (long)by * across_c + bx) * 64
+                                  : -1;
+            if (r.nbits < 32) fill(&r, data, bytes);
+            if (ah == 0) {
+              const int s = decode_symbol_global(&r, tables + sc[S_DC + i] * SLOT_INTS);
+              if (s < 0) return 4;
+              const int diff = s ? extend(get_bits(&r, s), s) : 0;
+              pred[i] += (uint)diff;
+              if (base >= 0) coef[base] = (short)(int)(pred[i] << al);
+            } else if (get_bits(&r, 1) && base >= 0) {
+              coef[base] = (short)((int)coef[base] | p1);
+            }
+          }
+      }
+    } else {  // an AC scan: one block of one component
+      global short* block = coef + ((long)meta[P_BLOCK_OFF + c0] + (long)u) * 64;
+      int k = ss;
+      if (ah == 0) {
+        if (eobrun > 0) {
+          --eobrun;
+        } else {
+          for (; k <= se; ++k) {
+            if (r.nbits < 32) fill(&r, data, bytes);
+            const int rs = decode_symbol_global(&r, ac);
+            if (rs < 0) return 4;
+            int run = rs >> 4;
+            const int s = rs & 15;
+            if (s) {
+              k += run;
+              if (k > se) return 4;
+              block[natural_order[k]] = (short)(int)((uint)extend(get_bits(&r, s), s) << al);
+            } else if (run == 15) {
+              k += 15;
+            } else {
+              eobrun = 1u << run;
+              if (run) eobrun += get_bits(&r, run);
+              --eobrun;
+              break;
+            }
+          }
+        }
+      } else {
+        if (eobrun == 0) {
+          for (; k <= se; ++k) {
+            if (r.nbits < 32) fill(&r, data, bytes);
+            const int rs = decode_symbol_global(&r, ac);
+            if (rs < 0) return 4;
+            int run = rs >> 4;
+            const int s = rs & 15;
+            int value = 0;
+            if (s) {
+              if (s != 1) return 4;  // libjpeg warns of a bad Huffman code
+              value = get_bits(&r, 1) ? p1 : m1;
+            } else if (run != 15) {
+              eobrun = 1u << run;
+              if (run) eobrun += get_bits(&r, run);
+              break;  // the rest of the block as an end-of-band run's
+            }
+            // Past the coefficients already nonzero (a correction bit each) and `run` zero ones.
+            do {
+              global short* t = block + natural_order[k];
+              if (*t != 0) {
+                refine(&r, data, bytes, t, p1, m1);
+              } else if (--run < 0) {
+                break;  // the zero coefficient that becomes nonzero
+              }
+              ++k;
+            } while (k <= se);
+            if (value) {
+              if (k > se) return 4;
+              block[natural_order[k]] = (short)value;
+            }
+          }
+        }
+        if (eobrun > 0) {  // in an end-of-band run: correction bits for the nonzero ones only
+          for (; k <= se; ++k) {
+            global short* t = block + natural_order[k];
+            if (*t != 0) refine(&r, data, bytes, t, p1, m1);
+          }
+          --eobrun;
+        }
+      }
+    }
+    if (bit_position(&r) > end_bit) return 4;  // libjpeg meets the marker: zeros, a warning
+#if PIPELINE
+    if (u % row == row - 1) {
+      const uint r0 = u / row;
+      for (int i = 0; i < ns; ++i) {
+        const int c = sc[S_COMP + i], v = ns > 1 ? meta[P_V + c] : 1;
+        finished_rows(j, c, min((int)(r0 + 1) * v, meta[P_DOWN + c]), done);
+      }
+    }
+#endif
+  }
+  return end_bit - bit_position(&r) >= 8u ? 5 : 0;
+}
+
+// A batch of progressive images, a work-group each (DECODERS x LANE work-items with PIPELINE,
+// else 3 x LANE): per image its buffer from byte where[4 * image] of `input`, its coefficients
+// from short where[4 * image + 1] of `coef_all` (zeroed), its status from int
+// 4 x where[4 * image + 3] of `status_all` (as entropy_decode's: [0] 0 done or 1 left to
+// libjpeg, [1] why).
+kernel void progressive_decode(global const uchar* input, global const ulong* where,
+                               global short* coef_all, global int* status_all) {
+  const size_t image = get_group_id(0);
+  global const int* meta = (global const int*)(input + where[4 * image]);
+  global short* coef = coef_all + where[4 * image + 1];
+  global int* status = status_all + 4 * where[4 * image + 3];
+  global const uchar* data = (global const uchar*)meta + meta[P_DATA_OFFSET];
+  global const int* scans = meta + meta[P_SCANS];
+  const int lid = get_local_id(0), nscans = min(meta[P_NSCANS], MAX_SCANS);
+  local int failed;
+  if (lid == 0) failed = 0;
+#if PIPELINE
+  local int done[3 * MAX_SCANS];
+  for (int i = lid; i < 3 * MAX_SCANS; i += get_local_size(0)) done[i] = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (lid % LANE == 0) {
+    int mine = 0;
+    for (int i = lid / LANE; i < nscans; i += DECODERS) {
+      if (!mine) mine = decode_progressive_scan(meta, i, data, coef, done);
+      // Finished, or failed: no later scan waits on it any longer.
+      for (int c = 0; c < 3; ++c) finished_rows(i, c, 1 << 30, done);
+    }
+    if (mine) atomic_max(&failed, mine);
+  }
+#else
+  const int role = lid % LANE == 0 ? lid / LANE : -1;  // the component it decodes
+  int mine = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int i = 0; i < nscans; ++i) {
+    global const int* sc = scans + i * S_INTS;
+    if (sc[S_NS] > 1) {  // an interleaved DC scan: every component's blocks, one decoder
+      if (mine) atomic_max(&failed, mine);
+      barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+      if (lid == 0 && !failed) failed = decode_progressive_scan(meta, i, data, coef);
+      barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+      mine = failed;
+    } else if (role == sc[S_COMP] && !mine) {
+      mine = decode_progressive_scan(meta, i, data, coef);
+    }
+  }
+  if (mine) atomic_max(&failed, mine);
+#endif
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (lid == 0) {
+    status[0] = failed ? 1 : 0;
+    status[1] = failed;
+    status[2] = 0;
   }
 }

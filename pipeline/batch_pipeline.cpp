@@ -1375,11 +1375,11 @@ class Pipeline {
         lane.coef_shorts = shorts;
       }
       std::vector<cl::Event> uploads;
-      const cl::Event kernel = lane.decoder->decode(items, lane.coef, status.data(),
-                                                    o_.stage_times ? &uploads : nullptr);
+      const std::vector<cl::Event> kernels = lane.decoder->decode(
+          items, lane.coef, status.data(), o_.stage_times ? &uploads : nullptr);
       rt.queue().finish();
       if (o_.stage_times) {  // 0 where the driver gives no counters: a timing never fails
-        const double kernel_ms = summed_event_ms({kernel}), upload_ms = summed_event_ms(uploads);
+        const double kernel_ms = summed_event_ms(kernels), upload_ms = summed_event_ms(uploads);
         std::unique_lock<std::mutex> lock(mutex_);
         ++times_.entropy_launches;
         times_.entropy_images += batch.size();

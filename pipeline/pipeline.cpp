@@ -463,10 +463,14 @@ Source decode_planes(const InputBytes& in, const JobOptions& o, std::vector<std:
   // whole-job.md, "Progressive JPEGs as DCT blocks"): auto keeps it as planes; --jpeg-codec
   // device sends its blocks.
   const bool progressive_blocks = o.jpeg_codec == JobOptions::JpegCodec::device;
+  // Its entropy decoding, scan after scan on one work-item of the device, measured slower than
+  // libjpeg's on the host's cores (docs/notes/whole-job.md, "Progressive entropy decoding on the
+  // device"): only where BLURTOOL_JPEG_DCT=entropy forces it.
+  const bool progressive_entropy = jpeg_dct_mode() == JpegDct::entropy;
   if (o.operation == JobOptions::Operation::bright || !o.max_tile.is_default() ||
       !decode_image_planes(in.bytes, in.name, warnings, o.max_pixels, o.orient,
                            jpeg_dct_on_device(), sparse, &s.planes, entropy ? &scan : nullptr,
-                           progressive_blocks))
+                           progressive_blocks, progressive_entropy))
     return Source{};
   if (!scan.segment_end.empty()) s.planes.dct.entropy = EntropyDecoder::pack(scan, s.planes);
   s.channels = s.planes.components;

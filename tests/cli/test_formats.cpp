@@ -172,10 +172,10 @@ TEST_F(Cli, JpegCodecOnTheDeviceWritesTheHostsBytes) {
 
 // BLURTOOL_JPEG_DCT=entropy: a batch's JPEGs entropy-decoded on the device in batches
 // (kernels/jpeg_entropy.cl) write the bytes of the blocks decoded by libjpeg, for every
-// subsampling, greyscale, odd sides and restart markers; a file whose data libjpeg warns about
-// (bytes left over before EOI) is left to libjpeg by the device and decoded on the host, with
-// libjpeg's warning, and the same bytes again. --bench counts both, and its stage split the
-// images the kernel decoded.
+// subsampling, greyscale, odd sides, restart markers and progressive files; a file whose data
+// libjpeg warns about (bytes left over before EOI) is left to libjpeg by the device and decoded on
+// the host, with libjpeg's warning, and the same bytes again. --bench counts both, and its stage
+// split the images the kernel decoded.
 TEST_F(Cli, EntropyDecodingOnTheDeviceWritesTheBlocksBytes) {
   const fs::path in = out_ / "in";
   fs::create_directories(in);
@@ -190,6 +190,14 @@ TEST_F(Cli, EntropyDecodingOnTheDeviceWritesTheBlocksBytes) {
   restarts.restart_interval = 2;
   const auto brst = libjpeg_jpeg(crop, restarts);
   write_file(in / "restarts.jpg", std::string(brst.begin(), brst.end()));
+  LibjpegCoding progressive;
+  progressive.progressive = true;
+  const auto bprog = libjpeg_jpeg(crop, progressive);
+  write_file(in / "progressive.jpg", std::string(bprog.begin(), bprog.end()));
+  progressive.restart_interval = 3;
+  progressive.h = 1;  // 4:4:0
+  const auto bprst = libjpeg_jpeg(crop, progressive);
+  write_file(in / "progressive_restarts.jpg", std::string(bprst.begin(), bprst.end()));
   // Extraneous bytes before EOI: libjpeg warns and decodes every block.
   std::string left_over(b420.begin(), b420.end() - 2);
   left_over += std::string(16, '\x11') + "\xFF\xD9";
@@ -203,10 +211,10 @@ TEST_F(Cli, EntropyDecodingOnTheDeviceWritesTheBlocksBytes) {
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("left_over.jpg"), std::string::npos) << r.err;  // libjpeg's warning
     const std::string said = std::string(mode) == "entropy"
-                                 ? "6 entropy-coded of which 1 left to libjpeg by the device"
+                                 ? "8 entropy-coded of which 1 left to libjpeg by the device"
                                  : "0 entropy-coded of which 0 left to libjpeg by the device";
     EXPECT_NE(r.out.find(said), std::string::npos) << said << "\n" << r.out;
-    // The stage split counts the images the kernel decoded, all six (one then refused).
+    // The stage split counts the images the kernel decoded, all eight (one then refused).
     const std::string split =
         std::string(mode) == "entropy"
             ? "device stages an image: entropy decoding "
@@ -214,7 +222,7 @@ TEST_F(Cli, EntropyDecodingOnTheDeviceWritesTheBlocksBytes) {
     const std::size_t at = r.out.find(split);
     ASSERT_NE(at, std::string::npos) << r.out;
     if (std::string(mode) == "entropy") {
-      EXPECT_NE(r.out.find(" ms (6 images, ", at), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find(" ms (8 images, ", at), std::string::npos) << r.out;
       // left_over.jpg: whole bytes before its end (reason 5)
       EXPECT_NE(r.out.find("left to libjpeg: 0 not in step, 0 a run out of step, 0 a bad code, 1 "
                            "a segment short, 0 other",
@@ -223,7 +231,7 @@ TEST_F(Cli, EntropyDecodingOnTheDeviceWritesTheBlocksBytes) {
           << r.out;
     }
   }
-  EXPECT_EQ(expect_same_files(whole, entropy), 6);
+  EXPECT_EQ(expect_same_files(whole, entropy), 8);
 }
 
 // --jpeg-codec auto in a batch: decoding to colour planes starts before the devices are known

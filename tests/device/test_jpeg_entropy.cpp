@@ -1,7 +1,8 @@
 // JPEG's entropy decoding on the device (filters/jpeg_entropy_device.h) against libjpeg's own
 // coefficients (decode_jpeg_blocks: jpeg_read_coefficients), every subsampling, odd sizes,
 // restart intervals, tables made for the image, subsequences short enough that nearly every one
-// must fall into step; and damaged data, which the device must leave to libjpeg.
+// must fall into step, progressive files of libjpeg's and of unusual scan scripts; and damaged
+// data, which the device must leave to libjpeg.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -23,7 +24,7 @@ std::vector<std::int16_t> device_blocks(EntropyDecoder& decoder,
                                         const std::vector<std::uint8_t>& jpeg, int subsequence_bits,
                                         std::int32_t* status, YCbCrPlanes* layout) {
   EntropyScan scan;
-  if (!parse_entropy_scan(jpeg.data(), jpeg.size(), layout, &scan)) {
+  if (!parse_entropy_scan(jpeg.data(), jpeg.size(), layout, &scan, true)) {
     ADD_FAILURE() << "parse_entropy_scan refused the file";
     return {};
   }
@@ -64,6 +65,41 @@ void expect_libjpeg_blocks(EntropyDecoder& decoder, const std::vector<std::uint8
       }
     EXPECT_EQ(differ, 0u) << "first at coefficient " << first << " (block " << first / 64 << ")";
   }
+}
+
+// Damages `good` (from byte `from` on) in `cases` ways (a few bits flipped, every tenth case cut
+// short as well) and expects the device, with subsequences of `bits` bits (baseline), to give
+// libjpeg's blocks of each (libjpeg decodes it without a warning) or to leave it to libjpeg
+// (status 1, reason 4 or 5 where the kernel found the damage), never other blocks.
+void expect_damage_left_to_libjpeg(EntropyDecoder& decoder, const std::vector<std::uint8_t>& good,
+                                   std::size_t from, int cases, int bits, unsigned seed) {
+  std::mt19937 random(seed);
+  int refused = 0;
+  for (int i = 0; i < cases; ++i) {
+    std::vector<std::uint8_t> bad = good;
+    std::uniform_int_distribution<std::size_t> at(from, bad.size() - 3);
+    for (int n = 0; n < 1 + i % 3; ++n) bad[at(random)] ^= static_cast<std::uint8_t>(1 << (i % 8));
+    if (i % 10 == 9) bad.resize(bad.size() - 40);  // cut short
+    YCbCrPlanes layout;
+    EntropyScan scan;
+    if (!parse_entropy_scan(bad.data(), bad.size(), &layout, &scan, true)) {
+      ++refused;
+      continue;
+    }
+    std::int32_t status[4] = {-1, -1, -1, -1};
+    const std::vector<std::int16_t> got = device_blocks(decoder, bad, bits, status, &layout);
+    YCbCrPlanes expected;
+    const bool clean = decode_jpeg_blocks(bad, &expected);
+    if (status[0] == 0) {
+      ASSERT_TRUE(clean) << "case " << i << ": the device took data libjpeg warns about";
+      EXPECT_TRUE(got == expected.dct.coef) << "case " << i;
+    } else {
+      EXPECT_EQ(status[0], 1) << "case " << i;
+      EXPECT_TRUE(status[1] >= 2 && status[1] <= 5) << "case " << i << ": reason " << status[1];
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 0);
 }
 
 const int kSizes[][2] = {{1, 1},   {8, 8},    {9, 17},   {17, 9},
@@ -123,34 +159,8 @@ TEST(JpegEntropy, ShortSubsequencesComeIntoStep) {
 TEST(JpegEntropy, DamagedDataIsLeftToLibjpeg) {
   EntropyDecoder decoder(runtime());
   const std::vector<std::uint8_t> good = tj_jpeg(test_picture(200, 120, 11), TJSAMP_420, 90);
-  std::mt19937 random(3);
-  int refused = 0, same = 0;
-  for (int i = 0; i < 60; ++i) {
-    std::vector<std::uint8_t> bad = good;
-    const std::size_t scan_start = bad.size() / 3;  // past the headers of so small a file
-    std::uniform_int_distribution<std::size_t> at(scan_start, bad.size() - 3);
-    for (int n = 0; n < 1 + i % 3; ++n) bad[at(random)] ^= static_cast<std::uint8_t>(1 << (i % 8));
-    if (i % 10 == 9) bad.resize(bad.size() - 40);  // cut short
-    YCbCrPlanes layout;
-    EntropyScan scan;
-    if (!parse_entropy_scan(bad.data(), bad.size(), &layout, &scan)) {
-      ++refused;
-      continue;
-    }
-    std::int32_t status[4] = {-1, -1, -1, -1};
-    const std::vector<std::int16_t> got = device_blocks(decoder, bad, 64, status, &layout);
-    YCbCrPlanes expected;
-    const bool clean = decode_jpeg_blocks(bad, &expected);
-    if (status[0] == 0) {
-      ASSERT_TRUE(clean) << "case " << i << ": the device took data libjpeg warns about";
-      EXPECT_TRUE(got == expected.dct.coef) << "case " << i;
-      ++same;
-    } else {
-      EXPECT_EQ(status[0], 1) << "case " << i;
-      ++refused;
-    }
-  }
-  EXPECT_GT(refused, 0);
+  // Past the headers of so small a file.
+  expect_damage_left_to_libjpeg(decoder, good, good.size() / 3, 60, 64, 3);
 }
 
 // A batch in one launch (a work-group an image, each at its own offset in one coefficient
@@ -213,4 +223,147 @@ TEST(JpegEntropy, FillBytesBeforeAStuffedZeroAreLeftToLibjpeg) {
   EXPECT_FALSE(parse_entropy_scan(filled.data(), filled.size(), &layout, &scan));
   YCbCrPlanes blocks;
   EXPECT_TRUE(decode_jpeg_blocks(filled, &blocks));  // libjpeg decodes it, without a warning
+}
+
+// Progressive files as libjpeg writes them (jpeg_simple_progression: DC in two bits, AC bands
+// first at reduced precision, then refined bit by bit), every sampling, odd sizes, restart
+// intervals, and tables made for each scan (a DHT before each).
+TEST(JpegEntropy, ProgressiveFilesDecodeToLibjpegsBlocks) {
+  EntropyDecoder decoder(runtime());
+  for (const auto& size : kSizes)
+    for (int channels : {3, 1})
+      for (int restart : {0, 1, 7})
+        for (int quality : {50, 95, 100})
+          for (const auto& [h, v] : {std::pair{2, 2}, {2, 1}, {1, 1}, {1, 2}}) {
+            if (channels == 1 && (h != 2 || v != 2)) continue;
+            const int w = size[0], ht = size[1];
+            SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(ht) + " channels " +
+                         std::to_string(channels) + " restart " + std::to_string(restart) +
+                         " quality " + std::to_string(quality) + " h" + std::to_string(h) + "v" +
+                         std::to_string(v));
+            const Image image = first_channels(test_picture(w, ht, w + ht + quality), channels);
+            LibjpegCoding coding;
+            coding.progressive = true;
+            coding.quality = quality;
+            coding.restart_interval = restart;
+            coding.optimize = restart != 1;
+            coding.h = h;
+            coding.v = v;
+            const std::vector<std::uint8_t> jpeg = libjpeg_jpeg(image, coding);
+            YCbCrPlanes layout;
+            EntropyScan scan;
+            ASSERT_TRUE(parse_entropy_scan(jpeg.data(), jpeg.size(), &layout, &scan, true));
+            EXPECT_TRUE(scan.progressive());
+            EXPECT_GE(scan.scans.size(), channels == 3 ? 10u : 6u);
+            // Asked for baseline files only, the parser leaves it.
+            EXPECT_FALSE(parse_entropy_scan(jpeg.data(), jpeg.size(), &layout, &scan, false));
+            expect_libjpeg_blocks(decoder, jpeg, {1024});
+          }
+}
+
+// Scan scripts libjpeg's own does not write: DC in separate scans and in three bits, a scan of
+// two components' DC, bands cut in odd places and refined over several bits, the components'
+// scans in any order.
+TEST(JpegEntropy, UnusualProgressiveScriptsDecodeToLibjpegsBlocks) {
+  EntropyDecoder decoder(runtime());
+  const auto scan = [](std::initializer_list<int> components, int ss, int se, int ah, int al) {
+    jpeg_scan_info s{};
+    s.comps_in_scan = static_cast<int>(components.size());
+    int i = 0;
+    for (int c : components) s.component_index[i++] = c;
+    s.Ss = ss;
+    s.Se = se;
+    s.Ah = ah;
+    s.Al = al;
+    return s;
+  };
+  std::vector<jpeg_scan_info> script = {
+      scan({0}, 0, 0, 0, 2),   scan({1, 2}, 0, 0, 0, 2), scan({2}, 1, 63, 0, 0),
+      scan({0}, 1, 2, 0, 3),   scan({0}, 3, 40, 0, 1),   scan({0, 1, 2}, 0, 0, 2, 1),
+      scan({0}, 41, 63, 0, 0), scan({0}, 1, 2, 3, 2),    scan({0}, 1, 2, 2, 1),
+      scan({1}, 1, 5, 0, 1),   scan({1}, 6, 63, 0, 0),   scan({0, 1, 2}, 0, 0, 1, 0),
+      scan({0}, 3, 40, 1, 0),  scan({1}, 1, 5, 1, 0),    scan({0}, 1, 2, 1, 0)};
+  for (const auto& size : {std::pair{333, 3}, {101, 77}, {640, 480}})
+    for (int restart : {0, 5}) {
+      SCOPED_TRACE(std::to_string(size.first) + "x" + std::to_string(size.second) + " restart " +
+                   std::to_string(restart));
+      LibjpegCoding coding;
+      coding.script = script;
+      coding.quality = 97;
+      coding.restart_interval = restart;
+      coding.optimize = true;
+      const std::vector<std::uint8_t> jpeg =
+          libjpeg_jpeg(first_channels(test_picture(size.first, size.second, 9), 3), coding);
+      expect_libjpeg_blocks(decoder, jpeg, {1024});
+    }
+}
+
+// A progressive file whose scans leave a coefficient short of its last bit (DC only here) is
+// not the device's: libjpeg may smooth its blocks (see decode_jpeg_blocks).
+TEST(JpegEntropy, AnIncompleteProgressiveFileIsLeftToLibjpeg) {
+  LibjpegCoding coding;
+  coding.script = {dc_scan(3)};
+  const std::vector<std::uint8_t> jpeg =
+      libjpeg_jpeg(first_channels(test_picture(64, 48, 2), 3), coding);
+  YCbCrPlanes layout;
+  EntropyScan scan;
+  EXPECT_FALSE(parse_entropy_scan(jpeg.data(), jpeg.size(), &layout, &scan, true));
+}
+
+// Damaged progressive data: the device gives libjpeg's blocks (libjpeg decodes it without a
+// warning) or leaves the file to libjpeg (status 1), never other blocks.
+TEST(JpegEntropy, DamagedProgressiveDataIsLeftToLibjpeg) {
+  EntropyDecoder decoder(runtime());
+  LibjpegCoding coding;
+  coding.progressive = true;
+  coding.quality = 90;
+  coding.restart_interval = 3;
+  const std::vector<std::uint8_t> good =
+      libjpeg_jpeg(first_channels(test_picture(200, 120, 12), 3), coding);
+  expect_damage_left_to_libjpeg(decoder, good, good.size() / 4, 80, 0, 5);
+}
+
+// Baseline and progressive images in one call (two launches, one status array) each decode as
+// alone.
+TEST(JpegEntropy, ABatchOfBaselineAndProgressiveImagesDecodesEachAsAlone) {
+  EntropyDecoder decoder(runtime());
+  Runtime& rt = runtime();
+  std::vector<std::vector<std::uint8_t>> files;
+  std::vector<PixelVector<std::uint8_t>> packed;
+  std::vector<YCbCrPlanes> layouts, expected;
+  for (int i = 0; i < 9; ++i) {
+    const int w = 40 + 37 * i, h = 30 + 23 * i;
+    LibjpegCoding coding;
+    coding.progressive = i % 3 != 1;
+    coding.quality = 70 + 3 * i;
+    files.push_back(
+        libjpeg_jpeg(first_channels(test_picture(w, h, i), i % 4 == 3 ? 1 : 3), coding));
+    YCbCrPlanes layout, blocks;
+    EntropyScan scan;
+    ASSERT_TRUE(parse_entropy_scan(files.back().data(), files.back().size(), &layout, &scan, true));
+    EXPECT_EQ(scan.progressive(), coding.progressive);
+    ASSERT_TRUE(decode_jpeg_blocks(files.back(), &blocks));
+    packed.push_back(EntropyDecoder::pack(scan, layout));
+    layouts.push_back(layout);
+    expected.push_back(std::move(blocks));
+  }
+  std::vector<EntropyDecoder::Item> items;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    items.push_back({packed[i].data(), packed[i].size(), &layouts[i], at});
+    at += EntropyDecoder::coefficients(layouts[i]) + 64 * i;
+  }
+  cl::Buffer coef(rt.context(), CL_MEM_READ_WRITE, at * 2);
+  std::vector<std::int32_t> status(4 * items.size(), -1);
+  EXPECT_EQ(decoder.decode(items, coef, status.data()).size(), 2u);
+  std::vector<std::int16_t> got(at);
+  rt.queue().enqueueReadBuffer(coef, CL_TRUE, 0, at * 2, got.data());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    SCOPED_TRACE("image " + std::to_string(i));
+    EXPECT_EQ(status[4 * i], 0);
+    const std::vector<std::int16_t> mine(
+        got.begin() + items[i].coef_offset,
+        got.begin() + items[i].coef_offset + expected[i].dct.coef.size());
+    EXPECT_TRUE(mine == expected[i].dct.coef);
+  }
 }

@@ -1,9 +1,10 @@
 // libFuzzer harness of JPEG's entropy decoding on the device (image/jpeg_entropy.h,
 // filters/jpeg_entropy_device.h, kernels/jpeg_entropy.cl) on the first OpenCL device (PoCL where
 // the tests run). On arbitrary bytes that pass the checks made before any decoder (check_file)
-// and that parse_entropy_scan takes, it packs the scan with a subsequence size taken from the
-// input's length (32 to 2048 bits, so that short and long runs are both tried), decodes it on the
-// device into coefficients that lie between two guard regions of a known pattern, and then:
+// and that parse_entropy_scan takes (baseline or progressive), it packs the scan with a subsequence
+// size taken from the input's length (32 to 2048 bits, so that short and long runs are both tried),
+// decodes it on the device into coefficients that lie between two guard regions of a known pattern,
+// and then:
 //   - the guards must be intact (no kernel write outside the image's coefficients);
 //   - where the kernel says the blocks are libjpeg's (status 0), libjpeg must decode the file
 //     without a warning (decode_jpeg_blocks) into exactly those blocks; where it says not, the
@@ -61,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   blurtool::YCbCrPlanes layout;
   blurtool::EntropyScan scan;
-  if (!blurtool::parse_entropy_scan(bytes.data(), bytes.size(), &layout, &scan)) return 0;
+  if (!blurtool::parse_entropy_scan(bytes.data(), bytes.size(), &layout, &scan, true)) return 0;
   const auto packed =
       blurtool::EntropyDecoder::pack(scan, layout, 32 * (1 + static_cast<int>(size % 64)));
   Device& d = device();
