@@ -68,9 +68,6 @@ enum ScanInts {
   kScanInts = 16
 };
 
-// A progressive image's decoders in a pipelined work-group (DECODERS in the kernel).
-constexpr int kDecoders = 16;
-
 // Whether a packed input is a progressive image's (its first int -1, where a baseline header
 // has its blocks in an MCU).
 bool is_progressive(const std::uint8_t* packed) {
@@ -141,29 +138,17 @@ EntropyDecoder::EntropyDecoder(Runtime& runtime) : runtime_(runtime) {
   int wg = 256;
   while (wg > limit) wg /= 2;
   wg = env_power_of_two("BLURTOOL_ENTROPY_WG", wg, limit);
-  // A progressive image's decoders one a warp apart on a GPU (they diverge), where the scans
-  // of an image overlap, each waiting on the ones before it (work-items of a GPU's work-group
-  // run side by side); one after another on a CPU, where a work-group's work-items take turns
-  // (BLURTOOL_PROGRESSIVE_PIPELINE=0 asks for that on a GPU too, for measurements).
-  const bool gpu = runtime.device().type & CL_DEVICE_TYPE_GPU;
-  const char* pipeline_env = std::getenv("BLURTOOL_PROGRESSIVE_PIPELINE");
-  pipeline_ = gpu && !(pipeline_env && std::string(pipeline_env) == "0");
-  lane_ = gpu ? 32 : 1;
+  // A progressive image's decoders (a component each) one a warp apart on a GPU, where they
+  // diverge; side by side on a CPU.
+  lane_ = runtime.device().type & CL_DEVICE_TYPE_GPU ? 32 : 1;
   for (;;) {
     cl::Program& program = runtime.program(
-        "jpeg_entropy",
-        "-DWG=" + std::to_string(wg) + " -DLANE=" + std::to_string(lane_) +
-            " -DPIPELINE=" + (pipeline_ ? "1" : "0") + " -DDECODERS=" + std::to_string(kDecoders),
+        "jpeg_entropy", "-DWG=" + std::to_string(wg) + " -DLANE=" + std::to_string(lane_),
         {"entropy_decode", "progressive_decode"});
     kernel_ = cl::Kernel(program, "entropy_decode");
     progressive_ = cl::Kernel(program, "progressive_decode");
     const cl::Device& device = runtime.device().device;
     const std::size_t allowed = kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device);
-    if (pipeline_ && progressive_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device) <
-                         static_cast<std::size_t>(kDecoders) * lane_) {
-      pipeline_ = false;  // too few work-items for a decoder a scan: the scans in turn
-      continue;
-    }
     if (static_cast<std::size_t>(wg) <= allowed || wg == 1) break;
     wg /= 2;  // the kernel's registers allow fewer work-items on this device
   }
@@ -312,8 +297,7 @@ std::vector<cl::Event> EntropyDecoder::decode(const std::vector<Item>& items,
                                cl::NDRange(wg_), nullptr, &kernels.back());
   }
   if (baseline < items.size()) {
-    const std::size_t n = items.size() - baseline,
-                      group = static_cast<std::size_t>(pipeline_ ? kDecoders : 3) * lane_;
+    const std::size_t n = items.size() - baseline, group = 3 * static_cast<std::size_t>(lane_);
     progressive_.setArg(0, input_);
     progressive_.setArg(1, progressive_where_);
     progressive_.setArg(2, coef);

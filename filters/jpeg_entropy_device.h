@@ -73,7 +73,6 @@ class EntropyDecoder {
   Runtime& runtime_;
   cl::Kernel kernel_, progressive_;
   int wg_ = 256, lane_ = 32;
-  bool pipeline_ = true;
   cl::Buffer input_, where_, progressive_where_, scratch_, status_;
   std::size_t input_bytes_ = 0, where_bytes_ = 0, progressive_where_bytes_ = 0, scratch_bytes_ = 0,
               status_bytes_ = 0;

@@ -442,27 +442,17 @@ kernel void entropy_decode(global const uchar* input, global const ulong* where,
 }
 
 // ---------------------------------------------------------------------------------------------
-// Progressive files (ITU-T T.81, G.1.2): a file's scans decoded as libjpeg-turbo's jdphuff.c
-// decodes them (decode_mcu_DC_first, _AC_first, _DC_refine, _AC_refine), into the same blocks.
-// An AC refinement scan's codes are read against the coefficients the scans before it left (a
-// correction bit for each one already nonzero), so its decoding cannot start at a guessed
-// position the way a first scan's can: each scan is decoded sequentially by one work-item.
-// A work-group an image. Where work-items of a work-group may wait on one another (PIPELINE 1,
-// GPUs), every scan has a decoder of its own (DECODERS of them, LANE work-items apart, scans
-// dealt out in turn), and a scan runs as far behind the earlier scans it depends on (same
-// component, overlapping band) as their progress allows, a row of blocks at a time: the scans
-// of an image overlap. Elsewhere (PoCL's CPU devices run a work-group's work-items one after
-// another) work-item LANE x c decodes the one-component scans of component c, in the file's
-// order, and work-item 0 the interleaved DC scans, the work-group waiting before and after.
+// Progressive files (ITU-T T.81, G.1.2): a file's scans decoded in the file's order, as
+// libjpeg-turbo's jdphuff.c decodes them (decode_mcu_DC_first, _AC_first, _DC_refine,
+// _AC_refine), into the same blocks. An AC refinement scan's codes are read against the
+// coefficients the scans before it left (a correction bit for each one already nonzero), so
+// its decoding cannot start at a guessed position the way a first scan's can: each scan is
+// decoded sequentially by one work-item. Scans of different components run at once: work-item
+// LANE x c decodes the one-component scans of component c, and work-item 0 the interleaved DC
+// scans, with the work-group waiting before and after those. A work-group an image.
 
 #ifndef LANE
-#define LANE 32  // work-items from one decoder to the next (one a warp on NVIDIA)
-#endif
-#ifndef PIPELINE
-#define PIPELINE 0
-#endif
-#ifndef DECODERS
-#define DECODERS 16
+#define LANE 32  // work-items from one component's decoder to the next (one a warp on NVIDIA)
 #endif
 #define MAX_SCANS 64  // kMaxProgressiveScans
 
@@ -542,45 +532,13 @@ inline void refine(Reader* r, global const uchar* data, uint bytes, global short
     *t = (short)((int)*t >= 0 ? (int)*t + p1 : (int)*t + m1);
 }
 
-#if PIPELINE
-// Rows of component c's blocks that scan `i` has finished (done[3 * i + c]).
-typedef volatile local int Progress;
-
-// Waits until every scan before scan j that shares component c and part of its band has
-// finished `rows` rows of c's blocks; its coefficients are then final there for scan j.
-inline void wait_for_rows(global const int* scans, int j, int c, int rows, Progress* done) {
-  global const int* me = scans + j * S_INTS;
-  for (int i = 0; i < j; ++i) {
-    global const int* sc = scans + i * S_INTS;
-    if (sc[S_SE] < me[S_SS] || me[S_SE] < sc[S_SS]) continue;  // bands apart
-    bool shares = false;
-    for (int n = 0; n < sc[S_NS]; ++n) shares = shares || sc[S_COMP + n] == c;
-    if (!shares) continue;
-    while (atomic_add(&done[3 * i + c], 0) < rows) {
-    }
-  }
-  mem_fence(CLK_GLOBAL_MEM_FENCE);
-}
-
-// Says that scan j has finished `rows` rows of component c's blocks.
-inline void finished_rows(int j, int c, int rows, Progress* done) {
-  mem_fence(CLK_GLOBAL_MEM_FENCE);
-  atomic_xchg(&done[3 * j + c], rows);
-}
-#endif
-
 // Decodes scan `j` of the image `meta` into `coef`: 0, or the reason the caller must leave the
 // file to libjpeg: 4 a bad Huffman code, a refinement's new coefficient not of size 1 (both of
 // which libjpeg warns about), a coefficient placed past the scan's band (libjpeg writes it
 // outside the band; left to it, so that no scan writes another's coefficients) or data used
 // past its segment; 5 whole bytes of a segment left over.
 int decode_progressive_scan(global const int* meta, int j, global const uchar* data,
-                            global short* coef
-#if PIPELINE
-                            ,
-                            Progress* done
-#endif
-) {
+                            global short* coef) {
   const uint bytes = (uint)meta[P_DATA_BYTES];
   global const int* tables = meta + meta[P_TABLES];
   global const uint* seg_end = (global const uint*)(meta + meta[P_SEGS]);
@@ -589,10 +547,9 @@ int decode_progressive_scan(global const int* meta, int j, global const uchar* d
   const int ns = sc[S_NS], ss = sc[S_SS], se = sc[S_SE], ah = sc[S_AH], al = sc[S_AL];
   const int c0 = sc[S_COMP];
   const uint across = (uint)meta[P_MCUS_ACROSS];
-  // Units: an interleaved scan's MCUs, a one-component scan's blocks, `row` of them a row.
-  const uint row = ns > 1 ? across : (uint)meta[P_ACROSS + c0];
+  // Units: an interleaved scan's MCUs, a one-component scan's blocks.
   const uint units = ns > 1 ? across * (uint)meta[P_MCUS_DOWN]
-                            : row * (uint)meta[P_DOWN + c0];
+                            : (uint)meta[P_ACROSS + c0] * (uint)meta[P_DOWN + c0];
   const uint restart = sc[S_RESTART] > 0 ? (uint)sc[S_RESTART] : units;
   const int p1 = 1 << al, m1 = (int)(0xffffffffu << al);
   global const int* ac = tables + (sc[S_AC] >= 0 ? sc[S_AC] : 0) * SLOT_INTS;
@@ -603,15 +560,6 @@ int decode_progressive_scan(global const int* meta, int j, global const uchar* d
   uint eobrun = 0;
   uint pred[3] = {0u, 0u, 0u};  // a DC first scan's last DC value, per component of the scan
   for (uint u = 0; u < units; ++u) {
-#if PIPELINE
-    if (u % row == 0) {  // a new row of units: the rows of blocks it needs final
-      const uint r0 = u / row;
-      for (int i = 0; i < ns; ++i) {
-        const int c = sc[S_COMP + i], v = ns > 1 ? meta[P_V + c] : 1;
-        wait_for_rows(scans, j, c, min((int)(r0 + 1) * v, meta[P_DOWN + c]), done);
-      }
-    }
-#endif
     if (u > 0 && u % restart == 0) {  // the next restart segment: decoding starts afresh
       if (end_bit - bit_position(&r) >= 8u) return 5;
       ++seg;
@@ -722,21 +670,11 @@ int decode_progressive_scan(global const int* meta, int j, global const uchar* d
       }
     }
     if (bit_position(&r) > end_bit) return 4;  // libjpeg meets the marker: zeros, a warning
-#if PIPELINE
-    if (u % row == row - 1) {
-      const uint r0 = u / row;
-      for (int i = 0; i < ns; ++i) {
-        const int c = sc[S_COMP + i], v = ns > 1 ? meta[P_V + c] : 1;
-        finished_rows(j, c, min((int)(r0 + 1) * v, meta[P_DOWN + c]), done);
-      }
-    }
-#endif
   }
   return end_bit - bit_position(&r) >= 8u ? 5 : 0;
 }
 
-// A batch of progressive images, a work-group each (DECODERS x LANE work-items with PIPELINE,
-// else 3 x LANE): per image its buffer from byte where[4 * image] of `input`, its coefficients
+// A batch of progressive images, a work-group of 3 x LANE work-items each: per image its buffer from byte where[4 * image] of `input`, its coefficients
 // from short where[4 * image + 1] of `coef_all` (zeroed), its status from int
 // 4 x where[4 * image + 3] of `status_all` (as entropy_decode's: [0] 0 done or 1 left to
 // libjpeg, [1] why).
@@ -751,20 +689,6 @@ kernel void progressive_decode(global const uchar* input, global const ulong* wh
   const int lid = get_local_id(0), nscans = min(meta[P_NSCANS], MAX_SCANS);
   local int failed;
   if (lid == 0) failed = 0;
-#if PIPELINE
-  local int done[3 * MAX_SCANS];
-  for (int i = lid; i < 3 * MAX_SCANS; i += get_local_size(0)) done[i] = 0;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (lid % LANE == 0) {
-    int mine = 0;
-    for (int i = lid / LANE; i < nscans; i += DECODERS) {
-      if (!mine) mine = decode_progressive_scan(meta, i, data, coef, done);
-      // Finished, or failed: no later scan waits on it any longer.
-      for (int c = 0; c < 3; ++c) finished_rows(i, c, 1 << 30, done);
-    }
-    if (mine) atomic_max(&failed, mine);
-  }
-#else
   const int role = lid % LANE == 0 ? lid / LANE : -1;  // the component it decodes
   int mine = 0;
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -781,7 +705,6 @@ kernel void progressive_decode(global const uchar* input, global const ulong* wh
     }
   }
   if (mine) atomic_max(&failed, mine);
-#endif
   barrier(CLK_LOCAL_MEM_FENCE);
   if (lid == 0) {
     status[0] = failed ? 1 : 0;
