@@ -138,17 +138,10 @@ EntropyDecoder::EntropyDecoder(Runtime& runtime) : runtime_(runtime) {
   int wg = 256;
   while (wg > limit) wg /= 2;
   wg = env_power_of_two("BLURTOOL_ENTROPY_WG", wg, limit);
-  // A progressive image's decoders (a component each) one a warp apart on a GPU, where they
-  // diverge; side by side on a CPU.
-  lane_ = runtime.device().type & CL_DEVICE_TYPE_GPU ? 32 : 1;
   for (;;) {
-    cl::Program& program = runtime.program(
-        "jpeg_entropy", "-DWG=" + std::to_string(wg) + " -DLANE=" + std::to_string(lane_),
-        {"entropy_decode", "progressive_decode"});
-    kernel_ = cl::Kernel(program, "entropy_decode");
-    progressive_ = cl::Kernel(program, "progressive_decode");
-    const cl::Device& device = runtime.device().device;
-    const std::size_t allowed = kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device);
+    kernel_ = runtime.kernel("jpeg_entropy", "entropy_decode", "-DWG=" + std::to_string(wg));
+    const std::size_t allowed =
+        kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(runtime.device().device);
     if (static_cast<std::size_t>(wg) <= allowed || wg == 1) break;
     wg /= 2;  // the kernel's registers allow fewer work-items on this device
   }
@@ -297,6 +290,14 @@ std::vector<cl::Event> EntropyDecoder::decode(const std::vector<Item>& items,
                                cl::NDRange(wg_), nullptr, &kernels.back());
   }
   if (baseline < items.size()) {
+    if (!progressive_()) {
+      // Built when first needed (progressive files reach it only where forced): a program a
+      // GPU batch would otherwise compile at every first run. A progressive image's decoders (a
+      // component each) one a warp apart on a GPU, where they diverge; side by side on a CPU.
+      lane_ = runtime_.device().type & CL_DEVICE_TYPE_GPU ? 32 : 1;
+      progressive_ =
+          runtime_.kernel("jpeg_entropy", "progressive_decode", "-DLANE=" + std::to_string(lane_));
+    }
     const std::size_t n = items.size() - baseline, group = 3 * static_cast<std::size_t>(lane_);
     progressive_.setArg(0, input_);
     progressive_.setArg(1, progressive_where_);

@@ -19,8 +19,8 @@ namespace blurtool {
 /// Not thread-safe: one per device thread.
 class EntropyDecoder {
  public:
-  /// Builds kernels/jpeg_entropy.cl (both kernels, one program) on `runtime`, which must outlive
-  /// this. The work-group takes
+  /// Builds kernels/jpeg_entropy.cl's baseline decoder on `runtime`, which must outlive this (the
+  /// progressive decoder at the first progressive image). The work-group takes
   /// min(256, what the device and kernel allow) work-items unless BLURTOOL_ENTROPY_WG says
   /// otherwise (a power of two, for measurements). Throws blurtool::Error on a failed build.
   explicit EntropyDecoder(Runtime& runtime);
@@ -59,7 +59,8 @@ class EntropyDecoder {
   /// The inputs go up from the items' memory without a copy and without blocking (pinned memory
   /// uploads fastest): it, and `statuses`, must stay until the queue has finished. Returns the
   /// kernels' events (none for no items); `uploads`, where given, gets the events of the inputs'
-  /// uploads (for their time). Throws cl::Error, std::bad_alloc.
+  /// uploads (for their time). Throws cl::Error, std::bad_alloc, and blurtool::Error where the
+  /// progressive decoder, built at the first progressive image, fails to build.
   std::vector<cl::Event> decode(const std::vector<Item>& items, const cl::Buffer& coef,
                                 std::int32_t* statuses, std::vector<cl::Event>* uploads = nullptr);
 
