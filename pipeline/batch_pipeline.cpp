@@ -436,7 +436,8 @@ struct StageTimes {
   // The device's entropy decoding (EntropyDecoder), --bench only: launches, the images they
   // decoded, and the kernels' and the scans' uploads' device times summed.
   size_t entropy_launches = 0, entropy_images = 0;
-  size_t entropy_timed_images = 0;  // of those, in launches the driver gave a kernel time for
+  size_t entropy_timed_images = 0;   // of those, in launches the driver gave a kernel time for
+  size_t entropy_timed_uploads = 0;  // the images whose scan's upload the driver gave a time for
   double entropy_kernel_ms = 0, entropy_upload_ms = 0;
   // The images the kernel left to libjpeg, by its reason (EntropyDecoder::decode's status[1]:
   // 2 not in step, 3 a run out of step or at a bad code, 4 a bad code or data past its
@@ -1378,22 +1379,6 @@ class Pipeline {
       const std::vector<cl::Event> kernels = lane.decoder->decode(
           items, lane.coef, status.data(), o_.stage_times ? &uploads : nullptr);
       rt.queue().finish();
-      if (o_.stage_times) {  // 0 where the driver gives no counters: a timing never fails
-        const double kernel_ms = summed_event_ms(kernels), upload_ms = summed_event_ms(uploads);
-        std::unique_lock<std::mutex> lock(mutex_);
-        ++times_.entropy_launches;
-        times_.entropy_images += batch.size();
-        if (kernel_ms > 0) {
-          times_.entropy_timed_images += batch.size();
-          times_.entropy_kernel_ms += kernel_ms;
-        }
-        times_.entropy_upload_ms += upload_ms;
-        for (std::size_t i = 0; i < batch.size(); ++i)
-          if (status[4 * i] != 0) {
-            const std::int32_t why = status[4 * i + 1];
-            ++times_.entropy_refused[why >= 2 && why <= 5 ? why : 0];
-          }
-      }
       for (std::size_t i = 0; i < batch.size(); ++i) {
         Source& s = batch[i].source;
         const TileSize tiles =
@@ -1401,6 +1386,28 @@ class Pipeline {
         if (status[4 * i] != 0 || tiles.width < s.width() || tiles.height < s.height()) continue;
         s.device_blocks = &lane.coef;
         s.device_blocks_base = items[i].coef_offset;
+      }
+      if (o_.stage_times) {  // 0 where the driver gives no counters: a timing never fails
+        const double kernel_ms = summed_event_ms(kernels);
+        std::unique_lock<std::mutex> lock(mutex_);
+        ++times_.entropy_launches;
+        times_.entropy_images += batch.size();
+        if (kernel_ms > 0) {
+          times_.entropy_timed_images += batch.size();
+          times_.entropy_kernel_ms += kernel_ms;
+        }
+        for (const cl::Event& up : uploads) {
+          const double ms = summed_event_ms({up});
+          if (ms > 0) {
+            ++times_.entropy_timed_uploads;
+            times_.entropy_upload_ms += ms;
+          }
+        }
+        for (std::size_t i = 0; i < batch.size(); ++i)
+          if (status[4 * i] != 0) {
+            const std::int32_t why = status[4 * i + 1];
+            ++times_.entropy_refused[why >= 2 && why <= 5 ? why : 0];
+          }
       }
     } catch (...) {  // the device's failure, if any, shows again on its next run
       std::fill(status.begin(), status.end(), 1);
@@ -1666,7 +1673,7 @@ void print_stage_times(const Pipeline& pipeline) {
       t.entropy_on_host, t.planes_out, t.blocks_out, t.sparse_out);
   // The stage split of the device's work, per image: the conversion kernels' time is the
   // upload's and the download's less their copies'.
-  const double entropy_n = static_cast<double>(std::max<size_t>(1, t.entropy_images));
+  const double uploads_n = static_cast<double>(std::max<size_t>(1, t.entropy_timed_uploads));
   std::printf(
       "device stages an image: entropy decoding %.3f ms (%zu images, %zu %s; their scans' upload "
       "%.3f ms; left to libjpeg: %zu not in step, %zu a run out of step, %zu a bad code, %zu a "
@@ -1675,7 +1682,7 @@ void print_stage_times(const Pipeline& pipeline) {
       "quantisation), copies %.3f ms, filter %.3f ms\n",
       t.entropy_kernel_ms / std::max<double>(1, t.entropy_timed_images), t.entropy_images,
       t.entropy_launches, t.entropy_launches == 1 ? "launch" : "launches",
-      t.entropy_upload_ms / entropy_n, t.entropy_refused[2], t.entropy_refused[3],
+      t.entropy_upload_ms / uploads_n, t.entropy_refused[2], t.entropy_refused[3],
       t.entropy_refused[4], t.entropy_refused[5], t.entropy_refused[0], t.entropy_failed_launches,
       t.entropy_failed_launches == 1 ? "launch" : "launches", t.entropy_failed_images,
       t.entropy_failure.empty() ? "" : ": ", t.entropy_failure.c_str(),
