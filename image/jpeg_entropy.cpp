@@ -232,10 +232,20 @@ bool read_progressive_scans(const jpeg_decompress_struct& in, const YCbCrPlanes&
       if (slot < 0) continue;
       if ((need_dc ? dc_slot : ac_slot - 4) > 3 || !have[slot]) return false;
       if (derived[slot] < 0) {
+        // Derived anew, and kept once where an earlier scan's table is the same (encoders
+        // that make tables for each scan repeat some).
         const std::size_t at = s->tables.size();
         s->tables.resize(at + kHuffTableInts);
         if (!derive_table(tables[slot], slot < 4, s->tables.data() + at)) return false;
         derived[slot] = static_cast<int>(at / kHuffTableInts);
+        for (std::size_t t = 0; t < at; t += kHuffTableInts)
+          if (std::equal(s->tables.begin() + at, s->tables.end(), s->tables.begin() + t)) {
+            s->tables.resize(at);
+            derived[slot] = static_cast<int>(t / kHuffTableInts);
+            break;
+          }
+        if (s->tables.size() > static_cast<std::size_t>(kMaxProgressiveTables) * kHuffTableInts)
+          return false;
       }
       if (need_dc)
         sc.dc_table[i] = derived[slot];

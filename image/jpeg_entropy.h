@@ -31,6 +31,9 @@ inline constexpr int kMaxBlocksInMcu = 10;
 /// Scans of a progressive file the device decoder takes at most (real files have about 10; each
 /// scan is a pass over the image's blocks on the device).
 inline constexpr int kMaxProgressiveScans = 64;
+/// Distinct Huffman tables of a progressive file the device decoder takes at most (they live in
+/// the work-group's local memory; an encoder that makes tables for each scan makes about 10).
+inline constexpr int kMaxProgressiveTables = 16;
 
 /// One scan of a progressive JPEG (ITU-T T.81, G.1.2): its components, its spectral band and
 /// successive approximation bits, and its segments in EntropyScan::segment_end.
@@ -81,11 +84,11 @@ struct EntropyScan {
 /// decoder then decode: what decode_jpeg_blocks refuses, arithmetic coding, a baseline file of
 /// more than one scan, a scan header or a progression libjpeg refuses or warns about, a
 /// progressive file that leaves some coefficient short of its last bit or has more than
-/// kMaxProgressiveScans scans, a missing or invalid Huffman table, restart markers out of
-/// order, a marker between scans other than DHT, DRI, COM and APPn, data that ends early, fill
-/// bytes before a stuffed zero (FF FF 00), or data of 2^28 bytes or more. Exact only for data
-/// libjpeg decodes without a warning; the kernel finds the rest (its status) and the caller then
-/// decodes with libjpeg. Never throws but std::bad_alloc.
+/// kMaxProgressiveScans scans or kMaxProgressiveTables distinct tables, a missing or invalid
+/// Huffman table, restart markers out of order, a marker between scans other than DHT, DRI, COM and
+/// APPn, data that ends early, fill bytes before a stuffed zero (FF FF 00), or data of 2^28 bytes
+/// or more. Exact only for data libjpeg decodes without a warning; the kernel finds the rest (its
+/// status) and the caller then decodes with libjpeg. Never throws but std::bad_alloc.
 bool parse_entropy_scan(const std::uint8_t* bytes, std::size_t size, YCbCrPlanes* planes,
                         EntropyScan* scan, bool progressive = false);
 

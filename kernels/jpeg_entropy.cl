@@ -77,12 +77,21 @@ typedef struct {
   uint pos;   // the next byte to load
 } Reader;
 
+// Tops the reader up to at least 33 bits, four bytes a load (one load's latency, not four:
+// a decoder's bits come one dependent step after another); bytes past `bytes` read as zeros.
 inline void fill(Reader* r, global const uchar* data, uint bytes) {
-  while (r->nbits <= 56) {
-    const uint b = r->pos < bytes ? data[r->pos] : 0u;
-    r->buf |= (ulong)b << (56 - r->nbits);
-    r->pos++;
-    r->nbits += 8;
+  while (r->nbits <= 32) {
+    uint w;
+    if (r->pos + 4u <= bytes) {
+      const uchar4 b = vload4(0, data + r->pos);
+      w = (uint)b.x << 24 | (uint)b.y << 16 | (uint)b.z << 8 | (uint)b.w;
+    } else {
+      w = 0u;
+      for (uint i = 0; i < 4u; ++i) w = w << 8 | (r->pos + i < bytes ? (uint)data[r->pos + i] : 0u);
+    }
+    r->buf |= (ulong)w << (32 - r->nbits);
+    r->pos += 4u;
+    r->nbits += 32;
   }
 }
 
@@ -454,7 +463,8 @@ kernel void entropy_decode(global const uchar* input, global const ulong* where,
 #ifndef LANE
 #define LANE 32  // work-items from one component's decoder to the next (one a warp on NVIDIA)
 #endif
-#define MAX_SCANS 64  // kMaxProgressiveScans
+#define MAX_SCANS 64   // kMaxProgressiveScans
+#define MAX_TABLES 16  // kMaxProgressiveTables (35 KiB of local memory)
 
 // A progressive image's buffer (EntropyDecoder::pack): the header's ints (P_*), then the
 // Huffman tables (SLOT_INTS each), the scans (S_INTS each) and the segments' end bytes, at the
@@ -490,30 +500,6 @@ kernel void entropy_decode(global const uchar* input, global const ulong* where,
 #define S_NSEG 14
 #define S_INTS 16
 
-// decode_symbol with a table in global memory (SLOT_INTS ints: the lookahead, then maxcode,
-// valoffset and huffval).
-inline int decode_symbol_global(Reader* r, global const int* table) {
-  const uint e = (uint)table[(uint)(r->buf >> (64 - LOOK_BITS))];
-  if (e) {
-    r->buf <<= (e >> 8);
-    r->nbits -= (int)(e >> 8);
-    return (int)(e & 255u);
-  }
-  global const int* maxcode = table + (1 << LOOK_BITS);
-  global const int* valoffset = maxcode + 18;
-  global const int* huffval = valoffset + 18;
-  int l = LOOK_BITS + 1;
-  int code = (int)(r->buf >> (64 - l));
-  while (code > maxcode[l]) {
-    ++l;
-    if (l > 16) return -1;
-    code = (int)(r->buf >> (64 - l));
-  }
-  r->buf <<= l;
-  r->nbits -= l;
-  return huffval[(code + valoffset[l]) & 255];
-}
-
 // The next n bits (0-16) as a number; the reader holds at least n (refill first).
 inline uint get_bits(Reader* r, int n) {
   if (n == 0) return 0u;
@@ -532,15 +518,15 @@ inline void refine(Reader* r, global const uchar* data, uint bytes, global short
     *t = (short)((int)*t >= 0 ? (int)*t + p1 : (int)*t + m1);
 }
 
-// Decodes scan `j` of the image `meta` into `coef`: 0, or the reason the caller must leave the
-// file to libjpeg: 4 a bad Huffman code, a refinement's new coefficient not of size 1 (both of
-// which libjpeg warns about), a coefficient placed past the scan's band (libjpeg writes it
-// outside the band; left to it, so that no scan writes another's coefficients) or data used
-// past its segment; 5 whole bytes of a segment left over.
+// Decodes scan `j` of the image `meta` into `coef`, with the image's tables in `look` and `slow`
+// (decode_symbol's, a slot a table): 0, or the reason the caller must leave the file to
+// libjpeg: 4 a bad Huffman code, a refinement's new coefficient not of size 1 (both of which
+// libjpeg warns about), a coefficient placed past the scan's band (which libjpeg writes outside
+// the band without a warning: damaged data) or data used past its segment; 5 whole bytes of a
+// segment left over.
 int decode_progressive_scan(global const int* meta, int j, global const uchar* data,
-                            global short* coef) {
+                            global short* coef, local const ushort* look, local const int* slow) {
   const uint bytes = (uint)meta[P_DATA_BYTES];
-  global const int* tables = meta + meta[P_TABLES];
   global const uint* seg_end = (global const uint*)(meta + meta[P_SEGS]);
   global const int* scans = meta + meta[P_SCANS];
   global const int* sc = scans + j * S_INTS;
@@ -552,7 +538,7 @@ int decode_progressive_scan(global const int* meta, int j, global const uchar* d
                             : (uint)meta[P_ACROSS + c0] * (uint)meta[P_DOWN + c0];
   const uint restart = sc[S_RESTART] > 0 ? (uint)sc[S_RESTART] : units;
   const int p1 = 1 << al, m1 = (int)(0xffffffffu << al);
-  global const int* ac = tables + (sc[S_AC] >= 0 ? sc[S_AC] : 0) * SLOT_INTS;
+  const int ac = sc[S_AC] >= 0 ? sc[S_AC] : 0;
   int seg = sc[S_SEG];
   uint end_bit = seg_end[seg] * 8u;
   Reader r;
@@ -590,7 +576,7 @@ int decode_progressive_scan(global const int* meta, int j, global const uchar* d
                                   : -1;
             if (r.nbits < 32) fill(&r, data, bytes);
             if (ah == 0) {
-              const int s = decode_symbol_global(&r, tables + sc[S_DC + i] * SLOT_INTS);
+              const int s = decode_symbol(&r, look, slow, sc[S_DC + i]);
               if (s < 0) return 4;
               const int diff = s ? extend(get_bits(&r, s), s) : 0;
               pred[i] += (uint)diff;
@@ -609,7 +595,7 @@ int decode_progressive_scan(global const int* meta, int j, global const uchar* d
         } else {
           for (; k <= se; ++k) {
             if (r.nbits < 32) fill(&r, data, bytes);
-            const int rs = decode_symbol_global(&r, ac);
+            const int rs = decode_symbol(&r, look, slow, ac);
             if (rs < 0) return 4;
             int run = rs >> 4;
             const int s = rs & 15;
@@ -631,7 +617,7 @@ int decode_progressive_scan(global const int* meta, int j, global const uchar* d
         if (eobrun == 0) {
           for (; k <= se; ++k) {
             if (r.nbits < 32) fill(&r, data, bytes);
-            const int rs = decode_symbol_global(&r, ac);
+            const int rs = decode_symbol(&r, look, slow, ac);
             if (rs < 0) return 4;
             int run = rs >> 4;
             const int s = rs & 15;
@@ -687,6 +673,16 @@ kernel void progressive_decode(global const uchar* input, global const ulong* wh
   global const uchar* data = (global const uchar*)meta + meta[P_DATA_OFFSET];
   global const int* scans = meta + meta[P_SCANS];
   const int lid = get_local_id(0), nscans = min(meta[P_NSCANS], MAX_SCANS);
+  // The tables in local memory (as entropy_decode keeps them): the decoders read them at every
+  // symbol.
+  local ushort look[MAX_TABLES << LOOK_BITS];
+  local int slow[MAX_TABLES * SLOW_INTS];
+  global const int* tables = meta + meta[P_TABLES];
+  const int ntables = min((meta[P_SCANS] - meta[P_TABLES]) / SLOT_INTS, MAX_TABLES);
+  for (int i = lid; i < (ntables << LOOK_BITS); i += get_local_size(0))
+    look[i] = (ushort)tables[(i >> LOOK_BITS) * SLOT_INTS + (i & ((1 << LOOK_BITS) - 1))];
+  for (int i = lid; i < ntables * SLOW_INTS; i += get_local_size(0))
+    slow[i] = tables[(i / SLOW_INTS) * SLOT_INTS + (1 << LOOK_BITS) + i % SLOW_INTS];
   local int failed;
   if (lid == 0) failed = 0;
   const int role = lid % LANE == 0 ? lid / LANE : -1;  // the component it decodes
@@ -697,11 +693,11 @@ kernel void progressive_decode(global const uchar* input, global const ulong* wh
     if (sc[S_NS] > 1) {  // an interleaved DC scan: every component's blocks, one decoder
       if (mine) atomic_max(&failed, mine);
       barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-      if (lid == 0 && !failed) failed = decode_progressive_scan(meta, i, data, coef);
+      if (lid == 0 && !failed) failed = decode_progressive_scan(meta, i, data, coef, look, slow);
       barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
       mine = failed;
     } else if (role == sc[S_COMP] && !mine) {
-      mine = decode_progressive_scan(meta, i, data, coef);
+      mine = decode_progressive_scan(meta, i, data, coef, look, slow);
     }
   }
   if (mine) atomic_max(&failed, mine);
