@@ -215,6 +215,34 @@ std::size_t EntropyDecoder::coefficients(const YCbCrPlanes& layout) {
   return layout.dct.layout_blocks() * 64;
 }
 
+bool EntropyDecoder::progressive_ready() {
+  if (progressive_() || progressive_failed_) return !progressive_failed_;
+  // Built when first needed (progressive files reach it only where forced): a program a GPU
+  // batch would otherwise compile at every first run. A progressive image's decoders (a
+  // component each) one a warp apart on a GPU, where they diverge; side by side on a CPU.
+  try {
+    lane_ = runtime_.device().type & CL_DEVICE_TYPE_GPU ? 32 : 1;
+    cl::Kernel k =
+        runtime_.kernel("jpeg_entropy", "progressive_decode", "-DLANE=" + std::to_string(lane_));
+    const cl::Device& device = runtime_.device().device;
+    // Its tables take 35 KiB of local memory, more than OpenCL's least (32 KiB).
+    if (k.getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(device) >
+            device.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>() ||
+        k.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device) <
+            3 * static_cast<std::size_t>(lane_)) {
+      progressive_failed_ = true;
+      return false;
+    }
+    progressive_ = k;
+    return true;
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (...) {  // a failed build: not tried again; the files go to libjpeg
+    progressive_failed_ = true;
+    return false;
+  }
+}
+
 std::vector<cl::Event> EntropyDecoder::decode(const std::vector<Item>& items,
                                               const cl::Buffer& coef, std::int32_t* statuses,
                                               std::vector<cl::Event>* uploads) {
@@ -289,15 +317,7 @@ std::vector<cl::Event> EntropyDecoder::decode(const std::vector<Item>& items,
     queue.enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(wg_ * baseline),
                                cl::NDRange(wg_), nullptr, &kernels.back());
   }
-  if (baseline < items.size()) {
-    if (!progressive_()) {
-      // Built when first needed (progressive files reach it only where forced): a program a
-      // GPU batch would otherwise compile at every first run. A progressive image's decoders (a
-      // component each) one a warp apart on a GPU, where they diverge; side by side on a CPU.
-      lane_ = runtime_.device().type & CL_DEVICE_TYPE_GPU ? 32 : 1;
-      progressive_ =
-          runtime_.kernel("jpeg_entropy", "progressive_decode", "-DLANE=" + std::to_string(lane_));
-    }
+  if (baseline < items.size() && progressive_ready()) {
     const std::size_t n = items.size() - baseline, group = 3 * static_cast<std::size_t>(lane_);
     progressive_.setArg(0, input_);
     progressive_.setArg(1, progressive_where_);

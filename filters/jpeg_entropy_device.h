@@ -59,8 +59,10 @@ class EntropyDecoder {
   /// The inputs go up from the items' memory without a copy and without blocking (pinned memory
   /// uploads fastest): it, and `statuses`, must stay until the queue has finished. Returns the
   /// kernels' events (none for no items); `uploads`, where given, gets the events of the inputs'
-  /// uploads (for their time). Throws cl::Error, std::bad_alloc, and blurtool::Error where the
-  /// progressive decoder, built at the first progressive image, fails to build.
+  /// uploads (for their time). The progressive decoder is built at the first progressive image;
+  /// where it cannot be built or does not fit the device (its tables take 35 KiB of local
+  /// memory), progressive images get status 1 (reason 1) and stay undecoded. Throws cl::Error,
+  /// std::bad_alloc.
   std::vector<cl::Event> decode(const std::vector<Item>& items, const cl::Buffer& coef,
                                 std::int32_t* statuses, std::vector<cl::Event>* uploads = nullptr);
 
@@ -72,7 +74,11 @@ class EntropyDecoder {
 
  private:
   Runtime& runtime_;
+  // Builds the progressive decoder once; false where it cannot be built or run here.
+  bool progressive_ready();
+
   cl::Kernel kernel_, progressive_;
+  bool progressive_failed_ = false;
   int wg_ = 256, lane_ = 32;
   cl::Buffer input_, where_, progressive_where_, scratch_, status_;
   std::size_t input_bytes_ = 0, where_bytes_ = 0, progressive_where_bytes_ = 0, scratch_bytes_ = 0,

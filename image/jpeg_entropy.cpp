@@ -212,9 +212,11 @@ bool read_progressive_scans(const jpeg_decompress_struct& in, const YCbCrPlanes&
       return false;  // libjpeg: "Invalid progressive parameters"
     int blocks_in_mcu = 0;
     for (int i = 0; i < ns; ++i) {
-      int c = 0;
+      // jdmarker.c's get_sos matches the scan's i-th component among the frame's from the i-th
+      // on (a scan lists its components in the frame's order): [Cb, Y] is an error there.
+      int c = i;
       while (c < components && in.comp_info[c].component_id != scan_id[i]) ++c;
-      if (c == components) return false;
+      if (c >= components) return false;
       for (int j = 0; j < i; ++j)
         if (sc.component[j] == c) return false;  // a component twice in a scan
       sc.component[i] = c;
@@ -282,8 +284,11 @@ bool read_progressive_scans(const jpeg_decompress_struct& in, const YCbCrPlanes&
       } else if (m == 0xDD) {
         if (length != 4) return false;
         restart = static_cast<int>(be16(p + 2));
-      } else if (!(m == 0xFE || (m >= 0xE0 && m <= 0xEF))) {
-        return false;  // DQT, DAC, a second frame, DNL, ...: libjpeg's whole decoder decides
+      } else if (!(m == 0xFE || (m >= 0xE1 && m <= 0xED) || m == 0xEF)) {
+        // DQT, DAC, a second frame, DNL, ..., and APP0 and APP14, which libjpeg examines (and
+        // may warn about, as of a JFIF version it does not know): libjpeg's whole decoder
+        // decides.
+        return false;
       }
       p += length;
       n -= length;

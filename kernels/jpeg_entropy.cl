@@ -521,7 +521,8 @@ inline void refine(Reader* r, global const uchar* data, uint bytes, global short
 // Decodes scan `j` of the image `meta` into `coef`, with the image's tables in `look` and `slow`
 // (decode_symbol's, a slot a table): 0, or the reason the caller must leave the file to
 // libjpeg: 4 a bad Huffman code, a refinement's new coefficient not of size 1 (both of which
-// libjpeg warns about), a coefficient placed past the scan's band (which libjpeg writes outside
+// libjpeg warns about), a DC value past an int (libjpeg's error), a coefficient placed past the
+// scan's band (which libjpeg writes outside
 // the band without a warning: damaged data) or data used past its segment; 5 whole bytes of a
 // segment left over.
 int decode_progressive_scan(global const int* meta, int j, global const uchar* data,
@@ -579,7 +580,10 @@ int decode_progressive_scan(global const int* meta, int j, global const uchar* d
               const int s = decode_symbol(&r, look, slow, sc[S_DC + i]);
               if (s < 0) return 4;
               const int diff = s ? extend(get_bits(&r, s), s) : 0;
-              pred[i] += (uint)diff;
+              // jdphuff.c stops where the DC value would overflow an int (JERR_BAD_DCT_COEF)
+              const long sum = (long)(int)pred[i] + diff;
+              if (sum > INT_MAX || sum < INT_MIN) return 4;
+              pred[i] = (uint)(int)sum;
               if (base >= 0) coef[base] = (short)(int)(pred[i] << al);
             } else if (get_bits(&r, 1) && base >= 0) {
               coef[base] = (short)((int)coef[base] | p1);

@@ -102,6 +102,21 @@ void expect_damage_left_to_libjpeg(EntropyDecoder& decoder, const std::vector<st
   EXPECT_GT(refused, 0);
 }
 
+// A scan of a LibjpegCoding script: `components` (indices, in the frame's order), band ss..se,
+// successive approximation bits ah -> al.
+jpeg_scan_info progressive_scan(std::initializer_list<int> components, int ss, int se, int ah,
+                                int al) {
+  jpeg_scan_info s{};
+  s.comps_in_scan = static_cast<int>(components.size());
+  int i = 0;
+  for (int c : components) s.component_index[i++] = c;
+  s.Ss = ss;
+  s.Se = se;
+  s.Ah = ah;
+  s.Al = al;
+  return s;
+}
+
 const int kSizes[][2] = {{1, 1},   {8, 8},    {9, 17},   {17, 9},
                          {333, 3}, {101, 77}, {130, 66}, {640, 480}};
 
@@ -266,17 +281,7 @@ TEST(JpegEntropy, ProgressiveFilesDecodeToLibjpegsBlocks) {
 // scans in any order.
 TEST(JpegEntropy, UnusualProgressiveScriptsDecodeToLibjpegsBlocks) {
   EntropyDecoder decoder(runtime());
-  const auto scan = [](std::initializer_list<int> components, int ss, int se, int ah, int al) {
-    jpeg_scan_info s{};
-    s.comps_in_scan = static_cast<int>(components.size());
-    int i = 0;
-    for (int c : components) s.component_index[i++] = c;
-    s.Ss = ss;
-    s.Se = se;
-    s.Ah = ah;
-    s.Al = al;
-    return s;
-  };
+  const auto scan = progressive_scan;
   std::vector<jpeg_scan_info> script = {
       scan({0}, 0, 0, 0, 2),   scan({1, 2}, 0, 0, 0, 2), scan({2}, 1, 63, 0, 0),
       scan({0}, 1, 2, 0, 3),   scan({0}, 3, 40, 0, 1),   scan({0, 1, 2}, 0, 0, 2, 1),
@@ -366,4 +371,138 @@ TEST(JpegEntropy, ABatchOfBaselineAndProgressiveImagesDecodesEachAsAlone) {
         got.begin() + items[i].coef_offset + expected[i].dct.coef.size());
     EXPECT_TRUE(mine == expected[i].dct.coef);
   }
+}
+
+// What may stand between a progressive file's scans: COM and APPn segments and a DRI are read
+// past (the blocks still libjpeg's); a DQT, or a byte that is no marker (libjpeg warns of
+// extraneous data), makes the parser leave the file to libjpeg.
+TEST(JpegEntropy, MarkersBetweenProgressiveScans) {
+  EntropyDecoder decoder(runtime());
+  LibjpegCoding coding;
+  coding.progressive = true;
+  const std::vector<std::uint8_t> good =
+      libjpeg_jpeg(first_channels(test_picture(96, 64, 21), 3), coding);
+  // The third scan's SOS marker.
+  std::size_t at = 0;
+  for (int seen = 0, i = 2; i + 1 < static_cast<int>(good.size()); ++i)
+    if (good[i] == 0xFF && good[i + 1] == 0xDA && ++seen == 3) {
+      at = static_cast<std::size_t>(i);
+      break;
+    }
+  ASSERT_GT(at, 0u);
+  const auto with = [&](std::vector<std::uint8_t> insert) {
+    std::vector<std::uint8_t> jpeg = good;
+    jpeg.insert(jpeg.begin() + static_cast<std::ptrdiff_t>(at), insert.begin(), insert.end());
+    return jpeg;
+  };
+  const std::vector<std::uint8_t> comment = with({0xFF, 0xFE, 0x00, 0x05, 'a', 'b', 'c'});
+  const std::vector<std::uint8_t> app = with({0xFF, 0xE3, 0x00, 0x04, 0x01, 0x02});
+  const std::vector<std::uint8_t> no_restarts = with({0xFF, 0xDD, 0x00, 0x04, 0x00, 0x00});
+  for (const auto* jpeg : {&comment, &app, &no_restarts}) expect_libjpeg_blocks(decoder, *jpeg);
+  std::vector<std::uint8_t> dqt = {0xFF, 0xDB, 0x00, 0x43, 0x00};
+  dqt.resize(dqt.size() + 64, 1);
+  YCbCrPlanes layout, blocks;
+  EntropyScan scan;
+  // A JFIF APP0 of a version libjpeg does not know (it warns).
+  const std::vector<std::uint8_t> jfif2 =
+      with({0xFF, 0xE0, 0x00, 0x10, 'J', 'F', 'I', 'F', 0x00, 0x02, 0x01, 0x00, 0x00, 0x01, 0x00,
+            0x01, 0x00, 0x00});
+  for (const auto& refused : {with(dqt), with({0x00}), jfif2}) {
+    EXPECT_FALSE(parse_entropy_scan(refused.data(), refused.size(), &layout, &scan, true));
+  }
+  EXPECT_TRUE(decode_jpeg_blocks(with(dqt), &blocks));  // libjpeg takes the DQT
+}
+
+// A scan must list its components in the frame's order (libjpeg's get_sos fails on [Cb, Y]):
+// such a file is refused, as libjpeg refuses it.
+TEST(JpegEntropy, ComponentsOutOfOrderInAScanAreRefused) {
+  const auto scan = [](std::initializer_list<int> components, int ss, int se) {
+    return progressive_scan(components, ss, se, 0, 0);
+  };
+  LibjpegCoding coding;
+  coding.h = coding.v = 1;
+  coding.script = {scan({2}, 0, 0), scan({0, 1}, 0, 0), scan({0}, 1, 63), scan({1}, 1, 63),
+                   scan({2}, 1, 63)};
+  std::vector<std::uint8_t> jpeg = libjpeg_jpeg(first_channels(test_picture(64, 48, 8), 3), coding);
+  YCbCrPlanes layout, blocks;
+  EntropyScan parsed;
+  ASSERT_TRUE(parse_entropy_scan(jpeg.data(), jpeg.size(), &layout, &parsed, true));
+  std::size_t sos = 0;  // the second scan's header
+  for (int seen = 0, i = 2; i + 1 < static_cast<int>(jpeg.size()); ++i)
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xDA && ++seen == 2) {
+      sos = static_cast<std::size_t>(i);
+      break;
+    }
+  ASSERT_GT(sos, 0u);
+  ASSERT_EQ(jpeg[sos + 4], 2);              // two components
+  std::swap(jpeg[sos + 5], jpeg[sos + 7]);  // their ids: [Cb, Y]
+  EXPECT_FALSE(decode_jpeg_blocks(jpeg, &blocks));
+  EXPECT_FALSE(parse_entropy_scan(jpeg.data(), jpeg.size(), &layout, &parsed, true));
+}
+
+namespace {
+
+// A greyscale progressive JPEG of width x height written code by code: a DC first scan in which
+// every block's difference is +32767 (a table of one code, '0', for category 15), then one AC
+// scan of an end-of-band code a block.
+std::vector<std::uint8_t> dc_sum_jpeg(int width, int height) {
+  std::vector<std::uint8_t> f = {0xFF, 0xD8};
+  const auto segment = [&f](std::uint8_t marker, const std::vector<std::uint8_t>& payload) {
+    const std::size_t length = payload.size() + 2;
+    f.insert(f.end(), {0xFF, marker, static_cast<std::uint8_t>(length >> 8),
+                       static_cast<std::uint8_t>(length & 255)});
+    f.insert(f.end(), payload.begin(), payload.end());
+  };
+  std::vector<std::uint8_t> dqt(65, 1);
+  dqt[0] = 0;
+  segment(0xDB, dqt);
+  segment(0xC2, {8, static_cast<std::uint8_t>(height >> 8), static_cast<std::uint8_t>(height & 255),
+                 static_cast<std::uint8_t>(width >> 8), static_cast<std::uint8_t>(width & 255), 1,
+                 1, 0x11, 0});
+  for (const auto& [table, symbol] : {std::pair{0x00, 15}, std::pair{0x10, 0x00}}) {
+    std::vector<std::uint8_t> dht(18, 0);
+    dht[0] = static_cast<std::uint8_t>(table);
+    dht[1] = 1;  // one code of length 1
+    dht[17] = static_cast<std::uint8_t>(symbol);
+    segment(0xC4, dht);
+  }
+  const std::size_t blocks = static_cast<std::size_t>((width + 7) / 8) * ((height + 7) / 8);
+  const auto scan_data = [&f, blocks](int bits_a_block, std::uint32_t code) {
+    std::uint32_t acc = 0;
+    int n = 0;
+    const auto put = [&](std::uint32_t bit) {
+      acc = acc << 1 | bit;
+      if (++n == 8) {
+        f.push_back(static_cast<std::uint8_t>(acc));
+        if (acc == 0xFF) f.push_back(0);
+        acc = 0;
+        n = 0;
+      }
+    };
+    for (std::size_t b = 0; b < blocks; ++b)
+      for (int i = bits_a_block - 1; i >= 0; --i) put(code >> i & 1);
+    while (n) put(1);
+  };
+  segment(0xDA, {1, 1, 0x00, 0, 0, 0x00});
+  scan_data(16, 0x7FFF);  // '0', then +32767 in 15 bits
+  segment(0xDA, {1, 1, 0x00, 1, 63, 0x00});
+  scan_data(1, 0);  // end of band
+  f.insert(f.end(), {0xFF, 0xD9});
+  return f;
+}
+
+}  // namespace
+
+// DC values summed past an int: libjpeg stops (JERR_BAD_DCT_COEF), and so must the device
+// (the file is left to libjpeg); one block fewer than that and both give the same blocks.
+TEST(JpegEntropy, DcValuesPastAnIntAreLeftToLibjpeg) {
+  EntropyDecoder decoder(runtime());
+  expect_libjpeg_blocks(decoder, dc_sum_jpeg(2048, 2048), {1024});  // 65,536 x 32,767 < 2^31
+  const std::vector<std::uint8_t> over = dc_sum_jpeg(2048, 2056);
+  YCbCrPlanes blocks, layout;
+  EXPECT_FALSE(decode_jpeg_blocks(over, &blocks));
+  std::int32_t status[4] = {-1, -1, -1, -1};
+  device_blocks(decoder, over, 0, status, &layout);
+  EXPECT_EQ(status[0], 1);
+  EXPECT_EQ(status[1], 4);
 }
