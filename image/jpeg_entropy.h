@@ -86,9 +86,10 @@ struct EntropyScan {
 /// progressive file that leaves some coefficient short of its last bit or has more than
 /// kMaxProgressiveScans scans or kMaxProgressiveTables distinct tables, a missing or invalid
 /// Huffman table, restart markers out of order, a marker between scans other than DHT, DRI, COM and
-/// APPn, data that ends early, fill bytes before a stuffed zero (FF FF 00), or data of 2^28 bytes
-/// or more. Exact only for data libjpeg decodes without a warning; the kernel finds the rest (its
-/// status) and the caller then decodes with libjpeg. Never throws but std::bad_alloc.
+/// APPn (but APP0 and APP14, which libjpeg examines), data that ends early, fill bytes before a
+/// stuffed zero (FF FF 00), or data of 2^28 bytes or more. Exact only for data libjpeg decodes
+/// without a warning; the kernel finds the rest (its status) and the caller then decodes with
+/// libjpeg. Never throws but std::bad_alloc.
 bool parse_entropy_scan(const std::uint8_t* bytes, std::size_t size, YCbCrPlanes* planes,
                         EntropyScan* scan, bool progressive = false);
 

@@ -3,7 +3,8 @@
 // jpeg_read_coefficients gives, in DctBlocks' layout (image/jpeg_planes.h), which dct_to_plane
 // (kernels/ycbcr.cl) takes on. The host (image/jpeg_entropy.cpp) reads the headers with libjpeg,
 // derives the Huffman tables as jdhuff.c does and removes the byte stuffing; see there for the
-// layout of `meta`.
+// layout of `meta`. A progressive file's scans take the second kernel, progressive_decode, at the
+// end of this file.
 //
 // The method is self-synchronising parallel Huffman decoding (Weissenberger and Schmidt,
 // "Massively parallel Huffman decoding on GPUs", ICPP 2018; for JPEG, "Accelerating JPEG
