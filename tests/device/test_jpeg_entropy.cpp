@@ -102,6 +102,36 @@ void expect_damage_left_to_libjpeg(EntropyDecoder& decoder, const std::vector<st
   EXPECT_GT(refused, 0);
 }
 
+// Decodes the images `packed` (pack's, of `layouts`) in one call, each at its own offset of one
+// coefficient buffer with gaps between them, and expects each to be decoded (status 0) into
+// exactly `expected`'s blocks; returns the number of kernels the call launched.
+std::size_t expect_batch_as_alone(EntropyDecoder& decoder,
+                                  const std::vector<PixelVector<std::uint8_t>>& packed,
+                                  const std::vector<YCbCrPlanes>& layouts,
+                                  const std::vector<YCbCrPlanes>& expected) {
+  Runtime& rt = runtime();
+  std::vector<EntropyDecoder::Item> items;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < packed.size(); ++i) {
+    items.push_back({packed[i].data(), packed[i].size(), &layouts[i], at});
+    at += EntropyDecoder::coefficients(layouts[i]) + 64 * i;  // gaps between the images
+  }
+  cl::Buffer coef(rt.context(), CL_MEM_READ_WRITE, at * 2);
+  std::vector<std::int32_t> status(4 * items.size(), -1);
+  const std::size_t kernels = decoder.decode(items, coef, status.data()).size();
+  std::vector<std::int16_t> got(at);
+  rt.queue().enqueueReadBuffer(coef, CL_TRUE, 0, at * 2, got.data());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    SCOPED_TRACE("image " + std::to_string(i));
+    EXPECT_EQ(status[4 * i], 0);
+    const std::vector<std::int16_t> mine(
+        got.begin() + items[i].coef_offset,
+        got.begin() + items[i].coef_offset + expected[i].dct.coef.size());
+    EXPECT_TRUE(mine == expected[i].dct.coef);
+  }
+  return kernels;
+}
+
 // A scan of a LibjpegCoding script: `components` (indices, in the frame's order), band ss..se,
 // successive approximation bits ah -> al.
 jpeg_scan_info progressive_scan(std::initializer_list<int> components, int ss, int se, int ah,
@@ -182,7 +212,6 @@ TEST(JpegEntropy, DamagedDataIsLeftToLibjpeg) {
 // buffer) gives each image's blocks as it gives them alone.
 TEST(JpegEntropy, ABatchDecodesEachImageAsAlone) {
   EntropyDecoder decoder(runtime());
-  Runtime& rt = runtime();
   std::vector<std::vector<std::uint8_t>> files;
   std::vector<PixelVector<std::uint8_t>> packed;
   std::vector<YCbCrPlanes> layouts, expected;
@@ -197,25 +226,7 @@ TEST(JpegEntropy, ABatchDecodesEachImageAsAlone) {
     layouts.push_back(layout);
     expected.push_back(std::move(blocks));
   }
-  std::vector<EntropyDecoder::Item> items;
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    items.push_back({packed[i].data(), packed[i].size(), &layouts[i], at});
-    at += EntropyDecoder::coefficients(layouts[i]) + 64 * i;  // gaps between the images
-  }
-  cl::Buffer coef(rt.context(), CL_MEM_READ_WRITE, at * 2);
-  std::vector<std::int32_t> status(4 * items.size(), -1);
-  decoder.decode(items, coef, status.data());
-  std::vector<std::int16_t> got(at);
-  rt.queue().enqueueReadBuffer(coef, CL_TRUE, 0, at * 2, got.data());
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    SCOPED_TRACE("image " + std::to_string(i));
-    EXPECT_EQ(status[4 * i], 0);
-    const std::vector<std::int16_t> mine(
-        got.begin() + items[i].coef_offset,
-        got.begin() + items[i].coef_offset + expected[i].dct.coef.size());
-    EXPECT_TRUE(mine == expected[i].dct.coef);
-  }
+  expect_batch_as_alone(decoder, packed, layouts, expected);
 }
 
 // Fill bytes before a stuffed zero (FF FF 00): libjpeg-turbo's fast Huffman decoder takes them
@@ -332,7 +343,6 @@ TEST(JpegEntropy, DamagedProgressiveDataIsLeftToLibjpeg) {
 // alone.
 TEST(JpegEntropy, ABatchOfBaselineAndProgressiveImagesDecodesEachAsAlone) {
   EntropyDecoder decoder(runtime());
-  Runtime& rt = runtime();
   std::vector<std::vector<std::uint8_t>> files;
   std::vector<PixelVector<std::uint8_t>> packed;
   std::vector<YCbCrPlanes> layouts, expected;
@@ -352,25 +362,7 @@ TEST(JpegEntropy, ABatchOfBaselineAndProgressiveImagesDecodesEachAsAlone) {
     layouts.push_back(layout);
     expected.push_back(std::move(blocks));
   }
-  std::vector<EntropyDecoder::Item> items;
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    items.push_back({packed[i].data(), packed[i].size(), &layouts[i], at});
-    at += EntropyDecoder::coefficients(layouts[i]) + 64 * i;
-  }
-  cl::Buffer coef(rt.context(), CL_MEM_READ_WRITE, at * 2);
-  std::vector<std::int32_t> status(4 * items.size(), -1);
-  EXPECT_EQ(decoder.decode(items, coef, status.data()).size(), 2u);
-  std::vector<std::int16_t> got(at);
-  rt.queue().enqueueReadBuffer(coef, CL_TRUE, 0, at * 2, got.data());
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    SCOPED_TRACE("image " + std::to_string(i));
-    EXPECT_EQ(status[4 * i], 0);
-    const std::vector<std::int16_t> mine(
-        got.begin() + items[i].coef_offset,
-        got.begin() + items[i].coef_offset + expected[i].dct.coef.size());
-    EXPECT_TRUE(mine == expected[i].dct.coef);
-  }
+  EXPECT_EQ(expect_batch_as_alone(decoder, packed, layouts, expected), 2u);
 }
 
 // What may stand between a progressive file's scans: COM and APPn segments and a DRI are read
