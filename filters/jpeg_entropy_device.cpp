@@ -3,9 +3,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include "util/env.h"
 
 namespace blurtool {
 
@@ -121,14 +122,10 @@ PixelVector<std::uint8_t> pack_progressive(const EntropyScan& scan, const YCbCrP
   return out;
 }
 
-// A positive power of two from the environment variable `name`, else `fallback`.
+// A power of two in [1, at_most] from the environment variable `name`, else `fallback`.
 int env_power_of_two(const char* name, int fallback, int at_most) {
-  const char* text = std::getenv(name);
-  if (!text || !*text) return fallback;
-  char* end = nullptr;
-  const long v = std::strtol(text, &end, 10);
-  if (*end || v < 1 || v > at_most || (v & (v - 1))) return fallback;
-  return static_cast<int>(v);
+  const int v = env_int(name, 1, at_most, fallback);
+  return v & (v - 1) ? fallback : v;
 }
 
 }  // namespace

@@ -322,6 +322,14 @@ bool read_progressive_scans(const jpeg_decompress_struct& in, const YCbCrPlanes&
   }
 }
 
+// The MCUs across and down of an interleaved scan of `in` (jdinput.c's per_scan_setup): each MCU
+// max_h_samp_factor x max_v_samp_factor blocks of 8x8 pixels, the last row and column partial.
+void set_interleaved_grid(const jpeg_decompress_struct& in, EntropyScan* s) {
+  const int mh = in.max_h_samp_factor * 8, mv = in.max_v_samp_factor * 8;
+  s->mcus_across = static_cast<int>((in.image_width + mh - 1) / mh);
+  s->mcus_down = static_cast<int>((in.image_height + mv - 1) / mv);
+}
+
 // A baseline file's one scan (whose header libjpeg has read into `in`) into s; `components`
 // block_layout's. False for a file the device decoder does not take (see parse_entropy_scan).
 bool read_baseline_scan(const jpeg_decompress_struct& in, int components, EntropyScan* scan) {
@@ -335,9 +343,7 @@ bool read_baseline_scan(const jpeg_decompress_struct& in, int components, Entrop
     s.mcus_across = static_cast<int>(in.comp_info[0].width_in_blocks);
     s.mcus_down = static_cast<int>(in.comp_info[0].height_in_blocks);
   } else {
-    const int mh = in.max_h_samp_factor * 8, mv = in.max_v_samp_factor * 8;
-    s.mcus_across = static_cast<int>((in.image_width + mh - 1) / mh);
-    s.mcus_down = static_cast<int>((in.image_height + mv - 1) / mv);
+    set_interleaved_grid(in, &s);
   }
   s.tables.assign(static_cast<std::size_t>(kHuffSlots) * kHuffTableInts, 0);
   bool derived[kHuffSlots] = {};
@@ -431,9 +437,7 @@ bool parse_entropy_scan(const std::uint8_t* bytes, std::size_t size, YCbCrPlanes
         std::copy(q->quantval, q->quantval + 64, dct.quant[i].begin());
     }
     if (in.progressive_mode) {
-      const int mh = in.max_h_samp_factor * 8, mv = in.max_v_samp_factor * 8;
-      s.mcus_across = static_cast<int>((in.image_width + mh - 1) / mh);
-      s.mcus_down = static_cast<int>((in.image_height + mv - 1) / mv);
+      set_interleaved_grid(in, &s);
       for (int c = 0; c < components; ++c) {
         s.mcu_across[c] = grey ? 1 : in.comp_info[c].h_samp_factor;
         s.mcu_down[c] = grey ? 1 : in.comp_info[c].v_samp_factor;

@@ -44,6 +44,7 @@
 #include "pipeline/file_list.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/strip_pipeline.h"
+#include "util/env.h"
 #include "util/host_memory.h"
 #include "util/trace.h"
 
@@ -582,27 +583,16 @@ class Pipeline {
     if (setup_error_) std::rethrow_exception(setup_error_);
   }
 
-  // The count in environment variable `name` where it is one in [low, high], else `fallback`
-  // (the batch's settings for measurements and tests).
-  static int env_count(const char* name, int low, int high, int fallback) {
-    const char* text = std::getenv(name);
-    if (!text || !*text) return fallback;
-    char* end = nullptr;
-    const long n = std::strtol(text, &end, 10);
-    return *end == '\0' && n >= low && n <= high ? static_cast<int>(n) : fallback;
-  }
-
   // Device threads (lanes) `device` gets: BLURTOOL_DEVICE_LANES (1-8, for measurements and
   // tests), else 2 on a GPU and 1 elsewhere.
   static int lanes_of(const DeviceInfo& device) {
-    return env_count("BLURTOOL_DEVICE_LANES", 1, 8, device.type & CL_DEVICE_TYPE_GPU ? 2 : 1);
+    return env_int("BLURTOOL_DEVICE_LANES", 1, 8, device.type & CL_DEVICE_TYPE_GPU ? 2 : 1);
   }
 
   // Images a batch holds at once once its devices are open: BLURTOOL_IN_FLIGHT (2-1024, for
   // measurements), else `fallback`.
   static size_t in_flight_cap(size_t fallback) {
-    return static_cast<size_t>(
-        env_count("BLURTOOL_IN_FLIGHT", 2, 1024, static_cast<int>(fallback)));
+    return static_cast<size_t>(env_int("BLURTOOL_IN_FLIGHT", 2, 1024, static_cast<int>(fallback)));
   }
 
   size_t done() const { return done_; }
@@ -858,17 +848,37 @@ class Pipeline {
 
   // Whether the host lane, at the rate its finished images show, will have done the whole batch
   // within host_batch_s_ (kHostBatchMs): too soon for a GPU's opening (platforms and a context,
-  // tenths of a second) and the exit's teardown to pay for themselves. False before an image is
-  // done.
+  // tenths of a second) and the exit's teardown to pay for themselves. The rate is of input
+  // bytes (decode, filter and encode wall time over the finished files' sizes), and the rest is
+  // the other files' sizes, so that a folder whose first images are small still counts its large
+  // ones: summed in the batch's order until they pass the limit, at most kSizedFiles of them
+  // (the rest at their average). False before an image is done.
   bool host_finishes_first() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (host_done_ == 0) return false;
-    const double per_image_s = host_ms_ / static_cast<double>(host_done_) / 1000;
-    const double left_s = static_cast<double>(items_.size() - host_done_) * per_image_s /
-                          static_cast<double>(workers_);
+    double done_ms = 0, done_bytes = 0;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (host_done_ == 0) return false;
+      done_ms = host_ms_;
+      done_bytes = host_bytes_;
+    }
+    const double s_per_byte =
+        done_ms / 1000 / std::max(done_bytes, 1.0) / static_cast<double>(workers_);
+    const double limit = done_bytes + host_batch_s_ / s_per_byte;  // bytes of the whole batch
+    double bytes = 0;
+    size_t sized = 0;
+    for (; sized < items_.size() && sized < kSizedFiles && bytes <= limit; ++sized) {
+      std::error_code ec;
+      const std::uintmax_t size = fs::file_size(items_[sized].input, ec);
+      if (!ec) bytes += static_cast<double>(size);
+    }
+    if (sized < items_.size() && bytes <= limit)
+      bytes *= static_cast<double>(items_.size()) / static_cast<double>(sized);
+    const double left_s = std::max(0.0, bytes - done_bytes) * s_per_byte;
     trace("batch: the host lane's estimate of the rest, ms", static_cast<size_t>(left_s * 1000));
     return left_s < host_batch_s_;
   }
+  // Files whose sizes host_finishes_first reads at most: a few milliseconds of stat calls.
+  static constexpr size_t kSizedFiles = 4096;
 
   // A device's threads: opens it (context, queue, the filter built once for a small image so
   // that a schedule it cannot run is found before any image), waits for the other devices,
@@ -1215,6 +1225,7 @@ class Pipeline {
     add(times_.host, filtered);
     ++host_done_;
     host_ms_ += decode.wall_ms + filtered.wall_ms + encoded.wall_ms;
+    host_bytes_ += d.bytes;
     if (report_) {
       records_[i].device_ms = filtered.wall_ms;
       records_[i].device = "host";
@@ -1351,7 +1362,7 @@ class Pipeline {
   // measurements).
   static std::size_t entropy_batch() {
     static const std::size_t n =
-        static_cast<std::size_t>(env_count("BLURTOOL_ENTROPY_BATCH", 1, 1024, 64));
+        static_cast<std::size_t>(env_int("BLURTOOL_ENTROPY_BATCH", 1, 1024, 64));
     return n;
   }
 
@@ -1545,17 +1556,16 @@ class Pipeline {
   // 1920x1080 as DCT blocks). More decoded ahead did not finish sooner on the H100 machine and
   // costs its memory (kernels/NOTES.md, "JPEG block arrays in place").
   const double opening_bytes_ =
-      env_count("BLURTOOL_DECODE_AHEAD_MIB", 16, 16384, 256) * double{1 << 20};
+      env_int("BLURTOOL_DECODE_AHEAD_MIB", 16, 16384, 256) * double{1 << 20};
   // Pinned memory for the images in flight and their results: 64 of 1920x1080 RGBA8 (a batch
   // of them holds at most --jobs + 4 images and as many results), 10 of 12 Mpixel; beyond it,
   // pageable memory and staging copies. BLURTOOL_PINNED_POOL_MIB (64-16384, for
   // measurements), else 512 MiB.
   const std::size_t pinned_pool_bytes_ =
-      static_cast<std::size_t>(env_count("BLURTOOL_PINNED_POOL_MIB", 64, 16384, 512)) << 20;
+      static_cast<std::size_t>(env_int("BLURTOOL_PINNED_POOL_MIB", 64, 16384, 512)) << 20;
   // A short batch's length (host_finishes_first): BLURTOOL_HOST_BATCH_MS (0-600000), else
   // kHostBatchMs.
-  const double host_batch_s_ =
-      env_count("BLURTOOL_HOST_BATCH_MS", 0, 600000, kHostBatchMs) / 1000.0;
+  const double host_batch_s_ = env_int("BLURTOOL_HOST_BATCH_MS", 0, 600000, kHostBatchMs) / 1000.0;
 
   const JobOptions& o_;
   const std::vector<Item>& items_;
@@ -1594,6 +1604,7 @@ class Pipeline {
   bool deciding_ = true;      // a host lane's batch until open_devices decides to list devices
   size_t host_done_ = 0;      // images the host lane has filtered and encoded
   double host_ms_ = 0;        // their decode, filter and encode, wall milliseconds
+  double host_bytes_ = 0;     // their input files' bytes
   bool host_always_ = false;  // while_opening, and CPU devices, no driver or a short batch
   std::deque<HeldWrite> held_writes_;  // host-lane outputs waiting for the devices to open
   double held_write_bytes_ = 0;        // their bytes, counted as decoded ahead (may_decode)

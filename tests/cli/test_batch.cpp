@@ -346,6 +346,26 @@ TEST_F(Batch, WithNoOpenCLDriverTheHostLaneMakesWhatItCan) {
   EXPECT_FALSE(fs::exists(out_ / "n" / "a0.png"));
 }
 
+// The short-batch estimate (the host lane's first images deciding whether the rest is worth a
+// GPU's opening) counts the rest by its files' bytes, at the rate of the first images' bytes: two
+// tiny images first and a large one after them make the rest long, where counting images would
+// make it half a tiny image's time. BLURTOOL_TRACE prints the estimate.
+TEST_F(Batch, TheShortBatchEstimateCountsTheRestByItsBytes) {
+  make_image(in_ / "a0.png", 80, 2, 2, 3);
+  make_image(in_ / "a1.png", 81, 2, 2, 3);
+  make_image(in_ / "z.png", 82, 600, 600, 3);  // noise: over 10,000 times a0's bytes
+  ::setenv("BLURTOOL_TRACE", "1", 1);
+  const Result r = run({"--box", "2", "--jobs", "2", in_.string(), out_.string()});
+  ::unsetenv("BLURTOOL_TRACE");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex(R"(estimate of the rest, ms (\d+))")))
+      << r.err;
+  EXPECT_GE(std::stoul(m[1]), 20u) << r.err;
+  for (const char* name : {"a0.png", "a1.png", "z.png"})
+    EXPECT_EQ(max_diff(load_image((out_ / name).string()), box_of(in_ / name, 2)), 0) << name;
+}
+
 TEST_F(Batch, PinnedStagingWritesWhatPageableTransfersWrite) {
   // GPUs stage uploads and downloads through pinned memory (run_filter); forced here on the CPU
   // device (which otherwise filters in place: BLURTOOL_ZERO_COPY, the comparison's side), over
