@@ -7,8 +7,11 @@
 // a work-group each, enqueued back to back on one queue; the wall time from the first upload
 // to the finish, and the kernels' time alone.
 //
-//   entropy_bench [--device SPEC] [--runs N] [--limit N] [--batch N] FOLDER|FILE...
+//   entropy_bench [--device SPEC] [--runs N] [--limit N] [--batch N] [--single N] FOLDER|FILE...
 //
+// --single N times the kernel one image a launch (and checks its blocks against libjpeg's) for
+// the first N files only (default: all); the others count in the batches alone, where a
+// progressive image a launch takes half a second.
 // Prints a table (medians over the files of each one's median over N runs) and the figures the
 // notes need: files exact, files left to libjpeg, synchronisation passes.
 #include <algorithm>
@@ -62,7 +65,7 @@ std::vector<std::string> inputs(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   std::string spec;
-  int runs = 5, limit = 0, batch = 132, batch_left = 0;
+  int runs = 5, limit = 0, batch = 132, batch_left = 0, single = -1;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -74,6 +77,8 @@ int main(int argc, char** argv) {
       limit = std::atoi(argv[++i]);
     else if (a == "--batch" && i + 1 < argc)
       batch = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--single" && i + 1 < argc)
+      single = std::max(0, std::atoi(argv[++i]));
     else
       args.push_back(a);
   }
@@ -82,7 +87,8 @@ int main(int argc, char** argv) {
   if (files.empty()) {
     std::fprintf(
         stderr,
-        "usage: entropy_bench [--device SPEC] [--runs N] [--limit N] [--batch N] FOLDER|FILE...\n");
+        "usage: entropy_bench [--device SPEC] [--runs N] [--limit N] [--batch N] [--single N] "
+        "FOLDER|FILE...\n");
     return 2;
   }
   try {
@@ -91,7 +97,7 @@ int main(int argc, char** argv) {
     std::vector<double> host_blocks, host_parse, device_ms, passes_all;
     std::map<int, int> passes;
     int exact = 0, left = 0, refused = 0, wrong = 0;
-    std::size_t bytes_in = 0, packed_bytes = 0;
+    std::size_t bytes_in = 0, packed_bytes = 0, skipped = 0;
     std::vector<PixelVector<std::uint8_t>> packed_all;
     std::vector<YCbCrPlanes> layouts;
     std::size_t max_coef = 0;
@@ -125,6 +131,14 @@ int main(int argc, char** argv) {
       }
       const std::size_t total = expected.dct.coef.size();
       max_coef = std::max(max_coef, total);
+      const bool alone = single < 0 || static_cast<int>(device_ms.size()) < single;
+      if (!alone) {  // in the batches only
+        ++skipped;
+        packed_bytes += packed.size();
+        packed_all.push_back(std::move(packed));
+        layouts.push_back(layout);
+        continue;
+      }
       cl::Buffer coef(runtime.context(), CL_MEM_READ_WRITE, std::max<std::size_t>(total, 1) * 2);
       std::int32_t status[4] = {};
       for (int r = 0; r < runs + 1; ++r) {
@@ -185,7 +199,7 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < packed_all.size(); ++i)
         if (status[4 * i] != 0) ++batch_left;
     }
-    const std::size_t n = device_ms.size();
+    const std::size_t n = packed_all.size();
     std::printf("entropy_bench on %s, %zu files (%.1f MB of JPEG), work-group %d, %d runs each\n",
                 runtime.device().name.c_str(), files.size(), bytes_in / 1e6, decoder.work_group(),
                 runs);
@@ -204,8 +218,10 @@ int main(int argc, char** argv) {
                   "device: batches, the kernels' time alone", n / (batch_kernel / 1000),
                   batch_left);
     }
-    std::printf("  files: %d exact, %d left to libjpeg by the kernel, %d not taken, %d WRONG\n",
-                exact, left, refused, wrong);
+    std::printf(
+        "  files: %d exact, %d left to libjpeg by the kernel, %d not taken, %d WRONG, %zu in the "
+        "batches only (--single)\n",
+        exact, left, refused, wrong, skipped);
     std::printf("  synchronisation passes (files):");
     for (const auto& [p, c] : passes) std::printf(" %d: %d", p, c);
     std::printf("\n");

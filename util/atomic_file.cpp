@@ -147,8 +147,7 @@ class CleanupSignalsBlocked {
   sigset_t saved_;
 };
 
-// The letters and digits of a temporary file's XXXXXX (mkostemp's, so that files of earlier
-// blurtools are recognised as well).
+// The letters and digits of a temporary file's XXXXXX (mkostemp's).
 constexpr char kTempLetters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 constexpr int kTempLetterCount = sizeof kTempLetters - 1;
 constexpr std::size_t kTempSuffix = 6;  // the XXXXXX
@@ -297,13 +296,15 @@ std::string unseekable_kind(mode_t mode) {
                           : "a special file";
 }
 
-// The folder and the temporary files' name prefix of output `path`: ".NAME." (NAME its file
-// name, at most 200 bytes: NAME_MAX is 255), which XXXXXX completes.
+// The folder and the temporary files' name prefix of output `path`: ".NAME.blurtool-" (NAME its
+// file name, at most 200 bytes: NAME_MAX is 255), which XXXXXX completes. The word marks the file
+// as blurtool's: remove_stale_temp_files takes no other program's hidden files (rsync names its
+// own ".NAME.XXXXXX").
 std::pair<std::string, std::string> temp_prefix(const std::string& path) {
   const std::filesystem::path target(path);
   std::string dir = target.parent_path().string();
   if (dir.empty()) dir = ".";
-  return {dir, "." + target.filename().string().substr(0, 200) + "."};
+  return {dir, "." + target.filename().string().substr(0, 200) + ".blurtool-"};
 }
 
 // fsync() that retries on EINTR; 0 or the errno. EINVAL (a file that cannot be synced, such as
@@ -619,7 +620,8 @@ std::size_t remove_stale_temp_files(const std::vector<std::string>& outputs,
       if (name.find_first_not_of(kTempLetters, prefix.size()) != std::string::npos) continue;
       const std::string file = dir + "/" + name;
       struct stat st;
-      if (::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      if (::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid())
+        continue;
       const auto modified = std::chrono::system_clock::from_time_t(st.st_mtim.tv_sec);
       if (now - modified < min_age) continue;
       if (::unlink(file.c_str()) == 0) ++removed;

@@ -26,7 +26,7 @@ enum class SyncFolder {
   caller,  ///< left to the caller, who syncs each folder once after many files (sync_folders_of)
 };
 
-/// Writes `bytes` to `path` through a temporary file beside it (".NAME.XXXXXX", NAME the
+/// Writes `bytes` to `path` through a temporary file beside it (".NAME.blurtool-XXXXXX", NAME the
 /// output's file name up to 200 bytes) that is synced to disk, renamed into place, and the
 /// folder then synced (by the caller with SyncFolder::caller), so that no partial file is ever
 /// left and a crash or power loss leaves the old file or the new one, whole. A new file gets mode
@@ -136,9 +136,10 @@ int link_no_replace(const std::string& from, const std::string& to);
 
 /// Removes the temporary files write_file_atomic left beside `outputs` in a run that was killed
 /// (SIGKILL, a power loss: no handler could remove them): regular files in an output's folder
-/// named as that output's temporary files are (".NAME.XXXXXX", X a letter or digit) and last
-/// modified at least `min_age` ago, so that the temporary file of a run still writing is never
-/// taken. A folder that cannot be read is passed over. Returns how many files were removed.
+/// named as that output's temporary files are (".NAME.blurtool-XXXXXX", X a letter or digit),
+/// owned by this process's user and last modified at least `min_age` ago, so that the temporary
+/// file of a run still writing is never taken, nor another program's or user's file. A folder
+/// that cannot be read is passed over. Returns how many files were removed.
 std::size_t remove_stale_temp_files(const std::vector<std::string>& outputs,
                                     std::chrono::seconds min_age = std::chrono::hours(1));
 

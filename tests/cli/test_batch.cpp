@@ -1356,12 +1356,13 @@ TEST_F(Batch, LeftOverTemporaryFilesAnHourOldAreRemovedAndCounted) {
   make_image(in_ / "a.png", 151, 16, 12);
   make_image(in_ / "b.png", 152, 16, 12);
   fs::create_directories(out_);
-  write_aged_files(out_, {{".a.png.AbC123", std::chrono::hours(2)},
-                          {".b.png.DeF456", std::chrono::hours(3)},
-                          {".a.png.XyZ789", std::chrono::minutes(1)}});
+  write_aged_files(out_, {{".a.png.blurtool-AbC123", std::chrono::hours(2)},
+                          {".b.png.blurtool-DeF456", std::chrono::hours(3)},
+                          {".a.png.blurtool-XyZ789", std::chrono::minutes(1)},
+                          {".a.png.backup", std::chrono::hours(2)}});
   const Result r = run({"--box", "1", in_.string(), out_.string()});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(tree(out_), (Files{"a.png", "b.png", ".a.png.XyZ789"}));
+  EXPECT_EQ(tree(out_), (Files{"a.png", "b.png", ".a.png.blurtool-XyZ789", ".a.png.backup"}));
   const std::vector<std::string> lines = lines_of(r.err);
   ASSERT_EQ(lines.size(), 1u) << r.err;
   EXPECT_TRUE(std::regex_match(

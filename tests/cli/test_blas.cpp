@@ -4,7 +4,7 @@
 // stderr captured to files (support/cli_fixture.h). Successful runs are decoded and compared with
 // the exact CPU reference; failures must give the documented exit status (1 file or device, 2
 // usage), a stderr line naming the file or option at fault, and leave the output directory exactly
-// as it was (no output, no hidden .NAME.XXXXXX temporary file).
+// as it was (no output, no hidden .NAME.blurtool-XXXXXX temporary file).
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -5,7 +5,7 @@
 // purpose, with stdout and stderr captured to files (support/cli_fixture.h). Successful runs are
 // decoded and compared with the exact CPU reference; failures must give the documented exit status
 // (1 file or device, 2 usage), a stderr line naming the file or option at fault, and leave the
-// output directory exactly as it was (no output, no hidden .NAME.XXXXXX temporary file).
+// output directory exactly as it was (no output, no hidden .NAME.blurtool-XXXXXX temporary file).
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/inotify.h>
@@ -116,9 +116,9 @@ struct SignalledRun {
 };
 
 // Blurs a 2400x2400 noise PNG (17 MB: a long write) from `in_dir` to `out_dir`/out.png and sends
-// `signal` as soon as the temporary output (".out.png.XXXXXX") is created (inotify, so without
-// polling delays). `ignored`: the child starts with that signal ignored, as under nohup. Tries up
-// to 5 runs for one in which the signal was sent while the file existed.
+// `signal` as soon as the temporary output (".out.png.blurtool-XXXXXX") is created (inotify, so
+// without polling delays). `ignored`: the child starts with that signal ignored, as under nohup.
+// Tries up to 5 runs for one in which the signal was sent while the file existed.
 SignalledRun blur_signalled_while_writing(const fs::path& in_dir, const fs::path& out_dir,
                                           const fs::path& scratch, int signal, bool ignored) {
   SignalledRun run;
@@ -126,7 +126,7 @@ SignalledRun blur_signalled_while_writing(const fs::path& in_dir, const fs::path
   const fs::path in = in_dir / "noise.png";
   save_image(run.input, in);
   const std::vector<std::string> args = {"--box", "1", in.string(), (out_dir / "out.png").string()};
-  const std::string prefix = ".out.png.";
+  const std::string prefix = ".out.png.blurtool-";
   for (int attempt = 0; attempt < 5 && !run.sent; ++attempt) {
     const int watch = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
     if (watch < 0 || ::inotify_add_watch(watch, out_dir.c_str(), IN_CREATE) < 0) {
@@ -320,15 +320,17 @@ TEST_F(Cli, AnOutputThatAppearsWhileTheImageIsMadeIsNotReplaced) {
 
 // The temporary file of a run that was killed outright (SIGKILL, a power loss) is removed by the
 // next run over the same output once it is an hour old, with a note; a younger one (a run may be
-// writing it) and one named for another output stay.
+// writing it), one named for another output and a hidden file not named as blurtool's stay.
 TEST_F(Cli, LeftOverTemporaryFilesOfTheOutputAreRemovedWhenAnHourOld) {
   const fs::path out = out_ / "o.png";
-  write_aged_files(out_, {{".o.png.AbC123", std::chrono::hours(2)},
-                          {".o.png.XyZ789", std::chrono::minutes(1)},
-                          {".other.png.QQQQQQ", std::chrono::hours(2)}});
+  write_aged_files(out_, {{".o.png.blurtool-AbC123", std::chrono::hours(2)},
+                          {".o.png.blurtool-XyZ789", std::chrono::minutes(1)},
+                          {".other.png.blurtool-QQQQQQ", std::chrono::hours(2)},
+                          {".o.png.draft1", std::chrono::hours(2)}});
   const Result r = run({"--box", "3", kCoffee, out});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(listing(out_), (Files{"o.png", ".o.png.XyZ789", ".other.png.QQQQQQ"}));
+  EXPECT_EQ(listing(out_), (Files{"o.png", ".o.png.blurtool-XyZ789", ".other.png.blurtool-QQQQQQ",
+                                  ".o.png.draft1"}));
   EXPECT_EQ(r.err, "blurtool: note: removed 1 left-over temporary file of '" + out.string() +
                        "' (older than an hour)\n");
   // Nothing left to remove: no note.

@@ -244,42 +244,58 @@ TEST_F(AtomicFile, AnOutputFileTakesBytesAtOffsetsWhereItIsAFile) {
 
 TEST_F(AtomicFile, OnlyOldTemporaryFilesNamedForAnOutputAreRemoved) {
   using namespace std::chrono_literals;
-  const std::vector<std::string> old = {".out.png.AbC123", ".out.png.zz9ZZ0", ".b.jpg.QQQQQQ"};
+  const std::vector<std::string> old = {".out.png.blurtool-AbC123", ".out.png.blurtool-zz9ZZ0",
+                                        ".b.jpg.blurtool-QQQQQQ"};
   const std::vector<std::string> kept = {
-      ".out.png.XyZ789",    // a minute old: a run may be writing it
-      ".out.png.Ab-123",    // not six letters or digits
-      ".out.png.AbC1234",   // seven
-      ".out.png.",          // none
-      "out.png.AbC123",     // not hidden
-      ".other.png.AAAAAA",  // no output of this run
-      ".out.png.link00",    // a link, not a file
+      ".out.png.blurtool-XyZ789",    // a minute old: a run may be writing it
+      ".out.png.blurtool-Ab-123",    // not six letters or digits
+      ".out.png.blurtool-AbC1234",   // seven
+      ".out.png.blurtool-",          // none
+      "out.png.blurtool-AbC123",     // not hidden
+      ".other.png.blurtool-AAAAAA",  // no output of this run
+      ".out.png.blurtool-link00",    // a link, not a file
+      ".out.png.AbC123",             // not blurtool's: rsync names its temporary files so
+      ".out.png.notes1",             // nor a user's own hidden file
   };
   for (const std::string& name : old) write_file(path(name), "partial");
   for (const std::string& name : kept)
-    if (name != ".out.png.link00") write_file(path(name), "partial");
-  ASSERT_EQ(::symlink(".out.png.AbC123", path(".out.png.link00").c_str()), 0);
-  fs::create_directory(path(".out.png.DIR000"));
+    if (name != ".out.png.blurtool-link00") write_file(path(name), "partial");
+  ASSERT_EQ(::symlink(".out.png.blurtool-AbC123", path(".out.png.blurtool-link00").c_str()), 0);
+  fs::create_directory(path(".out.png.blurtool-DIR000"));
   for (const std::string& name : old) age(path(name), 2h);
-  for (const std::string& name : kept) age(path(name), name == ".out.png.XyZ789" ? 1min : 2h);
-  age(path(".out.png.DIR000"), 2h);
+  for (const std::string& name : kept)
+    age(path(name), name == ".out.png.blurtool-XyZ789" ? 1min : 2h);
+  age(path(".out.png.blurtool-DIR000"), 2h);
   write_file(path("b.jpg"), "an output");
 
   EXPECT_EQ(remove_stale_temp_files({path("out.png"), path("b.jpg"), path("missing/c.png"), "-"}),
             old.size());
   std::set<std::string> left(kept.begin(), kept.end());
-  left.insert({".out.png.DIR000", "b.jpg"});
+  left.insert({".out.png.blurtool-DIR000", "b.jpg"});
   EXPECT_EQ(listing(), left);
   EXPECT_EQ(remove_stale_temp_files({path("out.png")}), 0u);
   // With a shorter age, the minute-old one goes too.
   EXPECT_EQ(remove_stale_temp_files({path("out.png")}, 30s), 1u);
-  EXPECT_FALSE(fs::exists(path(".out.png.XyZ789")));
+  EXPECT_FALSE(fs::exists(path(".out.png.blurtool-XyZ789")));
+}
+
+// Another user's file of the same name stays: only this process's user's are taken. Run as
+// root, which can give the file away (not otherwise).
+TEST_F(AtomicFile, AnotherUsersTemporaryFileStays) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a file another user's";
+  const std::string name = ".out.png.blurtool-AbC123";
+  write_file(path(name), "theirs");
+  ASSERT_EQ(::chown(path(name).c_str(), 65534, 65534), 0);
+  age(path(name), std::chrono::hours(2));
+  EXPECT_EQ(remove_stale_temp_files({path("out.png")}), 0u);
+  EXPECT_TRUE(fs::exists(path(name)));
 }
 
 // A name up to 255 bytes: its temporary file holds the first 200 (NAME_MAX is 255), which is
 // what the removal looks for.
 TEST_F(AtomicFile, ALongOutputNamesItsTemporaryFilesByItsFirst200Bytes) {
   const std::string name(250, 'n');
-  const std::string stale = "." + name.substr(0, 200) + ".AbC123";
+  const std::string stale = "." + name.substr(0, 200) + ".blurtool-AbC123";
   write_file(path(stale), "partial");
   age(path(stale), std::chrono::hours(2));
   EXPECT_EQ(remove_stale_temp_files({path(name)}), 1u);
