@@ -31,8 +31,10 @@ void print_devices(std::ostream& out) {
   char line[512];
   std::snprintf(line, sizeof line, "%-3s %-28s %-40s %-5s %4s %10s %10s %6s %s\n", "#", "platform",
                 "device", "type", "CUs", "global MiB", "local KiB", "images", "max image");
+  const std::vector<DeviceInfo> devices = list_devices();
+  if (devices.empty()) throw Error(no_device_message());
   out << line;
-  for (const DeviceInfo& d : list_devices()) {
+  for (const DeviceInfo& d : devices) {
     std::string max_image = d.image_support ? std::to_string(d.image2d_max_width) + "x" +
                                                   std::to_string(d.image2d_max_height)
                                             : "-";

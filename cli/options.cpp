@@ -249,8 +249,8 @@ CliOptions parse_options(int argc, const char* const* argv) {
                  "batch the input's",
        cxxopts::value<std::string>(), "FMT")
       ("force",
-       "replace outputs that exist in a batch (default: skip and count them), and one that "
-       "appears while a single image is made (default: fail)")
+       "replace outputs that exist in a batch (default: skip and count them), and in single "
+       "mode one that is write-protected or appears while the image is made (default: fail)")
       ("strip", "drop the input's metadata from the output: --strip (or --strip=colour, "
                 "=color) drops EXIF, XMP and the resolution but keeps the colour profile (ICC, "
                 "PNG sRGB/gAMA/cHRM); --strip=all drops that too (default: all of it is kept, "

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <future>
 #include <iostream>
+#include <limits>
 #include <system_error>
 #include <utility>
 
@@ -399,6 +400,18 @@ std::string resolution_text(const Resolution& r) {
   return text;
 }
 
+// Whether `image` (pixels of `channels` interleaved, alpha last: 2 or 4) has a pixel that is not
+// opaque.
+template <typename T>
+bool any_transparent(const BasicImage<T>& image) {
+  const int c = image.channels;
+  if (c != 2 && c != 4) return false;
+  const T opaque = std::numeric_limits<T>::max();
+  for (std::size_t i = static_cast<std::size_t>(c) - 1; i < image.pixels.size(); i += c)
+    if (image.pixels[i] != opaque) return true;
+  return false;
+}
+
 std::vector<std::uint8_t> encode_pixels(const Rendered& r, ImageFormat format,
                                         const EncodeOptions& e) {
   if (!r.planes.empty()) return encode_jpeg_planes(r.planes, e);
@@ -436,6 +449,13 @@ std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, cons
                           resolution_text(*m.resolution) + "); left out");
     return encode_pixels(r, format, e);
   }
+  // As Pillow refuses and libvips flattens an image with transparency into a JPEG, the user
+  // hears of what is lost.
+  if (format == ImageFormat::jpeg && warnings && (r.channels == 2 || r.channels == 4) &&
+      (any_transparent(r.image) || any_transparent(r.image16)))
+    warnings->push_back(output +
+                        ": JPEG has no alpha: the transparency is dropped (black where fully "
+                        "transparent); PNG, TIFF or WebP keep it");
   std::vector<std::uint8_t> bytes = encode_pixels(r, format, e);
   insert_metadata(bytes, format, m, output, warnings);
   return bytes;
@@ -752,11 +772,14 @@ std::string host_refusal(const JobOptions& o, const DeviceRequest& request,
 SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
   const std::string& input = o.inputs.front();
   const OutputKind kind = output_kind(o.output, input, o);  // bad names refused before work
-  // An output that exists now is replaced, as cp(1) replaces it; one that appears while the
-  // image is made is another program's, and is left as it is unless --force.
+  // An output that exists now is replaced, as cp(1) replaces it, unless write-protected; one
+  // that appears while the image is made is another program's, and is left as it is. --force
+  // replaces either, as cp -f.
   std::error_code ec;
-  const IfExists if_exists =
-      o.force || fs::exists(fs::symlink_status(o.output, ec)) ? IfExists::replace : IfExists::keep;
+  const IfExists if_exists = o.force ? IfExists::replace
+                             : fs::exists(fs::symlink_status(o.output, ec))
+                                 ? IfExists::replace_writable
+                                 : IfExists::keep;
   check_not_same_file(input, o.output);
   if (o.output == "-" && isatty(STDOUT_FILENO))
     throw UsageError("output '-' is a terminal; redirect standard output to a file or a pipe");

@@ -574,6 +574,26 @@ std::vector<DeviceInfo> list_devices() {
   return result;
 }
 
+std::string no_device_message() {
+  std::vector<cl::Platform> platforms;
+  std::string names;
+  try {
+    cl::Platform::get(&platforms);
+    for (const cl::Platform& p : platforms)
+      names += (names.empty() ? "'" : ", '") + trim(p.getInfo<CL_PLATFORM_NAME>()) + "'";
+  } catch (const cl::Error&) {
+    names.clear();
+  }
+  if (names.empty())
+    return "no OpenCL device found: install pocl-opencl-icd for the CPU, or the GPU vendor's "
+           "OpenCL driver";
+  const bool one = platforms.size() == 1;
+  return std::string("no OpenCL device found: the OpenCL platform") + (one ? " " : "s ") + names +
+         (one ? " reports" : " report") +
+         " none (its driver failed to start or offers none: PoCL, for one, needs a writable HOME "
+         "or POCL_CACHE_DIR, and POCL_DEVICES, where set, naming a driver it has)";
+}
+
 std::string device_driver_name(const DeviceInfo& device) {
   std::istringstream words(device.version);
   std::string opencl, number, name;
@@ -592,11 +612,7 @@ DeviceInfo select_device(const std::string& spec_arg, const std::string& option)
     }
   }
   std::vector<DeviceInfo> devices = list_devices();
-  if (devices.empty()) {
-    throw Error(
-        "no OpenCL device found: install pocl-opencl-icd for the CPU, or the GPU vendor's "
-        "OpenCL driver");
-  }
+  if (devices.empty()) throw Error(no_device_message());
   if (spec.empty()) {
     for (cl_device_type wanted : {CL_DEVICE_TYPE_GPU, CL_DEVICE_TYPE_CPU}) {
       for (const DeviceInfo& d : devices)

@@ -68,6 +68,12 @@ struct DeviceInfo {
 /// Throws blurtool::Error when no OpenCL platform is installed (error -1001).
 std::vector<DeviceInfo> list_devices();
 
+/// The error for a machine where list_devices() finds no device: the platforms that report none
+/// by name (a platform without a device is mostly a driver that failed to start: PoCL, for one,
+/// without a writable HOME or POCL_CACHE_DIR, or with a POCL_DEVICES naming no driver it has),
+/// else how to install a driver.
+std::string no_device_message();
+
 /// The driver's short name in `device`'s version string, the word after "OpenCL x.y" ("PoCL",
 /// "CUDA"); "" where the string has another form.
 std::string device_driver_name(const DeviceInfo& device);

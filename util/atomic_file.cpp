@@ -426,6 +426,9 @@ struct OutputFile::State {
       taken = true;
       return;
     }
+    if (exists && S_ISREG(st.st_mode) && if_exists == IfExists::replace_writable &&
+        ::access(path.c_str(), W_OK) != 0 && errno == EACCES)
+      throw Error(path + ": is write-protected; not replaced (--force replaces it)");
     // A new file takes 0666 less the umask (and a folder's default ACL), which the kernel
     // applies at creation; a replaced file keeps its permission bits, set at commit once the
     // umask has narrowed them (created with them, the file is never readable by more than it
@@ -540,7 +543,7 @@ bool OutputFile::commit() {
     throw Error(s.path + ": cannot write '" + temp.path() + "': " + errno_text(err));
   if (const int err = temp.close())
     throw Error(s.path + ": cannot write '" + temp.path() + "': " + errno_text(err));
-  if (const int err = temp.rename_to(s.path, s.if_exists == IfExists::replace)) {
+  if (const int err = temp.rename_to(s.path, s.if_exists != IfExists::keep)) {
     if (err == EEXIST && s.if_exists == IfExists::keep) {  // it appeared meanwhile
       s.taken = true;
       return false;

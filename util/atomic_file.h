@@ -17,7 +17,10 @@ namespace blurtool {
 /// What write_file_atomic does where `path` exists when the new file is to take its place.
 enum class IfExists {
   replace,  ///< replace it; a regular file's permission bits are kept (a 0600 file stays 0600)
-  keep,     ///< leave it as it is and write nothing (a file planned as new, and taken meanwhile)
+  /// replace it where this user may write it (access(2) W_OK), else an Error: a write-protected
+  /// file is left as it is, as cp(1) without -f leaves it (root may write any)
+  replace_writable,
+  keep,  ///< leave it as it is and write nothing (a file planned as new, and taken meanwhile)
 };
 
 /// When write_file_atomic syncs the output's folder, which puts the rename itself on disk.

@@ -139,6 +139,28 @@ TEST_F(Cli, ListDevicesPrintsHeaderAndADevice) {
   EXPECT_EQ(device.rfind("0 ", 0), 0u) << device;  // rows start with the device index
 }
 
+// A platform that reports no device (PoCL told to offer a driver it has not: a driver that could
+// not start reads the same) is named, rather than "install a driver": --list-devices and a run on
+// a named device fail (exit 1) with one line saying so, and no output is left.
+TEST_F(Cli, APlatformWithoutDevicesIsNamed) {
+  ::setenv("POCL_DEVICES", "no-such-driver", 1);
+  const Result list = run({"--list-devices"});
+  const std::string out = (out_ / "o.png").string();
+  const Result blur = run({"--box", "2", "--device", "0", kCoffee, out});
+  ::unsetenv("POCL_DEVICES");
+  for (const Result* r : {&list, &blur}) {
+    EXPECT_EQ(r->status, 1) << r->err;
+    EXPECT_EQ(std::count(r->err.begin(), r->err.end(), '\n'), 1) << r->err;
+    EXPECT_NE(r->err.find("no OpenCL device found: the OpenCL platform '"), std::string::npos)
+        << r->err;
+    EXPECT_NE(r->err.find("' reports none (its driver failed to start or offers none"),
+              std::string::npos)
+        << r->err;
+  }
+  EXPECT_EQ(list.out, "");
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST_F(Cli, AnUnknownDeviceIndexPointsToListDevicesOnce) {
   save_image(random_image(8, 8, 3, 6), in_ / "in.png");
   const Result r = run({"--box", "1", "--device", "99", in_ / "in.png", out_ / "o.png"});

@@ -320,6 +320,36 @@ TEST_F(Cli, SubsamplingAndPngLevelReachTheEncoders) {
 }
 
 // As in a batch: a file whose name claims the other format is read as what it is, with a warning.
+// JPEG has no alpha: an output from an image with transparency says that it is dropped (as
+// Pillow refuses such a save and libvips flattens it); an RGBA image that is opaque everywhere
+// and a grey one say nothing, and the same transparent image to PNG keeps its alpha silently.
+TEST_F(Cli, JpegOutputOfATransparentImageSaysTheAlphaIsDropped) {
+  Image transparent = random_image(24, 16, 4, 5);
+  for (std::size_t i = 3; i < transparent.pixels.size(); i += 4)
+    transparent.pixels[i] = (i / 4) % 24 < 8 ? 0 : 255;  // the left third fully transparent
+  Image opaque = random_image(24, 16, 4, 6);
+  for (std::size_t i = 3; i < opaque.pixels.size(); i += 4) opaque.pixels[i] = 255;
+  save_image(transparent, (in_ / "t.png").string());
+  save_image(opaque, (in_ / "o.png").string());
+  save_image(random_image(24, 16, 1, 7), (in_ / "g.png").string());
+  const std::string out = (out_ / "t.jpg").string();
+  Result r = run({"--box", "2", (in_ / "t.png").string(), out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "blurtool: warning: " + out +
+                       ": JPEG has no alpha: the transparency is dropped (black where fully "
+                       "transparent); PNG, TIFF or WebP keep it\n");
+  EXPECT_EQ(load_image(out).channels, 3);
+  for (const char* name : {"o.png", "g.png"}) {
+    r = run({"--box", "2", (in_ / name).string(), (out_ / (std::string(name) + ".jpg")).string()});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "") << name;
+  }
+  r = run({"--box", "2", (in_ / "t.png").string(), (out_ / "t.png").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(load_image(out_ / "t.png").channels, 4);
+}
+
 TEST_F(Cli, MisnamedInputIsReadWithAWarning) {
   const fs::path in = in_ / "coffee.jpg";  // a PNG
   fs::copy_file(kCoffee, in);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -289,6 +290,48 @@ TEST_F(AtomicFile, AnotherUsersTemporaryFileStays) {
   age(path(name), std::chrono::hours(2));
   EXPECT_EQ(remove_stale_temp_files({path("out.png")}), 0u);
   EXPECT_TRUE(fs::exists(path(name)));
+}
+
+// A write-protected output is left as it is by IfExists::replace_writable (single mode's
+// default: cp(1) without -f leaves it) and replaced by IfExists::replace (--force). Permissions
+// bind a user who is not root, so where the test runs as root a child process drops to nobody
+// (uid 65534) over a file nobody owns and may not write, in a folder anyone may write.
+TEST_F(AtomicFile, AWriteProtectedFileIsKeptUnlessReplacedAnyway) {
+  const std::string out = path("ro.png");
+  write_file(out, "theirs");
+  ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
+  const bool root = ::geteuid() == 0;
+  if (root) {
+    ASSERT_EQ(::chown(out.c_str(), 65534, 65534), 0);
+  }
+  ASSERT_EQ(::chmod(out.c_str(), 0444), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {  // exit codes only: no gtest assertion in the child
+    if (root && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(10);
+    int code = 0;
+    try {
+      write_file_atomic(out, bytes_of("ours"), IfExists::replace_writable);
+      code = 1;  // replaced
+    } catch (const Error& e) {
+      if (std::string(e.what()) != out + ": is write-protected; not replaced (--force replaces it)")
+        code = 2;
+    }
+    if (code == 0 && read_file(out) != "theirs") code = 3;
+    try {
+      if (code == 0 && !write_file_atomic(out, bytes_of("forced"), IfExists::replace)) code = 4;
+    } catch (const Error&) {
+      code = 5;
+    }
+    if (code == 0 && read_file(out) != "forced") code = 6;
+    ::_exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: replaced, 2: another error, 3: changed, 4-6: --force "
+                                       "did not replace it";
+  EXPECT_EQ(mode_of(out), 0444u);  // a replaced file keeps its mode
 }
 
 // A name up to 255 bytes: its temporary file holds the first 200 (NAME_MAX is 255), which is
