@@ -67,6 +67,7 @@ int run_bench_command(int argc, const char* const* argv) {
       o.groups.push_back(list.substr(start, comma - start));
       start = comma + 1;
     }
+    check_suite_groups(o.groups);  // before the device opens and the banner is printed
   }
   const std::string format = bench_format_option(p);
   const std::string plot = plot_option(p);  // before the suite runs (minutes), not after

@@ -1664,12 +1664,14 @@ void print_stage_times(const Pipeline& pipeline) {
   const double user = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6;
   const double system = usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
   const double stages = (t.decode.cpu_ms + t.device.cpu_ms + t.host.cpu_ms + t.encode.cpu_ms) / 1e3;
-  const double wall = pipeline.seconds();
+  // The process's CPU time since its start, over the process's wall time (not the batch's:
+  // the start and OpenCL set-up before the batch would count more cores than there are).
+  const double wall = pipeline.seconds(), lived = process_seconds();
   std::printf(
-      "process: %.2f s CPU (user %.2f, system %.2f) in %.2f s of the batch (%.1f cores); "
-      "%.2f s CPU outside the stages (start, OpenCL set-up and driver threads); devices known "
-      "after %.2f s, open after %.2f s, the first image off a device after %.2f s\n",
-      user + system, user, system, wall, wall > 0 ? (user + system) / wall : 0.0,
+      "process: %.2f s CPU (user %.2f, system %.2f) in %.2f s (%.1f cores), the batch %.2f s of "
+      "it; %.2f s CPU outside the stages (start, OpenCL set-up and driver threads); devices "
+      "known after %.2f s, open after %.2f s, the first image off a device after %.2f s\n",
+      user + system, user, system, lived, lived > 0 ? (user + system) / lived : 0.0, wall,
       user + system - stages, t.known_s, t.ready_s, t.first_result_s);
   std::printf(
       "waits (seconds, summed over threads): workers %.2f while the devices opened, %.2f at the "

@@ -130,13 +130,17 @@ const std::vector<std::string>& suite_groups() {
   return groups;
 }
 
-std::vector<SuiteCase> run_suite(Runtime& runtime, const SuiteOptions& o, std::ostream* progress) {
-  for (const std::string& g : o.groups) {
+void check_suite_groups(const std::vector<std::string>& groups) {
+  for (const std::string& g : groups) {
     const auto& all = suite_groups();
     if (std::find(all.begin(), all.end(), g) == all.end())
       throw UsageError(parameter("only") + " '" + g +
                        "': choose from box, sweep, gauss, sigma, bright");
   }
+}
+
+std::vector<SuiteCase> run_suite(Runtime& runtime, const SuiteOptions& o, std::ostream* progress) {
+  check_suite_groups(o.groups);
   std::vector<SuiteCase> cases;
   auto report = [&](const SuiteCase& c) {
     if (!progress) return;

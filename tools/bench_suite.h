@@ -38,6 +38,10 @@ Stats time_filter(Runtime& runtime, Filter& filter, const Image& rgba, int runs,
 /// over sigma 1 .. 250 on 3024x4032: exact, fast and auto's pick), "bright".
 const std::vector<std::string>& suite_groups();
 
+/// Throws blurtool::UsageError naming --only and the first of `groups` that is not one of
+/// suite_groups() (run_suite checks too; the CLI calls it before opening a device).
+void check_suite_groups(const std::vector<std::string>& groups);
+
 /// What to run.
 struct SuiteOptions {
   int runs = 10;  ///< timed repetitions per case after one warm-up (fewer for slow cases)

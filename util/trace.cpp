@@ -14,6 +14,10 @@ const std::chrono::steady_clock::time_point kStart = std::chrono::steady_clock::
 
 }  // namespace
 
+double process_seconds() noexcept {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - kStart).count();
+}
+
 bool tracing() noexcept {
   static const bool on = [] {
     const char* e = std::getenv("BLURTOOL_TRACE");

@@ -16,6 +16,10 @@ void trace(const char* what) noexcept;
 /// The same, with " COUNT" after WHAT (images so far, for example).
 void trace(const char* what, std::size_t count) noexcept;
 
+/// Seconds since the process's static initialisation: trace()'s clock, for rates over the whole
+/// process (its CPU time over this is the cores it kept busy).
+double process_seconds() noexcept;
+
 /// Whether BLURTOOL_TRACE asks for the milestones: for callers that would build a message.
 bool tracing() noexcept;
 

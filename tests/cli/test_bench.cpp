@@ -4,7 +4,8 @@
 // spaces on purpose, with stdout and stderr captured to files (support/cli_fixture.h). Successful
 // runs are decoded and compared with the exact CPU reference; failures must give the documented
 // exit status (1 file or device, 2 usage), a stderr line naming the file or option at fault, and
-// leave the output directory exactly as it was (no output, no hidden .NAME.blurtool-XXXXXX temporary file).
+// leave the output directory exactly as it was (no output, no hidden .NAME.blurtool-XXXXXX
+// temporary file).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -174,6 +175,11 @@ TEST_F(BenchCli, BadArgumentsAreUsageErrorsBeforeAnyMeasurement) {
     EXPECT_NE(r.err.find(named), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "") << args[0];
   }
+  // Without -q too: the usage error's one line, and no banner of a device opened before it.
+  const Result r = run({"--quick", "--only", "box,blur"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.find("bench on"), std::string::npos) << r.err;
 }
 
 }  // namespace
