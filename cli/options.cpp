@@ -350,8 +350,17 @@ CliOptions parse_options(int argc, const char* const* argv) {
              bright = parsed.count("bright") > 0;
   if (box + gauss + bright > 1)
     throw UsageError("--box, --gauss and --bright: choose one operation");
-  if (!box && !gauss && !bright)
+  if (!box && !gauss && !bright) {
+    // A first word that names no file and looks like no image may be a subcommand mistyped.
+    const std::string first = argc > 1 ? argv[1] : "";
+    std::error_code ec;
+    if (!first.empty() && first.find_first_of("-./") == std::string::npos &&
+        !std::filesystem::exists(first, ec))
+      throw UsageError("'" + first +
+                       "' is no subcommand (bench, blas, probe, tune) and no file; a blur needs "
+                       "--box R, --gauss SIGMA or --bright T");
     throw UsageError("no operation given: use --box R, --gauss SIGMA or --bright T");
+  }
   const std::string variant = parsed["variant"].as<std::string>();
   const Intermediate intermediate =
       parse_named(intermediate_table(), parsed["intermediate"].as<std::string>(), "--intermediate");

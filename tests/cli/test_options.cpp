@@ -4,7 +4,8 @@
 // spaces on purpose, with stdout and stderr captured to files (support/cli_fixture.h). Successful
 // runs are decoded and compared with the exact CPU reference; failures must give the documented
 // exit status (1 file or device, 2 usage), a stderr line naming the file or option at fault, and
-// leave the output directory exactly as it was (no output, no hidden .NAME.blurtool-XXXXXX temporary file).
+// leave the output directory exactly as it was (no output, no hidden .NAME.blurtool-XXXXXX
+// temporary file).
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -46,7 +47,9 @@ TEST_F(Cli, UsageErrorsNameTheOptionAtFault) {
        {"--variant 'segmented'", "a schedule of --box, not of --gauss", "fused-mma"}},
       {{"--box", "3", "--intermediate", "rgba64", kCoffee, out}, {"--intermediate", "rgba32f"}},
       {{"--box", "3", kCoffee, out_ / "out.bmp"}, {"out.bmp", ".png"}},
-      {{kCoffee, out}, {"--box"}},
+      {{kCoffee, out}, {"no operation given", "--box"}},
+      // A mistyped subcommand: a first word that is no file.
+      {{"benchh"}, {"'benchh' is no subcommand (bench, blas, probe, tune)", "--box"}},
       {{"--box", "3", kCoffee}, {"got 1 file argument"}},
       {{"--box", "3", "--device", "nosuchdevice", kCoffee, out}, {"--device", "nosuchdevice"}},
       // found by fuzz_options: an empty OUTPUT was read past its start
