@@ -877,7 +877,8 @@ class Pipeline {
     trace("batch: the host lane's estimate of the rest, ms", static_cast<size_t>(left_s * 1000));
     return left_s < host_batch_s_;
   }
-  // Files whose sizes host_finishes_first reads at most: a few milliseconds of stat calls.
+  // Files whose sizes host_finishes_first reads at most (stat calls, outside the lock; the
+  // device's opening waits for them).
   static constexpr size_t kSizedFiles = 4096;
 
   // A device's threads: opens it (context, queue, the filter built once for a small image so
@@ -1091,8 +1092,7 @@ class Pipeline {
                                         : "it has transparency, which blurs premultiplied at 16 "
                                           "bits,") +
                         " on an OpenCL device, not the host");
-          std::error_code ec;
-          d.bytes = static_cast<double>(fs::file_size(items_[i].input, ec));
+          d.bytes = static_cast<double>(in.bytes.size());  // read, not stat'ed again
         });
         const StageClock::Lap lap = clock.lap();
         if (ok && host && !large && runs_on_host(d.source)) {

@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <future>
 #include <iostream>
-#include <limits>
 #include <system_error>
 #include <utility>
 
@@ -400,18 +399,6 @@ std::string resolution_text(const Resolution& r) {
   return text;
 }
 
-// Whether `image` (pixels of `channels` interleaved, alpha last: 2 or 4) has a pixel that is not
-// opaque.
-template <typename T>
-bool any_transparent(const BasicImage<T>& image) {
-  const int c = image.channels;
-  if (c != 2 && c != 4) return false;
-  const T opaque = std::numeric_limits<T>::max();
-  for (std::size_t i = static_cast<std::size_t>(c) - 1; i < image.pixels.size(); i += c)
-    if (image.pixels[i] != opaque) return true;
-  return false;
-}
-
 std::vector<std::uint8_t> encode_pixels(const Rendered& r, ImageFormat format,
                                         const EncodeOptions& e) {
   if (!r.planes.empty()) return encode_jpeg_planes(r.planes, e);
@@ -430,6 +417,12 @@ std::vector<std::uint8_t> encode_pixels(const Rendered& r, ImageFormat format,
 }
 
 }  // namespace
+
+std::string jpeg_drops_alpha(const std::string& output) {
+  return output +
+         ": JPEG has no alpha: the transparency is dropped (black where fully transparent); PNG, "
+         "TIFF or WebP keep it";
+}
 
 std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, const JobOptions& o,
                                         int threads, const std::string& output,
@@ -450,12 +443,12 @@ std::vector<std::uint8_t> encode_output(const Rendered& r, OutputKind kind, cons
     return encode_pixels(r, format, e);
   }
   // As Pillow refuses and libvips flattens an image with transparency into a JPEG, the user
-  // hears of what is lost.
+  // hears of what is lost (the result is RGBA where the image has alpha).
   if (format == ImageFormat::jpeg && warnings && (r.channels == 2 || r.channels == 4) &&
-      (any_transparent(r.image) || any_transparent(r.image16)))
-    warnings->push_back(output +
-                        ": JPEG has no alpha: the transparency is dropped (black where fully "
-                        "transparent); PNG, TIFF or WebP keep it");
+      ((r.image.channels == 4 && any_transparent(r.image.pixels.data(), r.image.pixels.size())) ||
+       (r.image16.channels == 4 &&
+        any_transparent(r.image16.pixels.data(), r.image16.pixels.size()))))
+    warnings->push_back(jpeg_drops_alpha(output));
   std::vector<std::uint8_t> bytes = encode_pixels(r, format, e);
   insert_metadata(bytes, format, m, output, warnings);
   return bytes;
@@ -781,6 +774,7 @@ SingleRun run_single(const JobOptions& o, const DeviceRequest& request) {
                                  ? IfExists::replace_writable
                                  : IfExists::keep;
   check_not_same_file(input, o.output);
+  if (if_exists == IfExists::replace_writable) refuse_write_protected(o.output);  // before work
   if (o.output == "-" && isatty(STDOUT_FILENO))
     throw UsageError("output '-' is a terminal; redirect standard output to a file or a pipe");
 

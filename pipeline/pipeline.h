@@ -420,6 +420,10 @@ class DeviceStage {
   Origin origin_;
 };
 
+/// The warning that `output`, a JPEG, drops the transparency of its image (JPEG has no alpha;
+/// the result's colour shows, black where fully transparent): "OUTPUT: JPEG has no alpha: ...".
+std::string jpeg_drops_alpha(const std::string& output);
+
 /// Encode stage: the bytes of `r` in `kind` (JPEG at o.quality and o.subsampling, PNG at
 /// o.png_level), its image reduced to r.channels as it is encoded (or r.planes compressed,
 /// encode_jpeg_planes); csv and json are r.text. A

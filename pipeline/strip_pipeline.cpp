@@ -363,6 +363,8 @@ void run_strips(Runtime& runtime, const JobOptions& o, const InputBytes& in, Out
   // 16-bit inputs stay 16-bit in PNG and TIFF, as encode_output writes them.
   const int out_depth = format != ImageFormat::jpeg && deep ? 16 : 8;
   const std::string output = "the output of " + in.name;
+  if (format == ImageFormat::jpeg && transparent && warnings)
+    warnings->push_back(jpeg_drops_alpha(output));
   ImageMetadata m =
       metadata_for_pixels(output_metadata(in, o, warnings), format, channels, output, warnings);
   std::unique_ptr<RowWriter> writer;

@@ -426,9 +426,7 @@ struct OutputFile::State {
       taken = true;
       return;
     }
-    if (exists && S_ISREG(st.st_mode) && if_exists == IfExists::replace_writable &&
-        ::access(path.c_str(), W_OK) != 0 && errno == EACCES)
-      throw Error(path + ": is write-protected; not replaced (--force replaces it)");
+    if (exists && if_exists == IfExists::replace_writable) refuse_write_protected(path);
     // A new file takes 0666 less the umask (and a folder's default ACL), which the kernel
     // applies at creation; a replaced file keeps its permission bits, set at commit once the
     // umask has narrowed them (created with them, the file is never readable by more than it
@@ -599,6 +597,13 @@ void install_cleanup_handlers() {
       ::sigaction(kCleanupSignals[i], &action, nullptr);
     }
   });
+}
+
+void refuse_write_protected(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), W_OK) != 0 &&
+      errno == EACCES)
+    throw Error(path + ": is write-protected; not replaced (--force replaces it)");
 }
 
 std::size_t remove_stale_temp_files(const std::vector<std::string>& outputs,

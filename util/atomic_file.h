@@ -137,6 +137,12 @@ int rename_no_replace(const std::string& from, const std::string& to);
 /// Returns 0 or the errno, as rename_no_replace.
 int link_no_replace(const std::string& from, const std::string& to);
 
+/// IfExists::replace_writable's check, for a caller that would refuse before its work: throws
+/// blurtool::Error "PATH: is write-protected; not replaced (--force replaces it)" where `path`
+/// is a regular file this user may not write (access(2) W_OK fails with EACCES; root may write
+/// any). A symbolic link is not refused whatever its target: the rename replaces the link.
+void refuse_write_protected(const std::string& path);
+
 /// Removes the temporary files write_file_atomic left beside `outputs` in a run that was killed
 /// (SIGKILL, a power loss: no handler could remove them): regular files in an output's folder
 /// named as that output's temporary files are (".NAME.blurtool-XXXXXX", X a letter or digit),

@@ -15,11 +15,13 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "image/image_io.h"
@@ -316,6 +318,55 @@ TEST_F(Cli, AnOutputThatAppearsWhileTheImageIsMadeIsNotReplaced) {
       EXPECT_TRUE(read_file(out) == "theirs") << "replaced";
     }
   }
+}
+
+// Single mode leaves a write-protected output as it is (exit 1, naming it, before any work) and
+// replaces it with --force, keeping its mode, as cp(1) and cp -f do; a symbolic link at the
+// output is replaced whatever its target. Permissions bind a user who is not root: where the
+// test runs as root, blurtool runs as nobody (setpriv), over files nobody may not write in a
+// folder anyone may write. A box filter on one image needs no OpenCL device (the host's cores).
+TEST_F(Cli, AWriteProtectedOutputIsKeptUnlessForced) {
+  const bool root = ::geteuid() == 0;
+  if (root && !fs::exists("/usr/bin/setpriv")) GTEST_SKIP() << "needs setpriv to run as nobody";
+  if (root && (fs::status(fs::temp_directory_path()).permissions() & fs::perms::others_exec) ==
+                  fs::perms::none)
+    GTEST_SKIP() << "nobody cannot reach " << fs::temp_directory_path();
+  const fs::path dir = fs::temp_directory_path() / ("blurtool-ro-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::all);
+  const fs::path in = dir / "in.png", out = dir / "out.png", link = dir / "link.png";
+  fs::copy_file(kCoffee, in);
+  write_file(out, "theirs");
+  fs::create_symlink(out, link);
+  ASSERT_EQ(::chmod(in.c_str(), 0644), 0);
+  ASSERT_EQ(::chmod(out.c_str(), root ? 0644 : 0444), 0);  // root's 0644: nobody may not write
+  const auto blur = [&](const std::string& extra, const fs::path& to) {
+    const std::string log = (dir / "err.txt").string();
+    const std::string command = std::string(root ? "setpriv --reuid=65534 --regid=65534 "
+                                                   "--clear-groups "
+                                                 : "") +
+                                "env BLURTOOL_CACHE_DIR='" + (dir / "cache").string() + "' '" +
+                                BLURTOOL_BINARY "' --box 1 " + extra + " '" + in.string() + "' '" +
+                                to.string() + "' 2>'" + log + "'";
+    const int status = std::system(command.c_str());
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(log));
+  };
+  auto [status, err] = blur("", out);
+  EXPECT_EQ(status, 1) << err;
+  EXPECT_EQ(err, "blurtool: " + out.string() +
+                     ": is write-protected; not replaced (--force replaces it)\n");
+  EXPECT_EQ(read_file(out), "theirs");
+  std::tie(status, err) = blur("", link);  // the link is replaced, its target not written
+  EXPECT_EQ(status, 0) << err;
+  EXPECT_FALSE(fs::is_symlink(link));
+  EXPECT_EQ(read_file(out), "theirs");
+  std::tie(status, err) = blur("--force", out);
+  EXPECT_EQ(status, 0) << err;
+  EXPECT_EQ(load_image(out).width, load_image(kCoffee).width);
+  EXPECT_EQ(fs::status(out).permissions() & fs::perms::all,
+            root ? fs::perms(0644) : fs::perms(0444));
+  fs::remove_all(dir);
 }
 
 // The temporary file of a run that was killed outright (SIGKILL, a power loss) is removed by the

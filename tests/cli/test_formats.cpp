@@ -319,7 +319,6 @@ TEST_F(Cli, SubsamplingAndPngLevelReachTheEncoders) {
   EXPECT_EQ(read_file(out_ / "default.png"), read_file(out_ / "l1.png"));
 }
 
-// As in a batch: a file whose name claims the other format is read as what it is, with a warning.
 // JPEG has no alpha: an output from an image with transparency says that it is dropped (as
 // Pillow refuses such a save and libvips flattens it); an RGBA image that is opaque everywhere
 // and a grey one say nothing, and the same transparent image to PNG keeps its alpha silently.
@@ -348,8 +347,24 @@ TEST_F(Cli, JpegOutputOfATransparentImageSaysTheAlphaIsDropped) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(load_image(out_ / "t.png").channels, 4);
+  // In strips (an image past --max-memory) too, naming the output as strips' warnings do.
+  Image big = random_image(300, 200, 4, 8);
+  for (std::size_t i = 3; i < big.pixels.size(); i += 4)
+    big.pixels[i] = (i / 4) % 300 < 100 ? 0 : 255;
+  save_image(big, (in_ / "big.png").string());
+  ::setenv("BLURTOOL_TRACE", "1", 1);
+  r = run({"--box", "2", "--max-memory", "1M", (in_ / "big.png").string(),
+           (out_ / "big.jpg").string()});
+  ::unsetenv("BLURTOOL_TRACE");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("strips planned"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("blurtool: warning: the output of " + (in_ / "big.png").string() +
+                       ": JPEG has no alpha: the transparency is dropped"),
+            std::string::npos)
+      << r.err;
 }
 
+// As in a batch: a file whose name claims the other format is read as what it is, with a warning.
 TEST_F(Cli, MisnamedInputIsReadWithAWarning) {
   const fs::path in = in_ / "coffee.jpg";  // a PNG
   fs::copy_file(kCoffee, in);
