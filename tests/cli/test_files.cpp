@@ -15,13 +15,11 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
 #include <string>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 #include "image/image_io.h"
@@ -323,51 +321,40 @@ TEST_F(Cli, AnOutputThatAppearsWhileTheImageIsMadeIsNotReplaced) {
 // Single mode leaves a write-protected output as it is (exit 1, naming it, before any work) and
 // replaces it with --force, keeping its mode, as cp(1) and cp -f do; a symbolic link at the
 // output is replaced whatever its target. Permissions bind a user who is not root: where the
-// test runs as root, blurtool runs as nobody (setpriv), over files nobody may not write in a
-// folder anyone may write. A box filter on one image needs no OpenCL device (the host's cores).
+// test runs as root, blurtool runs as nobody (Spawn::unprivileged_id), over a file nobody may
+// not write in a folder anyone may write.
 TEST_F(Cli, AWriteProtectedOutputIsKeptUnlessForced) {
   const bool root = ::geteuid() == 0;
-  if (root && !fs::exists("/usr/bin/setpriv")) GTEST_SKIP() << "needs setpriv to run as nobody";
-  const std::string as_nobody =
-      root ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : std::string();
-  // The binary and the folder must be open to nobody (a clone under a private home is not).
-  const std::string reach = as_nobody + "test -x '" BLURTOOL_BINARY "' -a -x '" +
-                            fs::temp_directory_path().string() + "'";
-  if (root && std::system(reach.c_str()) != 0)
-    GTEST_SKIP() << "nobody cannot run " << BLURTOOL_BINARY << " in " << fs::temp_directory_path();
-  const fs::path dir = fs::temp_directory_path() / ("blurtool-ro-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  fs::permissions(dir, fs::perms::all);
-  const fs::path in = dir / "in.png", out = dir / "out.png", link = dir / "link.png";
-  fs::copy_file(kCoffee, in);
+  const fs::path in = in_ / "coffee.png", out = out_ / "out.png", link = out_ / "link.png";
+  fs::copy_file(kCoffee, in);  // where an unprivileged child can read it
   write_file(out, "theirs");
   fs::create_symlink(out, link);
-  ASSERT_EQ(::chmod(in.c_str(), 0644), 0);
   ASSERT_EQ(::chmod(out.c_str(), root ? 0644 : 0444), 0);  // root's 0644: nobody may not write
-  const auto blur = [&](const std::string& extra, const fs::path& to) {
-    const std::string log = (dir / "err.txt").string();
-    const std::string command = as_nobody + "env BLURTOOL_CACHE_DIR='" + (dir / "cache").string() +
-                                "' '" + BLURTOOL_BINARY "' --box 1 " + extra + " '" + in.string() +
-                                "' '" + to.string() + "' 2>'" + log + "'";
-    const int status = std::system(command.c_str());
-    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(log));
+  fs::permissions(root_, fs::perms::all);                  // the child's HOME and caches go here
+  fs::permissions(out_, fs::perms::all);
+  Spawn as_user;
+  as_user.unprivileged_id = 65534;  // nobody, where the tests run as root
+  const auto blur = [&](const std::vector<std::string>& extra, const fs::path& to) {
+    std::vector<std::string> args = {"--box", "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {in.string(), to.string()});
+    return run_blurtool(args, root_, root_, as_user);
   };
-  auto [status, err] = blur("", out);
-  EXPECT_EQ(status, 1) << err;
-  EXPECT_EQ(err, "blurtool: " + out.string() +
-                     ": is write-protected; not replaced (--force replaces it)\n");
+  Result r = blur({}, out);
+  if (unprivileged_run_unavailable(r)) GTEST_SKIP() << "cannot run blurtool as uid 65534 here";
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err, "blurtool: " + out.string() +
+                       ": is write-protected; not replaced (--force replaces it)\n");
   EXPECT_EQ(read_file(out), "theirs");
-  std::tie(status, err) = blur("", link);  // the link is replaced, its target not written
-  EXPECT_EQ(status, 0) << err;
+  r = blur({}, link);  // the link is replaced, its target not written
+  EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_FALSE(fs::is_symlink(link));
   EXPECT_EQ(read_file(out), "theirs");
-  std::tie(status, err) = blur("--force", out);
-  EXPECT_EQ(status, 0) << err;
+  r = blur({"--force"}, out);
+  EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(load_image(out).width, load_image(kCoffee).width);
   EXPECT_EQ(fs::status(out).permissions() & fs::perms::all,
             root ? fs::perms(0644) : fs::perms(0444));
-  fs::remove_all(dir);
 }
 
 // The temporary file of a run that was killed outright (SIGKILL, a power loss) is removed by the
